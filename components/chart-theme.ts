@@ -1,0 +1,66 @@
+/**
+ * Chart colours and recharts prop presets. Plain module (no "use client"), so values can be
+ * imported anywhere. Colours are CSS variables, so charts follow the light/dark theme.
+ */
+
+export const CHART_COLORS = [
+  "var(--chart-1)",
+  "var(--chart-2)",
+  "var(--chart-3)",
+  "var(--chart-4)",
+  "var(--chart-5)",
+  "var(--chart-6)",
+  "var(--chart-7)",
+  "var(--chart-8)",
+] as const;
+
+/** Stable colour per behavioural pattern type. */
+export const PATTERN_COLORS: Record<string, string> = {
+  repetitive_calls: "var(--chart-1)",
+  introspection_loop: "var(--chart-2)",
+  read_only_loop: "var(--chart-3)",
+  announce_no_action: "var(--chart-4)",
+  error_retry_loop: "var(--chart-5)",
+  planning_loop: "var(--chart-6)",
+  alternating_calls: "var(--chart-7)",
+  tool_avoidance: "var(--chart-8)",
+};
+
+export const STATE_COLORS = {
+  trusted: "var(--trusted-dot)",
+  recovering: "var(--recovering-dot)",
+  escalated: "var(--escalated-dot)",
+  blocked: "var(--blocked-dot)",
+} as const;
+
+export const PATTERN_SEVERITY_COLORS = {
+  minor: "var(--minor-dot)",
+  moderate: "var(--moderate-dot)",
+  severe: "var(--severe-dot)",
+} as const;
+
+/** Colour for the i-th series (models, arbitrary categories). */
+export function seriesColor(i: number): string {
+  return CHART_COLORS[((i % CHART_COLORS.length) + CHART_COLORS.length) % CHART_COLORS.length];
+}
+
+/** Spread onto <XAxis {...axisProps}> / <YAxis {...axisProps}>. */
+export const axisProps = {
+  stroke: "var(--chart-axis)",
+  tick: { fill: "var(--chart-axis)", fontSize: 11 },
+  tickLine: false,
+  axisLine: false,
+  tickMargin: 6,
+} as const;
+
+/** Spread onto <CartesianGrid {...gridProps}>. */
+export const gridProps = {
+  stroke: "var(--chart-grid)",
+  vertical: false,
+} as const;
+
+/** Spread onto <Tooltip {...tooltipProps} content={ChartTooltip}> for the cursor style. */
+export const tooltipProps = {
+  cursor: { fill: "var(--surface-hover)" },
+  isAnimationActive: false,
+} as const;

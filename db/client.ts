@@ -1,0 +1,85 @@
+/**
+ * The one database client module. PGlite (embedded, in VIGIL_DATA_DIR) when DATABASE_URL is unset;
+ * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
+ */
+import path from "node:path";
+import fs from "node:fs";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import * as schema from "./schema";
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
+/** A drizzle transaction handle (same query API as Db). */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+
+export interface Database {
+  db: Db;
+  kind: "pglite" | "postgres";
+  /** postgres-js client when kind === "postgres" (for the bulk-insert fast path). */
+  pg?: import("postgres").Sql;
+  /** Connection URL when kind === "postgres". */
+  url?: string;
+  close(): Promise<void>;
+}
+
+export interface OpenOptions {
+  /** postgres:// URL; when absent, PGlite is used. */
+  url?: string;
+  /** PGlite data directory; `null` = in-memory (tests). */
+  dataDir?: string | null;
+  poolSize?: number;
+}
+
+export const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle");
+
+export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
+  if (opts.url) {
+    const { default: postgres } = await import("postgres");
+    const { drizzle } = await import("drizzle-orm/postgres-js");
+    const pg = postgres(opts.url, {
+      max: opts.poolSize ?? 10,
+      onnotice: () => {},
+      // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
+    });
+    const db = drizzle(pg, { schema }) as unknown as Db;
+    return { db, kind: "postgres", pg, url: opts.url, close: () => pg.end({ timeout: 5 }) };
+  }
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  let client: InstanceType<typeof PGlite>;
+  if (opts.dataDir) {
+    fs.mkdirSync(opts.dataDir, { recursive: true });
+    client = new PGlite(opts.dataDir);
+  } else {
+    client = new PGlite();
+  }
+  await client.waitReady;
+  const db = drizzle(client, { schema }) as unknown as Db;
+  return { db, kind: "pglite", close: () => client.close() };
+}
+
+/** Runs the committed drizzle migrations. Serialised across app instances by an advisory lock. */
+export async function migrateDatabase(database: Database, folder = MIGRATIONS_FOLDER): Promise<void> {
+  if (database.kind === "pglite") {
+    const { migrate } = await import("drizzle-orm/pglite/migrator");
+    await migrate(database.db as never, { migrationsFolder: folder });
+    return;
+  }
+  // The lock lives on its own connection so the pool stays free for the migrator itself.
+  const { default: postgres } = await import("postgres");
+  const lock = postgres(database.url!, { max: 1, onnotice: () => {} });
+  try {
+    await lock`select pg_advisory_lock(74230101)`;
+    const { migrate } = await import("drizzle-orm/postgres-js/migrator");
+    await migrate(database.db as never, { migrationsFolder: folder });
+  } finally {
+    await lock`select pg_advisory_unlock(74230101)`.catch(() => {});
+    await lock.end({ timeout: 5 });
+  }
+}
+
+export function databaseOptionsFromEnv(env = process.env): OpenOptions {
+  if (env.DATABASE_URL) {
+    return { url: env.DATABASE_URL, poolSize: env.VIGIL_DB_POOL_SIZE ? Number(env.VIGIL_DB_POOL_SIZE) : 10 };
+  }
+  return { dataDir: path.resolve(env.VIGIL_DATA_DIR ?? "./.vigil/data") };
+}

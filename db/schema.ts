@@ -1,0 +1,480 @@
+/**
+ * Database schema (drizzle). Two families of tables:
+ *  - installation/organization data: users and auth (better-auth), organizations, members, workspaces;
+ *  - workspace data: every table carries `workspace_id` as the first column of its primary key and of
+ *    every unique constraint, so the schema can be distributed by workspace (Citus, SPEC 9).
+ * Times are `timestamptz` as JS Dates at the edges; the engine works in epoch ms.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  boolean,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+const createdAt = () => ts("created_at").notNull().defaultNow();
+
+// ---------------------------------------------------------------------------
+// Auth (better-auth core schema; field names are better-auth's)
+// ---------------------------------------------------------------------------
+
+export const user = pgTable("user", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  email: text("email").notNull().unique(),
+  emailVerified: boolean("email_verified").notNull().default(false),
+  image: text("image"),
+  createdAt: createdAt(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+export const session = pgTable(
+  "session",
+  {
+    id: text("id").primaryKey(),
+    expiresAt: ts("expires_at").notNull(),
+    token: text("token").notNull().unique(),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    ipAddress: text("ip_address"),
+    userAgent: text("user_agent"),
+    userId: text("user_id")
+      .notNull()
+      .references(() => user.id, { onDelete: "cascade" }),
+  },
+  (t) => [index("session_user_idx").on(t.userId)],
+);
+
+export const account = pgTable(
+  "account",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    providerId: text("provider_id").notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => user.id, { onDelete: "cascade" }),
+    accessToken: text("access_token"),
+    refreshToken: text("refresh_token"),
+    idToken: text("id_token"),
+    accessTokenExpiresAt: ts("access_token_expires_at"),
+    refreshTokenExpiresAt: ts("refresh_token_expires_at"),
+    scope: text("scope"),
+    password: text("password"),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [index("account_user_idx").on(t.userId)],
+);
+
+export const verification = pgTable("verification", {
+  id: text("id").primaryKey(),
+  identifier: text("identifier").notNull(),
+  value: text("value").notNull(),
+  expiresAt: ts("expires_at").notNull(),
+  createdAt: createdAt(),
+  updatedAt: ts("updated_at").notNull().defaultNow(),
+});
+
+// ---------------------------------------------------------------------------
+// Tenancy
+// ---------------------------------------------------------------------------
+
+export const organization = pgTable("organization", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** Organization-level configuration document (defaults for its workspaces), camelCase ConfigDocument. */
+  config: jsonb("config").notNull().default({}),
+  createdAt: createdAt(),
+});
+
+export const ROLES = ["owner", "admin", "member", "viewer"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const member = pgTable(
+  "member",
+  {
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    userId: text("user_id")
+      .notNull()
+      .references(() => user.id, { onDelete: "cascade" }),
+    role: text("role").$type<Role>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("member_user_idx").on(t.userId)],
+);
+
+export const workspace = pgTable(
+  "workspace",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    slug: text("slug").notNull().unique(),
+    name: text("name").notNull(),
+    /** Workspace-level configuration document, camelCase ConfigDocument (SPEC 7.2). */
+    config: jsonb("config").notNull().default({}),
+    createdAt: createdAt(),
+  },
+  (t) => [index("workspace_org_idx").on(t.organizationId)],
+);
+
+export const API_KEY_SCOPES = ["agent", "admin"] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+export const apiKey = pgTable(
+  "api_key",
+  {
+    workspaceId: text("workspace_id")
+      .notNull()
+      .references(() => workspace.id, { onDelete: "cascade" }),
+    id: text("id").notNull(),
+    name: text("name").notNull(),
+    /** First characters of the key, for display ("vgl_AbCd…"). */
+    prefix: text("prefix").notNull(),
+    /** Hex SHA-256 of the full key; the key itself is never stored. */
+    hash: text("hash").notNull(),
+    scope: text("scope").$type<ApiKeyScope>().notNull(),
+    createdBy: text("created_by"),
+    createdAt: createdAt(),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), uniqueIndex("api_key_hash_idx").on(t.hash)],
+);
+
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    organizationId: text("organization_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    workspaceId: text("workspace_id"),
+    actorType: text("actor_type").$type<"user" | "api_key" | "system">().notNull(),
+    actorId: text("actor_id"),
+    /** Human label: the user's email or the API key's prefix. */
+    actorLabel: text("actor_label").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    before: jsonb("before"),
+    after: jsonb("after"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.organizationId, t.id] }),
+    index("audit_ws_time_idx").on(t.workspaceId, t.createdAt),
+    index("audit_org_time_idx").on(t.organizationId, t.createdAt),
+  ],
+);
+
+// ---------------------------------------------------------------------------
+// Workspace data: event log, trust state, sessions, behaviour, models
+// ---------------------------------------------------------------------------
+
+/**
+ * The raw event log. Idempotent by (workspace_id, id): a re-sent event id is a duplicate.
+ * Arguments are never stored verbatim: `payload` holds the extracted key params, the args hash
+ * and a redacted preview (SPEC 2).
+ */
+export const event = pgTable(
+  "event",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: text("id").notNull(),
+    sessionId: text("session_id").notNull(),
+    type: text("type").notNull(),
+    /** Event time as applied by the engine (after the per-session clock clamp). */
+    ts: ts("ts").notNull(),
+    receivedAt: ts("received_at").notNull().defaultNow(),
+    /** Insertion order within the workspace; ties in `ts` are ordered by it. */
+    seq: bigserial("seq", { mode: "number" }).notNull(),
+    model: text("model"),
+    toolName: text("tool_name"),
+    callId: text("call_id"),
+    failureKey: text("failure_key"),
+    failed: boolean("failed"),
+    severity: text("severity"),
+    turnIndex: integer("turn_index"),
+    payload: jsonb("payload").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("event_ws_session_idx").on(t.workspaceId, t.sessionId, t.seq),
+    index("event_ws_time_idx").on(t.workspaceId, t.ts),
+    index("event_ws_key_time_idx").on(t.workspaceId, t.failureKey, t.ts),
+    index("event_ws_call_idx").on(t.workspaceId, t.sessionId, t.callId),
+  ],
+);
+
+/** Failure history: one row per failed tool.result, with its classification. */
+export const failure = pgTable(
+  "failure",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    eventId: text("event_id").notNull(),
+    failureKey: text("failure_key").notNull(),
+    toolName: text("tool_name").notNull(),
+    domain: text("domain"),
+    severity: text("severity").notNull(),
+    weight: doublePrecision("weight").notNull(),
+    ts: ts("ts").notNull(),
+    sessionId: text("session_id").notNull(),
+    agent: text("agent").notNull(),
+    model: text("model"),
+    errorMessage: text("error_message"),
+    httpStatus: integer("http_status"),
+    argsHash: text("args_hash"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("failure_ws_key_time_idx").on(t.workspaceId, t.failureKey, t.ts),
+    index("failure_ws_domain_time_idx").on(t.workspaceId, t.domain, t.ts),
+    index("failure_ws_time_idx").on(t.workspaceId, t.ts),
+    index("failure_ws_tool_time_idx").on(t.workspaceId, t.toolName, t.ts),
+  ],
+);
+
+/**
+ * Trust state per failure key, including the `@domain:<d>` and `@tool:<t>` level states.
+ * `data` is the engine's KeyState verbatim; the other columns mirror it for dashboard queries.
+ */
+export const keyState = pgTable(
+  "key_state",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    failureKey: text("failure_key").notNull(),
+    toolName: text("tool_name").notNull(),
+    level: text("level").$type<"key" | "domain" | "tool">().notNull(),
+    domain: text("domain"),
+    state: text("state").notNull(),
+    effectiveState: text("effective_state").notNull(),
+    effectiveFailures: doublePrecision("effective_failures").notNull().default(0),
+    threshold: doublePrecision("threshold"),
+    consecutiveFailures: integer("consecutive_failures").notNull().default(0),
+    totalCalls: integer("total_calls").notNull().default(0),
+    totalFailures: integer("total_failures").notNull().default(0),
+    lastFailureAt: ts("last_failure_at"),
+    lastEventAt: ts("last_event_at"),
+    escalationExpires: ts("escalation_expires"),
+    data: jsonb("data").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.failureKey] }),
+    index("key_state_ws_tool_idx").on(t.workspaceId, t.toolName),
+    index("key_state_ws_state_idx").on(t.workspaceId, t.effectiveState),
+    index("key_state_ws_last_failure_idx").on(t.workspaceId, t.lastFailureAt),
+  ],
+);
+
+/** Every state change of a key, for the key's timeline. */
+export const stateTransition = pgTable(
+  "state_transition",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    failureKey: text("failure_key").notNull(),
+    fromState: text("from_state").notNull(),
+    toState: text("to_state").notNull(),
+    reason: text("reason"),
+    actor: text("actor"),
+    at: ts("at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("transition_ws_key_idx").on(t.workspaceId, t.failureKey, t.at),
+    index("transition_ws_time_idx").on(t.workspaceId, t.at),
+  ],
+);
+
+export const approval = pgTable(
+  "approval",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: text("id").notNull(),
+    kind: text("kind").$type<"recovery">().notNull().default("recovery"),
+    failureKey: text("failure_key").notNull(),
+    toolName: text("tool_name").notNull(),
+    status: text("status").$type<"pending" | "approved" | "denied">().notNull(),
+    createdAt: ts("created_at").notNull(),
+    resolvedAt: ts("resolved_at"),
+    resolvedBy: text("resolved_by"),
+    comment: text("comment"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("approval_ws_status_idx").on(t.workspaceId, t.status, t.createdAt),
+    // At most one pending recovery per key.
+    uniqueIndex("approval_ws_pending_key_idx")
+      .on(t.workspaceId, t.failureKey)
+      .where(sql`status = 'pending'`),
+  ],
+);
+
+/** An agent session: identity, clock, pause state, setting overrides and behaviour-engine state. */
+export const agentSession = pgTable(
+  "agent_session",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    agent: text("agent").notNull().default("default"),
+    model: text("model"),
+    startedAt: ts("started_at"),
+    endedAt: ts("ended_at"),
+    firstEventAt: ts("first_event_at"),
+    lastEventAt: ts("last_event_at"),
+    /** Per-session clock (SPEC 4.4), epoch ms. */
+    clock: bigint("clock", { mode: "number" }),
+    paused: boolean("paused").notNull().default(false),
+    pauseReason: text("pause_reason"),
+    pausedAt: ts("paused_at"),
+    settings: jsonb("settings").notNull().default({}),
+    behaviour: jsonb("behaviour"),
+    eventCount: integer("event_count").notNull().default(0),
+    callCount: integer("call_count").notNull().default(0),
+    failureCount: integer("failure_count").notNull().default(0),
+    patternCount: integer("pattern_count").notNull().default(0),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.sessionId] }),
+    index("session_ws_last_event_idx").on(t.workspaceId, t.lastEventAt),
+    index("session_ws_agent_start_idx").on(t.workspaceId, t.agent, t.startedAt),
+    index("session_ws_paused_idx").on(t.workspaceId).where(sql`paused`),
+  ],
+);
+
+export const patternDetection = pgTable(
+  "pattern_detection",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    sessionId: text("session_id").notNull(),
+    model: text("model"),
+    patternType: text("pattern_type").notNull(),
+    severity: text("severity").notNull(),
+    count: integer("count").notNull(),
+    toolSequence: jsonb("tool_sequence").notNull(),
+    ts: ts("ts").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("pattern_ws_time_idx").on(t.workspaceId, t.ts),
+    index("pattern_ws_session_idx").on(t.workspaceId, t.sessionId, t.ts),
+  ],
+);
+
+export const nudge = pgTable(
+  "nudge",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    sessionId: text("session_id").notNull(),
+    model: text("model"),
+    patternType: text("pattern_type"),
+    nudgeType: text("nudge_type").notNull(),
+    message: text("message").notNull(),
+    ts: ts("ts").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("nudge_ws_time_idx").on(t.workspaceId, t.ts),
+    index("nudge_ws_session_idx").on(t.workspaceId, t.sessionId, t.ts),
+  ],
+);
+
+export const modelToolProfile = pgTable(
+  "model_tool_profile",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    model: text("model").notNull(),
+    failureKey: text("failure_key").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    failures: integer("failures").notNull().default(0),
+    lastFailureAt: ts("last_failure_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.model, t.failureKey] }),
+    index("model_tool_ws_key_idx").on(t.workspaceId, t.failureKey),
+  ],
+);
+
+export const modelBehaviourProfile = pgTable(
+  "model_behaviour_profile",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    model: text("model").notNull(),
+    patternCounts: jsonb("pattern_counts").notNull().default({}),
+    nudgesSent: integer("nudges_sent").notNull().default(0),
+    nudgesEffective: integer("nudges_effective").notNull().default(0),
+    turns: integer("turns").notNull().default(0),
+    stalledTurns: integer("stalled_turns").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.model] })],
+);
+
+export const modelSuggestion = pgTable(
+  "model_suggestion",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    failureKey: text("failure_key").notNull(),
+    currentModel: text("current_model").notNull(),
+    suggestedModel: text("suggested_model").notNull(),
+    strategy: text("strategy").notNull(),
+    currentSuccessRate: doublePrecision("current_success_rate").notNull(),
+    suggestedSuccessRate: doublePrecision("suggested_success_rate").notNull(),
+    ts: ts("ts").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.sessionId, t.failureKey, t.currentModel] }),
+    index("model_suggestion_ws_time_idx").on(t.workspaceId, t.ts),
+  ],
+);
+
+/** Daily roll-up per tool (kept past retention): results and failures per day. */
+export const dailyToolStat = pgTable(
+  "daily_tool_stat",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    toolName: text("tool_name").notNull(),
+    results: integer("results").notNull().default(0),
+    failures: integer("failures").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.toolName] })],
+);
+
+/** Organization-level global tool patterns (SPEC 6 promotion). */
+export const globalToolPattern = pgTable(
+  "global_tool_pattern",
+  {
+    organizationId: text("organization_id").notNull(),
+    toolName: text("tool_name").notNull(),
+    status: text("status").$type<"active" | "cleared">().notNull(),
+    workspaceIds: jsonb("workspace_ids").notNull(),
+    avgFailureRate: doublePrecision("avg_failure_rate").notNull(),
+    detectedAt: ts("detected_at").notNull(),
+    clearedAt: ts("cleared_at"),
+    clearedBy: text("cleared_by"),
+  },
+  (t) => [primaryKey({ columns: [t.organizationId, t.toolName] })],
+);
+
+/** Installation-wide values (e.g. the generated auth secret when VIGIL_AUTH_SECRET is unset). */
+export const installation = pgTable("installation", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -1,0 +1,10 @@
+/** @type {import('next').NextConfig} */
+const nextConfig = {
+  // PGlite ships WebAssembly and data files it loads from its own package folder;
+  // postgres-js and better-auth's drizzle adapter are plain Node modules. Keep them out of the bundle.
+  serverExternalPackages: ["@electric-sql/pglite", "postgres"],
+  poweredByHeader: false,
+  reactStrictMode: true,
+  typedRoutes: false,
+};
+export default nextConfig;

@@ -1,0 +1,387 @@
+/**
+ * The workspace/organization configuration document (SPEC 7.2): the seed's
+ * `.jaato/reliability.json` format (snake_case) <-> ConfigDocument (camelCase), its zod v4 schema
+ * and the merge into an EffectiveConfig. Pure.
+ */
+import { z } from "zod";
+import { DEFAULT_SECURITY_PATTERNS, compileSecurityPattern } from "./classify";
+import {
+  NUDGE_LEVELS,
+  PATTERN_TYPES,
+  SEVERITIES,
+  type ConfigDocument,
+  type EffectiveConfig,
+  type Extractor,
+  type ModelSwitchConfig,
+  type PatternConfig,
+  type PatternThresholds,
+  type PatternType,
+  type RuleInput,
+  type SettingValues,
+} from "./types";
+
+// ---------------------------------------------------------------------------
+// Built-in defaults
+// ---------------------------------------------------------------------------
+
+/** SPEC 5 defaults: tool classes, announce phrases, severity ladders. */
+export const DEFAULT_PATTERN_CONFIG: PatternConfig = {
+  introspectionTools: ["list_tools", "get_tool_schemas", "askPermission"],
+  readOnlyTools: ["readFile", "list_tools", "get_tool_schemas", "glob", "grep", "Read", "Glob", "Grep", "LS"],
+  actionTools: ["writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "Bash"],
+  announcePhrases: ["proceeding now", "let me", "i'll now", "executing", "running", "starting", "proceeding"],
+  thresholds: {
+    repetitive_calls: { minor: 3, moderate: 4, severe: 6 },
+    introspection_loop: { minor: 2, moderate: 4, severe: 6 },
+    read_only_loop: { minor: 5, moderate: 8, severe: 12 },
+    announce_no_action: { minor: 2, moderate: 3, severe: 4 },
+    error_retry_loop: { minor: 3, moderate: 4, severe: 6 },
+    planning_loop: { minor: 3, moderate: 4, severe: 6 },
+    alternating_calls: { minor: 6, moderate: 8, severe: 10 },
+    tool_avoidance: { minor: 2, moderate: 3, severe: 4 },
+  },
+};
+
+export const DEFAULT_MODEL_SWITCH: ModelSwitchConfig = { failureThreshold: 3, minSuccessRateDiff: 0.3, minAttempts: 3 };
+export const DEFAULT_RETENTION_DAYS = 30;
+
+// ---------------------------------------------------------------------------
+// Schema (snake_case document)
+// ---------------------------------------------------------------------------
+
+const positive = z.number().finite().positive();
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().min(0);
+
+export const ruleSchema = z
+  .object({
+    count_threshold: positive.optional(),
+    consecutive_threshold: positiveInt.optional(),
+    rate_threshold: z.number().gt(0).lte(1).optional(),
+    rate_min_calls: positiveInt.optional(),
+    window_seconds: z.number().int().min(1).optional(),
+    severity_filter: z.array(z.enum(SEVERITIES)).optional(),
+    escalation_duration_seconds: nonNegativeInt.optional(),
+    notify_user: z.boolean().optional(),
+    cooldown_seconds: nonNegativeInt.optional(),
+    success_count_to_recover: positiveInt.optional(),
+    block_threshold: positive.optional(),
+  })
+  .strict();
+
+const name = z.string().min(1).max(256);
+const ruleMap = z.record(name, ruleSchema);
+
+const settingsSchema = z
+  .object({
+    recovery_mode: z.enum(["auto", "ask"]).optional(),
+    nudge_level: z.enum(NUDGE_LEVELS).optional(),
+    nudge_enabled: z.boolean().optional(),
+    model_switch_strategy: z.enum(["disabled", "suggest", "auto"]).optional(),
+    pattern_detection_enabled: z.boolean().optional(),
+    blocked_decision: z.enum(["ask", "deny"]).optional(),
+    preferred_models: z.array(z.string().min(1).max(256)).optional(),
+  })
+  .strict();
+
+const modelSwitchSchema = z
+  .object({
+    failure_threshold: positiveInt.optional(),
+    min_success_rate_diff: z.number().min(0).max(1).optional(),
+    min_attempts: positiveInt.optional(),
+  })
+  .strict();
+
+const ladderSchema = z
+  .object({ minor: positiveInt.optional(), moderate: positiveInt.optional(), severe: positiveInt.optional() })
+  .strict()
+  .superRefine((l, ctx) => {
+    if (l.minor !== undefined && l.moderate !== undefined && l.minor > l.moderate)
+      ctx.addIssue({ code: "custom", path: ["moderate"], message: "moderate must be ≥ minor" });
+    if (l.moderate !== undefined && l.severe !== undefined && l.moderate > l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be ≥ moderate" });
+    if (l.minor !== undefined && l.severe !== undefined && l.minor > l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be ≥ minor" });
+  });
+
+const toolList = z.array(z.string().min(1).max(256));
+
+const patternsShape: Record<string, z.ZodType> = {
+  introspection_tools: toolList.optional(),
+  read_only_tools: toolList.optional(),
+  action_tools: toolList.optional(),
+  announce_phrases: z.array(z.string().min(1).max(256)).optional(),
+};
+for (const p of PATTERN_TYPES) patternsShape[p] = ladderSchema.optional();
+const patternsSchema = z.object(patternsShape).strict();
+
+const extractorSchema = z
+  .object({
+    tool: z.string().min(1).max(256),
+    kind: z.enum(["path", "url", "command", "mcp", "hash"]),
+    field: z.string().max(256),
+  })
+  .strict()
+  .superRefine((e, ctx) => {
+    if (e.kind !== "hash" && e.field.trim() === "")
+      ctx.addIssue({ code: "custom", path: ["field"], message: `field is required for kind '${e.kind}'` });
+  });
+
+const securityPatternsSchema = z.array(z.string().min(1).max(2000)).superRefine((arr, ctx) => {
+  arr.forEach((p, i) => {
+    try {
+      compileSecurityPattern(p);
+    } catch (err) {
+      ctx.addIssue({
+        code: "custom",
+        path: [i],
+        message: `security_patterns[${i}] is not a valid regular expression: ${(err as Error).message}`,
+      });
+    }
+  });
+});
+
+export const configDocumentSchema = z
+  .object({
+    default_rule: ruleSchema.optional(),
+    plugin_rules: ruleMap.optional(),
+    tool_rules: ruleMap.optional(),
+    domain_rules: ruleMap.optional(),
+    settings: settingsSchema.optional(),
+    model_switch: modelSwitchSchema.optional(),
+    patterns: patternsSchema.optional(),
+    extractors: z.array(extractorSchema).max(200).optional(),
+    security_patterns: securityPatternsSchema.optional(),
+    retention_days: z.number().int().min(1).max(3650).optional(),
+  })
+  .strict();
+
+export type SnakeRule = z.infer<typeof ruleSchema>;
+export interface SnakeConfigDocument {
+  default_rule?: SnakeRule;
+  plugin_rules?: Record<string, SnakeRule>;
+  tool_rules?: Record<string, SnakeRule>;
+  domain_rules?: Record<string, SnakeRule>;
+  settings?: z.infer<typeof settingsSchema>;
+  model_switch?: z.infer<typeof modelSwitchSchema>;
+  patterns?: {
+    introspection_tools?: string[];
+    read_only_tools?: string[];
+    action_tools?: string[];
+    announce_phrases?: string[];
+  } & { [K in PatternType]?: Partial<PatternThresholds> };
+  extractors?: Extractor[];
+  security_patterns?: string[];
+  retention_days?: number;
+}
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+export type ParseConfigResult = { ok: true; doc: ConfigDocument } | { ok: false; issues: ConfigIssue[] };
+
+function pathString(path: ReadonlyArray<PropertyKey>): string {
+  let out = "";
+  for (const seg of path) {
+    if (typeof seg === "number") out += `[${seg}]`;
+    else out += out === "" ? String(seg) : `.${String(seg)}`;
+  }
+  return out;
+}
+
+/** Validates a snake_case document (unknown fields are errors naming their path). */
+export function parseConfigDocument(json: unknown): ParseConfigResult {
+  const r = configDocumentSchema.safeParse(json);
+  if (!r.success) {
+    const issues: ConfigIssue[] = [];
+    for (const issue of r.error.issues) {
+      if (issue.code === "unrecognized_keys") {
+        for (const k of issue.keys) {
+          const p = pathString([...issue.path, k]);
+          issues.push({ path: p, message: `Unknown field '${p}'` });
+        }
+      } else {
+        const p = pathString(issue.path);
+        issues.push({ path: p, message: p ? `${p}: ${issue.message}` : issue.message });
+      }
+    }
+    return { ok: false, issues };
+  }
+  return { ok: true, doc: toCamelDocument(r.data as SnakeConfigDocument) };
+}
+
+// ---------------------------------------------------------------------------
+// snake <-> camel
+// ---------------------------------------------------------------------------
+
+const RULE_KEYS: Array<[keyof SnakeRule, keyof RuleInput]> = [
+  ["count_threshold", "countThreshold"],
+  ["consecutive_threshold", "consecutiveThreshold"],
+  ["rate_threshold", "rateThreshold"],
+  ["rate_min_calls", "rateMinCalls"],
+  ["window_seconds", "windowSeconds"],
+  ["severity_filter", "severityFilter"],
+  ["escalation_duration_seconds", "escalationDurationSeconds"],
+  ["notify_user", "notify"],
+  ["cooldown_seconds", "cooldownSeconds"],
+  ["success_count_to_recover", "successCountToRecover"],
+  ["block_threshold", "blockThreshold"],
+];
+
+const SETTING_KEYS: Array<[string, keyof SettingValues]> = [
+  ["recovery_mode", "recoveryMode"],
+  ["nudge_level", "nudgeLevel"],
+  ["nudge_enabled", "nudgeEnabled"],
+  ["model_switch_strategy", "modelSwitchStrategy"],
+  ["pattern_detection_enabled", "patternDetectionEnabled"],
+  ["blocked_decision", "blockedDecision"],
+  ["preferred_models", "preferredModels"],
+];
+
+const MODEL_SWITCH_KEYS: Array<[string, keyof ModelSwitchConfig]> = [
+  ["failure_threshold", "failureThreshold"],
+  ["min_success_rate_diff", "minSuccessRateDiff"],
+  ["min_attempts", "minAttempts"],
+];
+
+const PATTERN_LIST_KEYS: Array<[string, "introspectionTools" | "readOnlyTools" | "actionTools" | "announcePhrases"]> = [
+  ["introspection_tools", "introspectionTools"],
+  ["read_only_tools", "readOnlyTools"],
+  ["action_tools", "actionTools"],
+  ["announce_phrases", "announcePhrases"],
+];
+
+function copy<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+function mapKeys(src: Record<string, unknown>, pairs: ReadonlyArray<readonly [string, string]>, reverse: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [a, b] of pairs) {
+    const from = reverse ? b : a;
+    const to = reverse ? a : b;
+    if (src[from] !== undefined) out[to] = copy(src[from]);
+  }
+  return out;
+}
+
+function ruleToCamel(r: SnakeRule): RuleInput {
+  return mapKeys(r as Record<string, unknown>, RULE_KEYS, false) as RuleInput;
+}
+function ruleToSnake(r: RuleInput): SnakeRule {
+  return mapKeys(r as Record<string, unknown>, RULE_KEYS, true) as SnakeRule;
+}
+function mapRecord<A, B>(rec: Record<string, A>, f: (a: A) => B): Record<string, B> {
+  const out: Record<string, B> = {};
+  for (const [k, v] of Object.entries(rec)) {
+    // defineProperty: a rule named "__proto__" stays an own property.
+    Object.defineProperty(out, k, { value: f(v), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+/** snake_case document (already validated) → ConfigDocument. */
+export function toCamelDocument(s: SnakeConfigDocument): ConfigDocument {
+  const d: ConfigDocument = {};
+  if (s.default_rule !== undefined) d.defaultRule = ruleToCamel(s.default_rule);
+  if (s.plugin_rules !== undefined) d.pluginRules = mapRecord(s.plugin_rules, ruleToCamel);
+  if (s.tool_rules !== undefined) d.toolRules = mapRecord(s.tool_rules, ruleToCamel);
+  if (s.domain_rules !== undefined) d.domainRules = mapRecord(s.domain_rules, ruleToCamel);
+  if (s.settings !== undefined) d.settings = mapKeys(s.settings, SETTING_KEYS, false) as Partial<SettingValues>;
+  if (s.model_switch !== undefined)
+    d.modelSwitch = mapKeys(s.model_switch, MODEL_SWITCH_KEYS, false) as Partial<ModelSwitchConfig>;
+  if (s.patterns !== undefined) {
+    const p = s.patterns as Record<string, unknown>;
+    const out = mapKeys(p, PATTERN_LIST_KEYS, false) as NonNullable<ConfigDocument["patterns"]>;
+    const thresholds: Partial<Record<PatternType, Partial<PatternThresholds>>> = {};
+    let any = false;
+    for (const t of PATTERN_TYPES) {
+      if (p[t] !== undefined) {
+        thresholds[t] = copy(p[t] as Partial<PatternThresholds>);
+        any = true;
+      }
+    }
+    if (any) out.thresholds = thresholds;
+    d.patterns = out;
+  }
+  if (s.extractors !== undefined) d.extractors = copy(s.extractors);
+  if (s.security_patterns !== undefined) d.securityPatterns = [...s.security_patterns];
+  if (s.retention_days !== undefined) d.retentionDays = s.retention_days;
+  return d;
+}
+
+/** ConfigDocument → snake_case document (the exact inverse of toCamelDocument). */
+export function toSnakeDocument(d: ConfigDocument): SnakeConfigDocument {
+  const s: SnakeConfigDocument = {};
+  if (d.defaultRule !== undefined) s.default_rule = ruleToSnake(d.defaultRule);
+  if (d.pluginRules !== undefined) s.plugin_rules = mapRecord(d.pluginRules, ruleToSnake);
+  if (d.toolRules !== undefined) s.tool_rules = mapRecord(d.toolRules, ruleToSnake);
+  if (d.domainRules !== undefined) s.domain_rules = mapRecord(d.domainRules, ruleToSnake);
+  if (d.settings !== undefined) s.settings = mapKeys(d.settings, SETTING_KEYS, true) as SnakeConfigDocument["settings"];
+  if (d.modelSwitch !== undefined)
+    s.model_switch = mapKeys(d.modelSwitch, MODEL_SWITCH_KEYS, true) as SnakeConfigDocument["model_switch"];
+  if (d.patterns !== undefined) {
+    const out = mapKeys(d.patterns as Record<string, unknown>, PATTERN_LIST_KEYS, true) as Record<string, unknown>;
+    for (const t of PATTERN_TYPES) {
+      const v = d.patterns.thresholds?.[t];
+      if (v !== undefined) out[t] = copy(v);
+    }
+    s.patterns = out as SnakeConfigDocument["patterns"];
+  }
+  if (d.extractors !== undefined) s.extractors = copy(d.extractors);
+  if (d.securityPatterns !== undefined) s.security_patterns = [...d.securityPatterns];
+  if (d.retentionDays !== undefined) s.retention_days = d.retentionDays;
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Merge
+// ---------------------------------------------------------------------------
+
+/**
+ * Workspace over organization over built-ins. Lists (extractors, security patterns, tool classes,
+ * announce phrases) are replaced as a whole by the most specific level that sets them; ladders and
+ * model-switch values merge per field (ladders are then made monotonic). Rules stay in the two
+ * documents and are resolved per call by rules.ts.
+ */
+export function mergeEffectiveConfig(
+  workspaceDoc: ConfigDocument | null | undefined,
+  orgDoc: ConfigDocument | null | undefined,
+): EffectiveConfig {
+  const ws = workspaceDoc ?? {};
+  const org = orgDoc ?? {};
+  const list = <T>(a: T[] | undefined, b: T[] | undefined, dflt: readonly T[]): T[] => [...(a ?? b ?? dflt)];
+
+  const thresholds = {} as Record<PatternType, PatternThresholds>;
+  for (const t of PATTERN_TYPES) {
+    const w = ws.patterns?.thresholds?.[t] ?? {};
+    const o = org.patterns?.thresholds?.[t] ?? {};
+    const dflt = DEFAULT_PATTERN_CONFIG.thresholds[t];
+    const minor = w.minor ?? o.minor ?? dflt.minor;
+    const moderate = Math.max(minor, w.moderate ?? o.moderate ?? dflt.moderate);
+    const severe = Math.max(moderate, w.severe ?? o.severe ?? dflt.severe);
+    thresholds[t] = { minor, moderate, severe };
+  }
+
+  return {
+    workspace: ws,
+    organization: org,
+    extractors: (ws.extractors ?? org.extractors ?? []).map((e) => ({ ...e })),
+    securityPatterns: list(ws.securityPatterns, org.securityPatterns, DEFAULT_SECURITY_PATTERNS),
+    patterns: {
+      introspectionTools: list(ws.patterns?.introspectionTools, org.patterns?.introspectionTools, DEFAULT_PATTERN_CONFIG.introspectionTools),
+      readOnlyTools: list(ws.patterns?.readOnlyTools, org.patterns?.readOnlyTools, DEFAULT_PATTERN_CONFIG.readOnlyTools),
+      actionTools: list(ws.patterns?.actionTools, org.patterns?.actionTools, DEFAULT_PATTERN_CONFIG.actionTools),
+      announcePhrases: list(ws.patterns?.announcePhrases, org.patterns?.announcePhrases, DEFAULT_PATTERN_CONFIG.announcePhrases),
+      thresholds,
+    },
+    modelSwitch: {
+      failureThreshold: ws.modelSwitch?.failureThreshold ?? org.modelSwitch?.failureThreshold ?? DEFAULT_MODEL_SWITCH.failureThreshold,
+      minSuccessRateDiff:
+        ws.modelSwitch?.minSuccessRateDiff ?? org.modelSwitch?.minSuccessRateDiff ?? DEFAULT_MODEL_SWITCH.minSuccessRateDiff,
+      minAttempts: ws.modelSwitch?.minAttempts ?? org.modelSwitch?.minAttempts ?? DEFAULT_MODEL_SWITCH.minAttempts,
+    },
+    retentionDays: ws.retentionDays ?? org.retentionDays ?? DEFAULT_RETENTION_DAYS,
+  };
+}

@@ -1,0 +1,175 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import {
+  ageDecay,
+  buildSessionTimeline,
+  countFailuresInWindow,
+  effectiveFailures,
+  emptyTimeline,
+  failureRate,
+  sessionsCrossed,
+  withSession,
+} from "./decay";
+import { BUILTIN_RULE } from "./rules";
+import { SEVERITIES, type FailureRecord, type ResultRecord, type Severity } from "./types";
+
+const T0 = 1_700_000_000_000;
+const MIN = 60_000;
+const HOUR = 3_600_000;
+const rule = { ...BUILTIN_RULE, severityFilter: [...BUILTIN_RULE.severityFilter] };
+
+let seq = 0;
+function f(ts: number, severity: Severity = "server_error", extra: Partial<FailureRecord> = {}): FailureRecord {
+  return { ts, severity, weight: severity === "invalid_input" ? 0.5 : 1, sessionId: "s1", agent: "default", seq: ++seq, ...extra };
+}
+
+describe("age decay (whole hours)", () => {
+  it("59 minutes → 1.0, 61 minutes → 0.9, floor at 0.1", () => {
+    expect(ageDecay(0)).toBe(1);
+    expect(ageDecay(59 * MIN)).toBe(1);
+    expect(ageDecay(60 * MIN - 1)).toBe(1);
+    expect(ageDecay(60 * MIN)).toBe(0.9);
+    expect(ageDecay(61 * MIN)).toBe(0.9);
+    expect(ageDecay(2 * HOUR + 1)).toBe(0.8);
+    expect(ageDecay(9 * HOUR)).toBe(0.1);
+    expect(ageDecay(50 * HOUR)).toBe(0.1);
+    expect(ageDecay(-5 * MIN)).toBe(1);
+  });
+
+  it("effective failures use it", () => {
+    const wide = { ...rule, windowSeconds: 100 * 3600 };
+    const t = emptyTimeline();
+    expect(effectiveFailures([f(T0)], wide, t, T0 + 59 * MIN)).toBe(1);
+    expect(effectiveFailures([f(T0)], wide, t, T0 + 61 * MIN)).toBeCloseTo(0.9, 10);
+    expect(effectiveFailures([f(T0)], wide, t, T0 + 20 * HOUR)).toBeCloseTo(0.1, 10);
+  });
+
+  it("three failures a minute apart reach a count threshold of 3", () => {
+    const fs = [f(T0), f(T0 + MIN), f(T0 + 2 * MIN)];
+    expect(effectiveFailures(fs, rule, emptyTimeline(), T0 + 2 * MIN)).toBe(3);
+  });
+});
+
+describe("window and filter", () => {
+  it("failures older than the window are cut off (the window edge is inside)", () => {
+    const r = { ...rule, windowSeconds: 600 };
+    const t = emptyTimeline();
+    expect(effectiveFailures([f(T0)], r, t, T0 + 600_000)).toBe(1);
+    expect(effectiveFailures([f(T0)], r, t, T0 + 600_001)).toBe(0);
+  });
+
+  it("only severities in the filter count", () => {
+    const fs = [f(T0, "timeout"), f(T0, "not_found"), f(T0, "crash"), f(T0, "security")];
+    expect(effectiveFailures(fs, rule, emptyTimeline(), T0)).toBe(2);
+    expect(effectiveFailures(fs, { ...rule, severityFilter: ["timeout"] }, emptyTimeline(), T0)).toBe(1);
+    expect(countFailuresInWindow(fs, rule, T0)).toBe(2);
+  });
+
+  it("invalid_input weighs 0.5", () => {
+    const r = { ...rule, severityFilter: ["invalid_input" as const] };
+    expect(effectiveFailures([f(T0, "invalid_input"), f(T0, "invalid_input"), f(T0, "invalid_input")], r, emptyTimeline(), T0)).toBe(1.5);
+  });
+
+  it("afterSeq excludes earlier records", () => {
+    const a = f(T0);
+    const b = f(T0);
+    expect(effectiveFailures([a, b], rule, emptyTimeline(), T0, { afterSeq: a.seq })).toBe(1);
+  });
+});
+
+describe("session decay", () => {
+  const tl = buildSessionTimeline([
+    { sessionId: "s1", agent: "default", startedAt: T0, endedAt: T0 + 5 * MIN },
+    { sessionId: "s2", agent: "default", startedAt: T0 + 10 * MIN, endedAt: T0 + 15 * MIN },
+    { sessionId: "s3", agent: "default", startedAt: T0 + 20 * MIN, endedAt: null },
+    { sessionId: "o1", agent: "other", startedAt: T0 + 11 * MIN, endedAt: null },
+    { sessionId: "live", agent: "default", startedAt: T0 - MIN, endedAt: null },
+  ]);
+
+  it("0.8^n for sessions of the same agent started after the failure's session ended", () => {
+    const fail = f(T0 + MIN, "server_error", { sessionId: "s1" });
+    expect(sessionsCrossed(fail, tl, T0 + 30 * MIN)).toBe(2); // s2, s3 (not o1: other agent)
+    expect(effectiveFailures([fail], rule, tl, T0 + 30 * MIN)).toBeCloseTo(0.64, 10);
+  });
+
+  it("sessions starting after now are not counted", () => {
+    const fail = f(T0 + MIN, "server_error", { sessionId: "s1" });
+    expect(sessionsCrossed(fail, tl, T0 + 12 * MIN)).toBe(1);
+  });
+
+  it("a session that has not ended is not session-decayed", () => {
+    const fail = f(T0, "server_error", { sessionId: "live" });
+    expect(sessionsCrossed(fail, tl, T0 + 30 * MIN)).toBe(0);
+    expect(effectiveFailures([fail], rule, tl, T0 + 30 * MIN)).toBe(1);
+  });
+
+  it("only sessions of the same agent name count", () => {
+    const t2 = withSession(tl, { sessionId: "o0", agent: "other", startedAt: T0, endedAt: T0 + MIN });
+    const fail = f(T0, "server_error", { sessionId: "o0", agent: "other" });
+    expect(sessionsCrossed(fail, t2, T0 + 30 * MIN)).toBe(1); // o1 only
+  });
+
+  it("unknown sessions are not decayed", () => {
+    expect(sessionsCrossed(f(T0, "crash", { sessionId: "nope" }), tl, T0 + HOUR)).toBe(0);
+  });
+
+  it("age and session decay multiply with weight", () => {
+    const wide = { ...rule, windowSeconds: 10 * 3600, severityFilter: ["invalid_input" as const] };
+    const fail = f(T0 + MIN, "invalid_input", { sessionId: "s1" });
+    // 0.5 × 0.8 (2 full hours) × 0.8² (s2, s3)
+    expect(effectiveFailures([fail], wide, tl, T0 + MIN + 2 * HOUR + 5 * MIN)).toBeCloseTo(0.5 * 0.8 * 0.64, 10);
+  });
+});
+
+describe("failure rate", () => {
+  const r = (ts: number, failed: boolean, s = 0): ResultRecord => ({ ts, failed, seq: s });
+
+  it("failures ÷ results in the window, only with ≥ rateMinCalls results", () => {
+    const rs = [r(T0, true), r(T0, false), r(T0, true)];
+    expect(failureRate(rs, rule, T0)).toBeNull();
+    expect(failureRate([...rs, r(T0, true)], rule, T0)).toBe(0.75);
+    expect(failureRate(rs, { ...rule, rateMinCalls: 3 }, T0)).toBeCloseTo(2 / 3, 10);
+  });
+
+  it("results outside the window do not count", () => {
+    const rs = [r(T0 - 2 * HOUR, true), r(T0, false), r(T0, false), r(T0, false), r(T0, true)];
+    expect(failureRate(rs, rule, T0)).toBe(0.25);
+  });
+});
+
+describe("properties", () => {
+  const failureArb = fc.record({
+    ts: fc.integer({ min: T0 - 20 * HOUR, max: T0 }),
+    severity: fc.constantFrom(...SEVERITIES),
+    sessionId: fc.constantFrom("s1", "s2", "s3"),
+    agent: fc.constantFrom("default", "other"),
+  });
+  const timelineArb = fc
+    .array(
+      fc.record({
+        sessionId: fc.constantFrom("s1", "s2", "s3", "s4"),
+        agent: fc.constantFrom("default", "other"),
+        startedAt: fc.option(fc.integer({ min: T0 - 20 * HOUR, max: T0 }), { nil: null }),
+        endedAt: fc.option(fc.integer({ min: T0 - 20 * HOUR, max: T0 }), { nil: null }),
+      }),
+    )
+    .map(buildSessionTimeline);
+  const ruleArb = fc.record({
+    windowSeconds: fc.integer({ min: 1, max: 30 * 3600 }),
+    severityFilter: fc.subarray([...SEVERITIES]),
+  });
+
+  it("effective failures are never negative and never exceed the weighted count", () => {
+    fc.assert(
+      fc.property(fc.array(failureArb, { maxLength: 40 }), timelineArb, ruleArb, (raw, tl, r) => {
+        const fs = raw.map((x, i) => ({ ...x, weight: x.severity === "invalid_input" ? 0.5 : 1, seq: i + 1 }));
+        const eff = effectiveFailures(fs, r, tl, T0);
+        const weighted = fs
+          .filter((x) => r.severityFilter.includes(x.severity) && T0 - x.ts <= r.windowSeconds * 1000)
+          .reduce((a, x) => a + x.weight, 0);
+        expect(eff).toBeGreaterThanOrEqual(0);
+        expect(eff).toBeLessThanOrEqual(weighted + 1e-9);
+      }),
+    );
+  });
+});

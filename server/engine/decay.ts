@@ -1,0 +1,116 @@
+/**
+ * Counting (SPEC 4.2): effective failures with age and session decay, failure rate. Pure.
+ */
+import type { FailureRecord, ResultRecord, Rule, SessionInfo, SessionTimeline, Severity } from "./types";
+
+export const HOUR_MS = 3_600_000;
+export const DEFAULT_AGENT = "default";
+
+/** max(0.1, 1 − 0.1 × floor(ageHours)); future failures (age < 0) count fully. */
+export function ageDecay(ageMs: number): number {
+  const hours = Math.floor(Math.max(0, ageMs) / HOUR_MS);
+  return Math.max(1, 10 - hours) / 10;
+}
+
+export function emptyTimeline(): SessionTimeline {
+  return { sessions: {}, startsByAgent: {} };
+}
+
+/** Builds a timeline from session rows. */
+export function buildSessionTimeline(sessions: readonly SessionInfo[]): SessionTimeline {
+  const t = emptyTimeline();
+  for (const s of sessions) t.sessions[s.sessionId] = { ...s };
+  for (const s of sessions) {
+    if (s.startedAt === null) continue;
+    (t.startsByAgent[s.agent] ??= []).push(s.startedAt);
+  }
+  for (const k of Object.keys(t.startsByAgent)) t.startsByAgent[k].sort((a, b) => a - b);
+  return t;
+}
+
+/** Returns a new timeline with one session added/updated (start and/or end recorded). */
+export function withSession(t: SessionTimeline, s: SessionInfo): SessionTimeline {
+  const all = { ...t.sessions, [s.sessionId]: { ...s } };
+  return buildSessionTimeline(Object.values(all));
+}
+
+/**
+ * Number of sessions of the failure's agent that started after the failure's session ended
+ * (and not after `now`). A session that has not ended crosses nothing.
+ */
+export function sessionsCrossed(f: Pick<FailureRecord, "sessionId" | "agent">, timeline: SessionTimeline, now: number): number {
+  const info = timeline.sessions[f.sessionId];
+  if (!info || info.endedAt === null) return 0;
+  const agent = f.agent || info.agent || DEFAULT_AGENT;
+  const starts = timeline.startsByAgent[agent] ?? [];
+  let n = 0;
+  for (const s of starts) if (s > info.endedAt && s <= now) n++;
+  return n;
+}
+
+export interface CountOptions {
+  /** Only records with seq > afterSeq count (reset / recovery baseline, escalation). */
+  afterSeq?: number;
+}
+
+function inWindow(ts: number, windowSeconds: number, now: number): boolean {
+  return now - ts <= windowSeconds * 1000;
+}
+
+/** Σ weight × ageDecay × 0.8^sessionsCrossed over in-window, in-filter failures. */
+export function effectiveFailures(
+  failures: readonly FailureRecord[],
+  rule: Pick<Rule, "windowSeconds" | "severityFilter">,
+  timeline: SessionTimeline,
+  now: number,
+  opts: CountOptions = {},
+): number {
+  const filter = new Set<Severity>(rule.severityFilter);
+  let sum = 0;
+  for (const f of failures) {
+    if (opts.afterSeq !== undefined && f.seq <= opts.afterSeq) continue;
+    if (!filter.has(f.severity)) continue;
+    if (!inWindow(f.ts, rule.windowSeconds, now)) continue;
+    const w = Math.max(0, f.weight);
+    sum += w * ageDecay(now - f.ts) * Math.pow(0.8, sessionsCrossed(f, timeline, now));
+  }
+  return sum;
+}
+
+/** Unweighted number of in-window, in-filter failures. */
+export function countFailuresInWindow(
+  failures: readonly FailureRecord[],
+  rule: Pick<Rule, "windowSeconds" | "severityFilter">,
+  now: number,
+  opts: CountOptions = {},
+): number {
+  const filter = new Set<Severity>(rule.severityFilter);
+  return failures.filter(
+    (f) =>
+      (opts.afterSeq === undefined || f.seq > opts.afterSeq) &&
+      filter.has(f.severity) &&
+      inWindow(f.ts, rule.windowSeconds, now),
+  ).length;
+}
+
+/**
+ * Failures ÷ results inside the window (unweighted, all severities); null when fewer than
+ * `rateMinCalls` results are in the window.
+ */
+export function failureRate(
+  results: readonly ResultRecord[],
+  rule: Pick<Rule, "windowSeconds" | "rateMinCalls">,
+  now: number,
+  opts: CountOptions = {},
+): number | null {
+  let total = 0;
+  let failed = 0;
+  for (const r of results) {
+    if (opts.afterSeq !== undefined && r.seq <= opts.afterSeq) continue;
+    if (!inWindow(r.ts, rule.windowSeconds, now)) continue;
+    total++;
+    if (r.failed) failed++;
+  }
+  if (total === 0 || total < rule.rateMinCalls) return null;
+  return failed / total;
+}

@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { isSecretKey, redactString, redactValue, redactedPreview, REDACTED, truncateUtf8 } from "./redact";
+
+describe("redaction of secret keys", () => {
+  it.each([
+    "password",
+    "Password",
+    "db_password",
+    "token",
+    "access_token",
+    "secret",
+    "client_secret",
+    "Authorization",
+    "api_key",
+    "apiKey",
+    "X-Api-Key",
+    "apikey",
+    "cookie",
+    "Set-Cookie",
+    "private_key",
+    "privateKey",
+    "aws_access_key_id",
+    "credentials",
+    "auth",
+  ])("%s is a secret key", (k) => {
+    expect(isSecretKey(k)).toBe(true);
+    expect(redactValue({ [k]: "hunter2" })).toEqual({ [k]: REDACTED });
+  });
+
+  it.each(["path", "url", "command", "max_tokens", "maxTokens", "token_count", "author", "query"])(
+    "%s is not a secret key",
+    (k) => {
+      expect(isSecretKey(k)).toBe(false);
+    },
+  );
+
+  it("redacts nested objects and arrays, keeps other values", () => {
+    const v = redactValue({
+      url: "https://api.example.com/v1",
+      headers: { Authorization: "Bearer abc", Accept: "json" },
+      list: [{ password: "x" }, "plain"],
+      n: 3,
+      ok: true,
+      nothing: null,
+    });
+    expect(v).toEqual({
+      url: "https://api.example.com/v1",
+      headers: { Authorization: REDACTED, Accept: "json" },
+      list: [{ password: REDACTED }, "plain"],
+      n: 3,
+      ok: true,
+      nothing: null,
+    });
+  });
+
+  it("a whole secret object under a secret key is redacted", () => {
+    expect(redactValue({ credentials: { user: "a", pass: "b" } })).toEqual({ credentials: REDACTED });
+  });
+});
+
+describe("redaction of secret-looking strings", () => {
+  it.each([
+    ["Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig"],
+    ["bearer abcdefgh12345678"],
+    ["sk-proj-abcdefghijklmnop1234"],
+    ["sk-ant-api03-abcdefghijklmnopqrstu"],
+    ["vgl_abcdefghijklmnopqrstuvwxyz012345"],
+    ["ghp_abcdefghijklmnopqrstuvwxyz0123456789"],
+    ["github_pat_11ABCDEFG0123456789_abcdefghijkl"],
+    ["AKIAIOSFODNN7EXAMPLE"],
+    ["xoxb-1234567890-abcdefghij"],
+    ["AIzaSyA1234567890abcdefghijklmnopqrstu"],
+    ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"],
+    ["Zk9xQ2a8LmN3pR7sT1uV4wX6yB0cD5eF9gH2jK"],
+  ])("%s becomes [redacted]", (s) => {
+    expect(redactString(s)).toBe(REDACTED);
+    expect(redactValue({ value: s })).toEqual({ value: REDACTED });
+  });
+
+  it("secrets embedded in a command are replaced in place", () => {
+    const out = redactString('curl -H "Authorization: Bearer sk-abcdefghijklmnop1234" https://x.io');
+    expect(out).not.toContain("sk-abcdefghijklmnop1234");
+    expect(out).toContain("curl");
+    expect(out).toContain("https://x.io");
+  });
+
+  it("URL credentials and secret query parameters are redacted", () => {
+    expect(redactString("https://user:s3cret@db.example.com/x")).toBe(`https://user:${REDACTED}@db.example.com/x`);
+    expect(redactString("https://x.io/a?api_key=abc123&page=2")).toBe(`https://x.io/a?api_key=${REDACTED}&page=2`);
+  });
+
+  it("env-style assignments of secret names are redacted", () => {
+    expect(redactString("export GITHUB_TOKEN=abc123 && make")).toBe(`export GITHUB_TOKEN=${REDACTED} && make`);
+    expect(redactString("PASSWORD='x y' ./run")).toBe(`PASSWORD=${REDACTED} ./run`);
+  });
+
+  it("ordinary text, paths and hex hashes are kept", () => {
+    for (const s of [
+      "ls -la /home/user/projects",
+      "Basic authentication is required",
+      "git checkout 3f786850e387550fdab836ed7e6dc881de23001b",
+      "/usr/local/lib/node_modules/typescript/lib",
+      "max tokens exceeded",
+    ]) {
+      expect(redactString(s)).toBe(s);
+    }
+  });
+});
+
+describe("preview size", () => {
+  it("is valid JSON when short", () => {
+    const p = redactedPreview({ path: "/etc/hosts", token: "abc" });
+    expect(JSON.parse(p)).toEqual({ path: "/etc/hosts", token: REDACTED });
+  });
+
+  it("is at most 2 KiB (UTF-8 bytes), never splitting characters", () => {
+    const p = redactedPreview({ text: "é€😀".repeat(2000) });
+    expect(Buffer.byteLength(p, "utf8")).toBeLessThanOrEqual(2048);
+    expect(p.endsWith("…")).toBe(true);
+    expect(p).not.toContain("\uFFFD");
+    expect(truncateUtf8("abc", 10)).toBe("abc");
+    expect(Buffer.byteLength(truncateUtf8("a".repeat(5000), 2048))).toBeLessThanOrEqual(2048);
+  });
+});

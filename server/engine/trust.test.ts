@@ -1,0 +1,884 @@
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { classifySeverity, DEFAULT_SECURITY_PATTERNS } from "./classify";
+import { buildSessionTimeline, emptyTimeline } from "./decay";
+import { extractFailureKey } from "./failure-key";
+import { BUILTIN_RULE, resolveRule } from "./rules";
+import {
+  applyOutcome,
+  applyToolResult,
+  approveRecovery,
+  clampClock,
+  denyRecovery,
+  effectiveState,
+  escalationInfo,
+  guardDecision,
+  keyMetrics,
+  newKeyContext,
+  newKeyState,
+  resetKey,
+  strictestState,
+  type Outcome,
+} from "./trust";
+import {
+  SEVERITIES,
+  type ConfigDocument,
+  type Effect,
+  type KeyContext,
+  type RecoveryMode,
+  type ResolvedRule,
+  type Rule,
+  type SessionTimeline,
+  type Severity,
+} from "./types";
+
+const T0 = 1_700_000_000_000;
+const SEC = 1000;
+const MIN = 60 * SEC;
+
+const baseRule: Rule = { ...BUILTIN_RULE, severityFilter: [...BUILTIN_RULE.severityFilter] };
+const fail = (severity: Severity = "server_error"): Outcome => ({ failed: true, severity, sessionId: "s1", agent: "default" });
+const ok: Outcome = { failed: false, sessionId: "s1", agent: "default" };
+
+/** A single key driven through outcomes. */
+class Key {
+  ctx: KeyContext;
+  effects: Effect[] = [];
+  last: Effect[] = [];
+  constructor(
+    public rule: Rule = baseRule,
+    public mode: RecoveryMode = "auto",
+    public timeline: SessionTimeline = emptyTimeline(),
+    key = "http_request|domain=api.example.com|path_prefix=v1",
+    tool = "http_request",
+  ) {
+    this.ctx = newKeyContext(key, tool);
+  }
+  get s() {
+    return this.ctx.state;
+  }
+  apply(o: Outcome, at: number) {
+    const r = applyOutcome(this.ctx, o, this.rule, this.mode, this.timeline, at);
+    this.ctx = r.ctx;
+    this.last = r.effects;
+    this.effects.push(...r.effects);
+    return r;
+  }
+  fail(at: number, sev: Severity = "server_error") {
+    return this.apply(fail(sev), at);
+  }
+  ok(at: number) {
+    return this.apply(ok, at);
+  }
+}
+
+/** Escalates a fresh key with 3 server errors a minute apart; returns it escalated at T0+2min. */
+function escalatedKey(rule: Rule = baseRule, mode: RecoveryMode = "auto") {
+  const k = new Key(rule, mode);
+  k.fail(T0);
+  k.fail(T0 + MIN);
+  k.fail(T0 + 2 * MIN);
+  expect(k.s.state).toBe("escalated");
+  return k;
+}
+const ESC_AT = T0 + 2 * MIN;
+const EXPIRES = ESC_AT + 1800 * SEC;
+
+describe("newKeyState / clampClock / effectiveState", () => {
+  it("new states are trusted with empty counters", () => {
+    const s = newKeyState("bash|command=ls", "bash");
+    expect(s).toMatchObject({ state: "trusted", level: "key", consecutiveFailures: 0, totalCalls: 0, clock: null });
+    expect(newKeyState("@domain:x", "t").level).toBe("domain");
+    expect(newKeyState("@tool:bash", "bash").level).toBe("tool");
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+  });
+
+  it("clock never goes backwards", () => {
+    expect(clampClock(null, 5)).toBe(5);
+    expect(clampClock(10, 5)).toBe(10);
+    expect(clampClock(10, 15)).toBe(15);
+  });
+
+  it("strictest state: blocked > escalated > recovering > trusted", () => {
+    expect(effectiveState([])).toBe("trusted");
+    expect(effectiveState(["trusted", "recovering"])).toBe("recovering");
+    expect(effectiveState(["recovering", "escalated", null])).toBe("escalated");
+    expect(effectiveState(["escalated", "blocked", "trusted"])).toBe("blocked");
+    const a = newKeyState("a", "t");
+    const b = { ...newKeyState("@tool:t", "t"), state: "blocked" as const };
+    expect(strictestState([a, null, b])).toBe(b);
+    expect(strictestState([a])).toBe(a);
+  });
+});
+
+describe("trusted → escalated", () => {
+  it("by count: 3 in-filter failures (reason '3 failures in 3600s', expiry now + 1800s)", () => {
+    const k = new Key();
+    k.fail(T0);
+    k.fail(T0 + MIN);
+    expect(k.s.state).toBe("trusted");
+    expect(k.last).toEqual([]);
+    k.fail(T0 + 2 * MIN);
+    expect(k.s).toMatchObject({
+      state: "escalated",
+      escalationReason: "3 failures in 3600s",
+      escalatedAt: ESC_AT,
+      escalationExpires: EXPIRES,
+      escalationFailureCount: 3,
+      escalationWindowSeconds: 3600,
+      consecutiveFailures: 3,
+      totalFailures: 3,
+      totalCalls: 3,
+    });
+    expect(k.last).toHaveLength(1);
+    expect(k.last[0]).toMatchObject({
+      type: "escalated",
+      failureKey: "http_request|domain=api.example.com|path_prefix=v1",
+      toolName: "http_request",
+      reason: "3 failures in 3600s",
+      expiresAt: new Date(EXPIRES).toISOString(),
+    });
+    expect((k.last[0] as { message: string }).message).toContain("Tool 'http_request' escalated");
+    expect((k.last[0] as { message: string }).message).toContain("domain=api.example.com");
+  });
+
+  it("failures outside the filter do not count toward the count threshold", () => {
+    const k = new Key();
+    for (let i = 0; i < 5; i++) k.fail(T0 + i * MIN, "timeout");
+    expect(k.s.state).toBe("trusted");
+  });
+
+  it("invalid_input weighs half: 5 do not reach 3, 6 do", () => {
+    const k = new Key({ ...baseRule, severityFilter: ["invalid_input"] });
+    for (let i = 0; i < 5; i++) k.fail(T0 + i, "invalid_input");
+    expect(k.s.state).toBe("trusted");
+    k.fail(T0 + 6, "invalid_input");
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationReason).toBe("3 failures in 3600s");
+  });
+
+  it("by consecutive failures (any severity), reset by a success", () => {
+    const rule = { ...baseRule, countThreshold: undefined, consecutiveThreshold: 2 };
+    const k = new Key(rule);
+    k.fail(T0, "not_found");
+    k.ok(T0 + 1);
+    k.fail(T0 + 2, "timeout");
+    expect(k.s.state).toBe("trusted");
+    expect(k.s.consecutiveFailures).toBe(1);
+    k.fail(T0 + 3, "timeout");
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationReason).toBe("2 consecutive failures");
+  });
+
+  it("by failure rate (all severities, only with ≥ rateMinCalls results)", () => {
+    const rule = { ...baseRule, countThreshold: undefined, rateThreshold: 0.6, rateMinCalls: 3 };
+    const k = new Key(rule);
+    k.fail(T0, "not_found");
+    k.fail(T0 + 1, "not_found"); // 2 results: below rateMinCalls
+    expect(k.s.state).toBe("trusted");
+    k.ok(T0 + 2); // 2/3 = 67% but a success never escalates
+    expect(k.s.state).toBe("trusted");
+    k.fail(T0 + 3, "timeout"); // 3/4 = 75%
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationReason).toBe("75% failure rate");
+  });
+
+  it("rate reason is rounded: 2 of 3 → '67% failure rate'", () => {
+    const rule = { ...baseRule, countThreshold: undefined, rateThreshold: 0.5, rateMinCalls: 3 };
+    const k = new Key(rule);
+    k.ok(T0);
+    k.fail(T0 + 1, "timeout");
+    expect(k.s.state).toBe("trusted"); // 1/2, below min calls
+    k.fail(T0 + 2, "timeout");
+    expect(k.s.escalationReason).toBe("67% failure rate");
+  });
+
+  it("thresholds that are not set are not used", () => {
+    const rule = { ...baseRule, countThreshold: undefined };
+    const k = new Key(rule);
+    for (let i = 0; i < 10; i++) k.fail(T0 + i);
+    expect(k.s.state).toBe("trusted");
+  });
+
+  it("count is checked before consecutive and rate", () => {
+    const rule = { ...baseRule, countThreshold: 2, consecutiveThreshold: 2, rateThreshold: 0.1, rateMinCalls: 2 };
+    const k = new Key(rule);
+    k.fail(T0);
+    k.fail(T0 + 1);
+    expect(k.s.escalationReason).toBe("2 failures in 3600s");
+  });
+
+  it("decayed failures: 3 failures spread over hours do not reach 3", () => {
+    const k = new Key({ ...baseRule, windowSeconds: 24 * 3600 });
+    k.fail(T0);
+    k.fail(T0 + 61 * MIN);
+    k.fail(T0 + 122 * MIN); // 0.8 + 0.9 + 1.0 = 2.7
+    expect(k.s.state).toBe("trusted");
+  });
+
+  it("notify: false escalates silently", () => {
+    const k = escalatedKey({ ...baseRule, notify: false });
+    expect(k.effects).toEqual([]);
+  });
+});
+
+describe("escalated", () => {
+  it("more failures keep it escalated and do not extend the expiry", () => {
+    const k = escalatedKey();
+    k.fail(T0 + 10 * MIN);
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationExpires).toBe(EXPIRES);
+    expect(k.s.escalatedAt).toBe(ESC_AT);
+    expect(k.last).toEqual([]);
+    expect(k.s.escalationFailureCount).toBe(4);
+  });
+
+  it("a success before expiry keeps it escalated", () => {
+    const k = escalatedKey();
+    k.ok(EXPIRES - 1);
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.consecutiveFailures).toBe(0);
+  });
+
+  it("a success at exactly now == expires (cooldown passed) starts recovery with 1 success", () => {
+    const k = escalatedKey();
+    k.ok(EXPIRES);
+    expect(k.s).toMatchObject({ state: "recovering", recoverySuccesses: 1, recoveryNeeded: 3 });
+    expect(k.last).toEqual([{ type: "recovering", failureKey: k.s.failureKey, successes: 1, needed: 3 }]);
+  });
+
+  it("cooldown not yet passed: stays escalated after expiry", () => {
+    const k = escalatedKey();
+    k.fail(EXPIRES - 5 * MIN); // last failure 5 min before expiry; cooldown 15 min
+    k.ok(EXPIRES);
+    expect(k.s.state).toBe("escalated");
+    k.ok(EXPIRES - 5 * MIN + 15 * MIN - 1);
+    expect(k.s.state).toBe("escalated");
+    k.ok(EXPIRES - 5 * MIN + 15 * MIN);
+    expect(k.s.state).toBe("recovering");
+  });
+
+  it("blockThreshold: effective failures since escalation reaching it → blocked", () => {
+    const k = escalatedKey({ ...baseRule, blockThreshold: 2 });
+    k.fail(T0 + 3 * MIN, "timeout"); // not in filter: does not count
+    k.fail(T0 + 4 * MIN);
+    expect(k.s.state).toBe("escalated");
+    k.fail(T0 + 5 * MIN);
+    expect(k.s.state).toBe("blocked");
+    expect(k.s.escalationReason).toBe("2 failures since escalation (block threshold 2)");
+    expect(k.last).toHaveLength(1);
+    expect(k.last[0]).toMatchObject({ type: "blocked", reason: "2 failures since escalation (block threshold 2)" });
+  });
+
+  it("blockThreshold counts failures applied at the same millisecond as the escalation", () => {
+    const k = new Key({ ...baseRule, blockThreshold: 1 });
+    k.fail(T0);
+    k.fail(T0);
+    k.fail(T0);
+    expect(k.s.state).toBe("escalated");
+    k.fail(T0);
+    expect(k.s.state).toBe("blocked");
+  });
+});
+
+describe("recovering", () => {
+  function recoveringKey(mode: RecoveryMode = "auto") {
+    const k = escalatedKey(baseRule, mode);
+    k.ok(EXPIRES);
+    expect(k.s.state).toBe("recovering");
+    return k;
+  }
+
+  it("auto: successes count up to successCountToRecover → trusted with a recovered effect", () => {
+    const k = recoveringKey();
+    k.ok(EXPIRES + 1);
+    expect(k.s.recoverySuccesses).toBe(2);
+    expect(k.last).toEqual([{ type: "recovering", failureKey: k.s.failureKey, successes: 2, needed: 3 }]);
+    k.ok(EXPIRES + 2);
+    expect(k.s).toMatchObject({
+      state: "trusted",
+      escalatedAt: null,
+      escalationReason: null,
+      escalationExpires: null,
+      recoverySuccesses: 0,
+      approvalPending: false,
+    });
+    expect(k.last).toHaveLength(1);
+    expect(k.last[0]).toMatchObject({ type: "recovered", toolName: "http_request" });
+    expect((k.last[0] as { message: string }).message).toContain("Tool 'http_request' recovered");
+  });
+
+  it("after recovery the old failures no longer count", () => {
+    const k = recoveringKey();
+    k.ok(EXPIRES + 1);
+    k.ok(EXPIRES + 2);
+    k.fail(EXPIRES + 3);
+    expect(k.s.state).toBe("trusted");
+    expect(keyMetrics(k.ctx, baseRule, emptyTimeline()).effectiveFailures).toBe(1);
+  });
+
+  it("an in-filter failure → escalated with a fresh window, progress reset", () => {
+    const k = recoveringKey();
+    k.ok(EXPIRES + 1);
+    k.fail(EXPIRES + 2, "crash");
+    expect(k.s).toMatchObject({
+      state: "escalated",
+      escalatedAt: EXPIRES + 2,
+      escalationExpires: EXPIRES + 2 + 1800 * SEC,
+      recoverySuccesses: 0,
+      escalationReason: "crash failure during recovery",
+    });
+    expect(k.last[0]).toMatchObject({ type: "escalated", expiresAt: new Date(EXPIRES + 2 + 1800 * SEC).toISOString() });
+  });
+
+  it("a failure outside the filter only resets progress", () => {
+    const k = recoveringKey();
+    k.ok(EXPIRES + 1);
+    k.fail(EXPIRES + 2, "not_found");
+    expect(k.s).toMatchObject({ state: "recovering", recoverySuccesses: 0, recoveryNeeded: 3 });
+    expect(k.last).toEqual([{ type: "recovering", failureKey: k.s.failureKey, successes: 0, needed: 3 }]);
+    k.ok(EXPIRES + 3);
+    k.ok(EXPIRES + 4);
+    expect(k.s.state).toBe("recovering");
+    k.ok(EXPIRES + 5);
+    expect(k.s.state).toBe("trusted");
+  });
+
+  it("ask: recovery_pending once, stays recovering until approved", () => {
+    const k = recoveringKey("ask");
+    k.ok(EXPIRES + 1);
+    k.ok(EXPIRES + 2);
+    expect(k.s).toMatchObject({ state: "recovering", recoverySuccesses: 3, approvalPending: true });
+    expect(k.last).toContainEqual({ type: "recovery_pending", failureKey: k.s.failureKey, approvalId: "" });
+    k.ok(EXPIRES + 3);
+    k.ok(EXPIRES + 4);
+    expect(k.s).toMatchObject({ state: "recovering", recoverySuccesses: 5 });
+    expect(k.effects.filter((e) => e.type === "recovery_pending")).toHaveLength(1);
+
+    const approved = approveRecovery(k.s, EXPIRES + 10);
+    expect(approved.applied).toBe(true);
+    expect(approved.state).toMatchObject({ state: "trusted", approvalPending: false, escalationReason: null });
+    expect(approved.effects[0]).toMatchObject({ type: "recovered" });
+  });
+
+  it("ask: deny → escalated with a fresh escalation window", () => {
+    const k = recoveringKey("ask");
+    k.ok(EXPIRES + 1);
+    k.ok(EXPIRES + 2);
+    const denied = denyRecovery(k.s, baseRule, EXPIRES + 10 * MIN);
+    expect(denied.applied).toBe(true);
+    expect(denied.state).toMatchObject({
+      state: "escalated",
+      escalatedAt: EXPIRES + 10 * MIN,
+      escalationExpires: EXPIRES + 10 * MIN + 1800 * SEC,
+      escalationReason: "recovery denied",
+      approvalPending: false,
+      recoverySuccesses: 0,
+    });
+    expect(denied.effects[0]).toMatchObject({ type: "escalated", reason: "recovery denied" });
+    // the next recovery asks again
+    k.ctx = { ...k.ctx, state: denied.state };
+    const later = EXPIRES + 10 * MIN + 1800 * SEC;
+    k.ok(later);
+    k.ok(later + 1);
+    k.ok(later + 2);
+    expect(k.last).toContainEqual({ type: "recovery_pending", failureKey: k.s.failureKey, approvalId: "" });
+  });
+
+  it("ask: needing a single success asks at once", () => {
+    const k = escalatedKey({ ...baseRule, successCountToRecover: 1 }, "ask");
+    k.ok(EXPIRES);
+    expect(k.s).toMatchObject({ state: "recovering", approvalPending: true });
+  });
+
+  it("approve/deny of a key that is not recovering changes nothing", () => {
+    const k = escalatedKey();
+    expect(approveRecovery(k.s, EXPIRES)).toEqual({ state: k.s, effects: [], applied: false });
+    expect(denyRecovery(k.s, baseRule, EXPIRES)).toEqual({ state: k.s, effects: [], applied: false });
+  });
+});
+
+describe("security and blocked", () => {
+  it.each(["trusted", "escalated", "recovering"] as const)("security → blocked at once from %s", (from) => {
+    const k = from === "trusted" ? new Key() : escalatedKey();
+    if (from === "recovering") k.ok(EXPIRES);
+    expect(k.s.state).toBe(from);
+    k.fail(EXPIRES + 1, "security");
+    expect(k.s.state).toBe("blocked");
+    expect(k.last).toHaveLength(1);
+    expect(k.last[0]).toMatchObject({ type: "blocked", reason: "security concern detected" });
+  });
+
+  it("blocked: successes and failures change nothing (no effects)", () => {
+    const k = new Key();
+    k.fail(T0, "security");
+    const before = { ...k.s };
+    k.ok(T0 + 10 * 3600 * SEC);
+    k.fail(T0 + 10 * 3600 * SEC + 1, "security");
+    k.ok(T0 + 20 * 3600 * SEC);
+    expect(k.s.state).toBe("blocked");
+    expect(k.s.escalationReason).toBe(before.escalationReason);
+    expect(k.effects.filter((e) => e.type !== "blocked")).toEqual([]);
+    expect(k.effects).toHaveLength(1);
+  });
+
+  it.each(["trusted", "escalated", "recovering", "blocked"] as const)("reset from %s → trusted, counters cleared", (from) => {
+    const k = escalatedKey();
+    if (from === "recovering") k.ok(EXPIRES);
+    if (from === "blocked") k.fail(EXPIRES, "security");
+    if (from === "trusted") {
+      k.ok(EXPIRES);
+      k.ok(EXPIRES + 1);
+      k.ok(EXPIRES + 2);
+    }
+    expect(k.s.state).toBe(from);
+    const r = resetKey(k.s);
+    expect(r).toMatchObject({
+      state: "trusted",
+      consecutiveFailures: 0,
+      escalatedAt: null,
+      escalationReason: null,
+      escalationExpires: null,
+      recoverySuccesses: 0,
+      recoveryNeeded: 0,
+      approvalPending: false,
+    });
+    k.ctx = { ...k.ctx, state: r };
+    expect(keyMetrics(k.ctx, baseRule, emptyTimeline()).effectiveFailures).toBe(0);
+    // one new failure after a reset does not re-escalate on the old history
+    k.fail(EXPIRES + 10);
+    expect(k.s.state).toBe("trusted");
+  });
+});
+
+describe("clock (SPEC 4.4)", () => {
+  it("an older event is applied at the last applied time", () => {
+    const k = new Key();
+    k.fail(T0 + 10 * MIN);
+    k.fail(T0); // older: applied at T0+10min
+    expect(k.s.clock).toBe(T0 + 10 * MIN);
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 10 * MIN, T0 + 10 * MIN]);
+    expect(k.s.lastFailureAt).toBe(T0 + 10 * MIN);
+  });
+
+  it("history is trimmed to the rule window (at least 10 minutes)", () => {
+    const k = new Key({ ...baseRule, windowSeconds: 60 });
+    k.fail(T0, "timeout");
+    k.fail(T0 + 5 * MIN, "timeout");
+    k.fail(T0 + 12 * MIN, "timeout");
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
+    expect(k.ctx.results).toHaveLength(2);
+  });
+
+  it("inputs are not mutated", () => {
+    const ctx = newKeyContext("k", "t");
+    const snapshot = JSON.stringify(ctx);
+    applyOutcome(ctx, fail(), baseRule, "auto", emptyTimeline(), T0);
+    expect(JSON.stringify(ctx)).toBe(snapshot);
+  });
+});
+
+describe("escalationInfo / guardDecision", () => {
+  it("null for trusted; reason, count, window, hint and expiry when escalated", () => {
+    expect(escalationInfo(newKeyState("k", "t"))).toBeNull();
+    expect(escalationInfo(null)).toBeNull();
+    const k = escalatedKey();
+    const info = escalationInfo(k.s, baseRule, "auto", ESC_AT);
+    expect(info).toMatchObject({
+      reason: "3 failures in 3600s",
+      failureCount: 3,
+      window: "3600s",
+      expiresAt: new Date(EXPIRES).toISOString(),
+    });
+    expect(info!.recoveryHint).toContain("3 successful calls");
+    expect(info!.recoveryHint).toContain("in 30 min");
+  });
+
+  it("hints for recovering, pending approval and blocked", () => {
+    const k = escalatedKey(baseRule, "ask");
+    k.ok(EXPIRES);
+    expect(escalationInfo(k.s, baseRule, "ask")!.recoveryHint).toContain("1/3");
+    k.ok(EXPIRES + 1);
+    k.ok(EXPIRES + 2);
+    expect(escalationInfo(k.s, baseRule, "ask")!.recoveryHint).toContain("approve");
+    k.fail(EXPIRES + 3, "security");
+    const b = escalationInfo(k.s, baseRule)!;
+    expect(b.reason).toBe("security concern detected");
+    expect(b.expiresAt).toBeNull();
+    expect(b.recoveryHint).toContain("reset");
+  });
+
+  it("decision: pause > allow (trusted, no global) > blocked setting > ask", () => {
+    const d = (paused: boolean, effectiveState: "trusted" | "escalated" | "recovering" | "blocked", globalPattern = false, blockedDecision: "ask" | "deny" = "ask") =>
+      guardDecision({ paused, effectiveState, globalPattern, blockedDecision });
+    expect(d(true, "trusted")).toBe("pause");
+    expect(d(true, "blocked", true, "deny")).toBe("pause");
+    expect(d(false, "trusted")).toBe("allow");
+    expect(d(false, "trusted", true)).toBe("ask");
+    expect(d(false, "escalated")).toBe("ask");
+    expect(d(false, "recovering")).toBe("ask");
+    expect(d(false, "blocked", false, "deny")).toBe("deny");
+    expect(d(false, "blocked", false, "ask")).toBe("ask");
+    expect(d(false, "blocked", true, "deny")).toBe("deny");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Domain and tool levels, seed use cases
+// ---------------------------------------------------------------------------
+
+/** A tiny in-memory shell: keys, domain and tool states, classification, rule resolution. */
+class Engine {
+  states = new Map<string, KeyContext>();
+  effects: Effect[] = [];
+  constructor(
+    public ws: ConfigDocument = {},
+    public mode: RecoveryMode = "auto",
+    public timeline: SessionTimeline = emptyTimeline(),
+  ) {}
+  result(toolName: string, args: Record<string, unknown>, ev: { error?: string; httpStatus?: number; ok?: boolean }, at: number) {
+    const k = extractFailureKey(toolName, args, {});
+    const resolution: ResolvedRule = resolveRule(this.ws, {}, { toolName, domain: k.domain });
+    const key = this.states.get(k.failureKey) ?? newKeyContext(k.failureKey, toolName);
+    const failed = !ev.ok;
+    const severity = failed
+      ? classifySeverity(ev, {
+          isCommandTool: k.kind === "command",
+          command: k.command,
+          securityPatterns: DEFAULT_SECURITY_PATTERNS,
+          recentFailures: key.failures,
+          now: at,
+        })
+      : null;
+    const domainKey = resolution.level === "domain" ? `@domain:${resolution.name}` : null;
+    const r = applyToolResult(
+      {
+        key,
+        domain: domainKey ? this.states.get(domainKey) : null,
+        tool: this.states.get(`@tool:${toolName}`),
+      },
+      { failed, severity, sessionId: "s1", agent: "default", toolName },
+      resolution,
+      this.mode,
+      this.timeline,
+      at,
+    );
+    this.states.set(k.failureKey, r.key);
+    if (r.domain) this.states.set(r.domain.state.failureKey, r.domain);
+    if (r.tool) this.states.set(r.tool.state.failureKey, r.tool);
+    this.effects.push(...r.effects);
+    return { ...r, failureKey: k.failureKey, severity };
+  }
+  effective(toolName: string, args: Record<string, unknown>) {
+    const k = extractFailureKey(toolName, args, {});
+    const res = resolveRule(this.ws, {}, { toolName, domain: k.domain });
+    return effectiveState([
+      this.states.get(k.failureKey)?.state,
+      res.level === "domain" ? this.states.get(`@domain:${res.name}`)?.state : null,
+      this.states.get(`@tool:${toolName}`)?.state,
+    ]);
+  }
+}
+
+describe("domain-level state", () => {
+  const ws: ConfigDocument = {
+    domainRules: { atlassian: { countThreshold: 2, severityFilter: ["timeout", "server_error", "crash", "security"] } },
+  };
+
+  it("two MCP tools of one server each timing out once escalate the server; other servers stay trusted", () => {
+    const e = new Engine(ws);
+    e.result("mcp_atlassian_search", { q: "project:PROJ" }, { error: "Request timed out" }, T0);
+    expect(e.effective("mcp_atlassian_search", {})).toBe("trusted");
+    const r = e.result("mcp_atlassian_create_issue", { title: "x" }, { error: "timeout" }, T0 + 2 * MIN);
+    expect(r.severity).toBe("timeout");
+    // each key has only one failure: the keys stay trusted, the domain escalates
+    expect(e.states.get("mcp_atlassian_search|mcp_server=atlassian")!.state.state).toBe("trusted");
+    expect(e.states.get("mcp_atlassian_create_issue|mcp_server=atlassian")!.state.state).toBe("trusted");
+    expect(e.states.get("@domain:atlassian")!.state).toMatchObject({
+      state: "escalated",
+      level: "domain",
+      escalationReason: "2 failures in 3600s",
+    });
+    expect(r.effects).toHaveLength(1);
+    expect(r.effects[0]).toMatchObject({ type: "escalated", failureKey: "@domain:atlassian", toolName: "mcp_atlassian_create_issue" });
+    expect((r.effects[0] as { message: string }).message).toContain("atlassian");
+    // every atlassian tool is effectively escalated, other servers are not
+    expect(e.effective("mcp_atlassian_search", {})).toBe("escalated");
+    expect(e.effective("mcp_atlassian_get_page", {})).toBe("escalated");
+    expect(e.effective("mcp_github_search", {})).toBe("trusted");
+    expect(e.states.has("@domain:github")).toBe(false);
+  });
+
+  it("no domain state is kept when the applicable rule is not a domain rule", () => {
+    const e = new Engine({});
+    e.result("mcp_atlassian_search", {}, { error: "timeout" }, T0);
+    expect(e.states.has("@domain:atlassian")).toBe(false);
+  });
+
+  it("a tool rule beats the domain rule: no domain-level counting for that tool", () => {
+    const e = new Engine({ ...ws, toolRules: { mcp_atlassian_search: { countThreshold: 5 } } });
+    e.result("mcp_atlassian_search", {}, { error: "timeout" }, T0);
+    e.result("mcp_atlassian_create_issue", {}, { error: "timeout" }, T0 + 1);
+    expect(e.states.get("@domain:atlassian")!.state.state).toBe("trusted");
+    expect(e.states.get("@domain:atlassian")!.state.totalFailures).toBe(1);
+  });
+
+  it("a success on any key of the domain counts for the domain's recovery", () => {
+    const e = new Engine(ws);
+    e.result("mcp_atlassian_search", {}, { error: "timeout" }, T0);
+    e.result("mcp_atlassian_create_issue", {}, { error: "timeout" }, T0 + 1);
+    const later = T0 + 1 + 1800 * SEC;
+    e.result("mcp_atlassian_get_page", {}, { ok: true }, later);
+    expect(e.states.get("@domain:atlassian")!.state).toMatchObject({ state: "recovering", recoverySuccesses: 1 });
+    e.result("mcp_atlassian_search", {}, { ok: true }, later + 1);
+    e.result("mcp_atlassian_search", {}, { ok: true }, later + 2);
+    expect(e.states.get("@domain:atlassian")!.state.state).toBe("trusted");
+    expect(e.effects.at(-1)).toMatchObject({ type: "recovered", failureKey: "@domain:atlassian" });
+  });
+});
+
+describe("tool-level block", () => {
+  it("`sudo rm -rf /` blocks the key and the whole tool: `bash|command=ls` is effectively blocked", () => {
+    const e = new Engine();
+    e.result("bash", { command: "ls" }, { ok: true }, T0);
+    const r = e.result("bash", { command: "sudo rm -rf /" }, { error: "Permission denied" }, T0 + 1);
+    expect(r.failureKey).toBe("bash|command=sudo");
+    expect(r.severity).toBe("security");
+    expect(e.states.get("bash|command=sudo")!.state.state).toBe("blocked");
+    expect(e.states.get("@tool:bash")!.state).toMatchObject({ state: "blocked", level: "tool" });
+    expect(e.states.get("bash|command=ls")!.state.state).toBe("trusted");
+    expect(e.effective("bash", { command: "ls" })).toBe("blocked");
+    expect(e.effective("Bash", { command: "ls" })).toBe("trusted");
+    expect(r.effects.map((x) => [x.type, "failureKey" in x ? x.failureKey : null])).toEqual([
+      ["blocked", "bash|command=sudo"],
+      ["blocked", "@tool:bash"],
+    ]);
+    expect((r.effects[1] as { message: string }).message).toContain("Tool 'bash' blocked");
+    // later successes do not unblock the tool
+    e.result("bash", { command: "ls" }, { ok: true }, T0 + 10 * 3600 * SEC);
+    expect(e.effective("bash", { command: "ls" })).toBe("blocked");
+    // only a reset does
+    const tool = e.states.get("@tool:bash")!;
+    e.states.set("@tool:bash", { ...tool, state: resetKey(tool.state) });
+    expect(e.effective("bash", { command: "ls" })).toBe("trusted");
+  });
+
+  it("a second security failure does not emit another tool-level block", () => {
+    const e = new Engine();
+    e.result("bash", { command: "sudo ls" }, { error: "x" }, T0);
+    const r = e.result("bash", { command: "mkfs /dev/sda" }, { error: "x" }, T0 + 1);
+    expect(r.effects.map((x) => x.type)).toEqual(["blocked"]);
+    expect(r.effects[0]).toMatchObject({ failureKey: "bash|command=mkfs" });
+  });
+
+  it("a security failure under a domain rule blocks key and tool, and counts for the domain", () => {
+    const e = new Engine({ domainRules: { atlassian: { countThreshold: 5 } } });
+    const r = applyToolResult(
+      { key: newKeyContext("mcp_atlassian_x|mcp_server=atlassian", "mcp_atlassian_x") },
+      { ...fail("security"), toolName: "mcp_atlassian_x" },
+      resolveRule(e.ws, {}, { toolName: "mcp_atlassian_x", domain: "atlassian" }),
+      "auto",
+      emptyTimeline(),
+      T0,
+    );
+    expect(r.key.state.state).toBe("blocked");
+    expect(r.tool!.state.state).toBe("blocked");
+    expect(r.domain!.state).toMatchObject({ state: "trusted", totalFailures: 1 });
+  });
+});
+
+describe("seed use cases", () => {
+  it("1. HTTP service degradation", () => {
+    const e = new Engine();
+    const url = { url: "https://api.example.com/data" };
+    const key = "http_request|domain=api.example.com|path_prefix=data";
+    const t1 = T0;
+    e.result("http_request", url, { httpStatus: 503 }, t1);
+    expect(e.states.get(key)!.state.state).toBe("trusted");
+    e.result("http_request", url, { httpStatus: 503 }, t1 + MIN);
+    expect(e.states.get(key)!.state.state).toBe("trusted");
+    const r3 = e.result("http_request", url, { httpStatus: 503 }, t1 + 2 * MIN);
+    expect(r3.severity).toBe("server_error");
+    expect(e.states.get(key)!.state.state).toBe("escalated");
+    expect(r3.effects[0]).toMatchObject({ type: "escalated", toolName: "http_request" });
+    // turn 4: allowed once by a person, fails again: still escalated
+    e.result("http_request", url, { httpStatus: 503 }, t1 + 3 * MIN);
+    expect(e.states.get(key)!.state.state).toBe("escalated");
+    // turn 5: 30 min later (expired, cooldown passed)
+    const t5 = t1 + 3 * MIN + 30 * MIN;
+    const r5 = e.result("http_request", url, { httpStatus: 200, ok: true }, t5);
+    expect(e.states.get(key)!.state).toMatchObject({ state: "recovering", recoverySuccesses: 1, recoveryNeeded: 3 });
+    expect(r5.effects).toEqual([{ type: "recovering", failureKey: key, successes: 1, needed: 3 }]);
+    e.result("http_request", url, { ok: true }, t5 + MIN);
+    const r7 = e.result("http_request", url, { ok: true }, t5 + 2 * MIN);
+    expect(e.states.get(key)!.state.state).toBe("trusted");
+    expect(r7.effects[0]).toMatchObject({ type: "recovered", toolName: "http_request" });
+    expect((r7.effects[0] as { message: string }).message).toContain("api.example.com");
+  });
+
+  it("2. CLI command failures: permission errors stay trusted, sudo rm -rf / blocks bash", () => {
+    const e = new Engine();
+    const r1 = e.result("bash", { command: "rm /protected/file" }, { error: "Permission denied" }, T0);
+    expect(r1.severity).toBe("permission");
+    expect(e.effective("bash", { command: "rm /protected/file" })).toBe("trusted");
+    const r2 = e.result("bash", { command: "cat /protected/secrets" }, { error: "Permission denied" }, T0 + MIN);
+    expect(r2.severity).toBe("permission");
+    expect(e.effective("bash", { command: "cat x" })).toBe("trusted");
+    const r3 = e.result("bash", { command: "sudo rm -rf /" }, { error: "Permission denied" }, T0 + 2 * MIN);
+    expect(r3.severity).toBe("security");
+    expect(r3.effects.some((x) => x.type === "blocked" && x.failureKey === "@tool:bash")).toBe(true);
+    for (const c of ["rm /protected/file", "cat x", "git status", "sudo ls"]) {
+      expect(e.effective("bash", { command: c })).toBe("blocked");
+      expect(guardDecision({ paused: false, effectiveState: e.effective("bash", { command: c }), globalPattern: false, blockedDecision: "ask" })).toBe("ask");
+    }
+  });
+
+  it("3. MCP server issues: 2 timeouts in 5 minutes escalate atlassian, other servers unaffected", () => {
+    const e = new Engine({ domainRules: { atlassian: { countThreshold: 2, windowSeconds: 300, severityFilter: ["timeout"] } } });
+    e.result("mcp_atlassian_search", { query: "project:PROJ" }, { error: "timeout" }, T0);
+    expect(e.effective("mcp_atlassian_search", {})).toBe("trusted");
+    e.result("mcp_atlassian_create_issue", { summary: "x" }, { error: "timeout" }, T0 + 4 * MIN);
+    expect(e.effective("mcp_atlassian_create_issue", {})).toBe("escalated");
+    expect(e.effective("mcp_atlassian_search", {})).toBe("escalated");
+    expect(e.effective("mcp_slack_post", {})).toBe("trusted");
+  });
+
+  it("3b. outside the 5-minute window the two timeouts do not escalate", () => {
+    const e = new Engine({ domainRules: { atlassian: { countThreshold: 2, windowSeconds: 300, severityFilter: ["timeout"] } } });
+    e.result("mcp_atlassian_search", {}, { error: "timeout" }, T0);
+    e.result("mcp_atlassian_create_issue", {}, { error: "timeout" }, T0 + 6 * MIN);
+    expect(e.effective("mcp_atlassian_search", {})).toBe("trusted");
+  });
+});
+
+describe("session decay inside the state machine", () => {
+  it("failures of an ended session, with later sessions of the same agent, weigh less", () => {
+    const tl = buildSessionTimeline([
+      { sessionId: "old", agent: "default", startedAt: T0, endedAt: T0 + MIN },
+      { sessionId: "new", agent: "default", startedAt: T0 + 2 * MIN, endedAt: null },
+    ]);
+    const k = new Key(baseRule, "auto", tl);
+    k.apply({ ...fail(), sessionId: "old" }, T0);
+    k.apply({ ...fail(), sessionId: "old" }, T0 + 30 * SEC);
+    k.apply({ ...fail(), sessionId: "new" }, T0 + 3 * MIN); // 0.8 + 0.8 + 1 = 2.6 < 3
+    expect(k.s.state).toBe("trusted");
+    k.apply({ ...fail(), sessionId: "new" }, T0 + 4 * MIN); // 3.6
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationReason).toBe("3.6 failures in 3600s");
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Properties
+// ---------------------------------------------------------------------------
+
+const outcomeArb = fc.record({
+  failed: fc.boolean(),
+  severity: fc.constantFrom(...SEVERITIES),
+  dt: fc.integer({ min: -10 * MIN, max: 40 * MIN }),
+  sessionId: fc.constantFrom("a", "b"),
+});
+const ruleArb = fc.record({
+  countThreshold: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+  consecutiveThreshold: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+  rateThreshold: fc.option(fc.double({ min: 0.1, max: 1, noNaN: true }), { nil: undefined }),
+  rateMinCalls: fc.integer({ min: 1, max: 6 }),
+  windowSeconds: fc.integer({ min: 60, max: 7200 }),
+  severityFilter: fc.subarray([...SEVERITIES], { minLength: 1 }),
+  escalationDurationSeconds: fc.integer({ min: 0, max: 3600 }),
+  notify: fc.boolean(),
+  cooldownSeconds: fc.integer({ min: 0, max: 1800 }),
+  successCountToRecover: fc.integer({ min: 1, max: 4 }),
+  blockThreshold: fc.option(fc.integer({ min: 1, max: 4 }), { nil: undefined }),
+});
+
+function runAll(rule: Rule, mode: RecoveryMode, steps: Array<{ failed: boolean; severity: Severity; dt: number; sessionId: string }>) {
+  let ctx = newKeyContext("k|x=1", "k");
+  let t = T0;
+  const trace: Array<{ state: string; effects: Effect[] }> = [];
+  for (const st of steps) {
+    t += st.dt;
+    const r = applyOutcome(
+      ctx,
+      { failed: st.failed, severity: st.failed ? st.severity : null, sessionId: st.sessionId, agent: "default" },
+      rule,
+      mode,
+      emptyTimeline(),
+      t,
+    );
+    ctx = r.ctx;
+    trace.push({ state: ctx.state.state, effects: r.effects });
+  }
+  return { ctx, trace };
+}
+
+describe("properties", () => {
+  it("blocked is never left without a reset", () => {
+    fc.assert(
+      fc.property(ruleArb, fc.constantFrom<RecoveryMode>("auto", "ask"), fc.array(outcomeArb, { maxLength: 60 }), (rule, mode, steps) => {
+        const { trace } = runAll(rule, mode, steps);
+        const firstBlocked = trace.findIndex((x) => x.state === "blocked");
+        if (firstBlocked >= 0) {
+          for (const x of trace.slice(firstBlocked)) {
+            expect(x.state).toBe("blocked");
+          }
+          for (const x of trace.slice(firstBlocked + 1)) expect(x.effects).toEqual([]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("applying outcomes is deterministic and JSON round-trips", () => {
+    fc.assert(
+      fc.property(ruleArb, fc.constantFrom<RecoveryMode>("auto", "ask"), fc.array(outcomeArb, { maxLength: 40 }), (rule, mode, steps) => {
+        const a = runAll(rule, mode, steps);
+        const b = runAll(rule, mode, steps);
+        expect(b).toEqual(a);
+        expect(JSON.parse(JSON.stringify(a.ctx))).toEqual(a.ctx);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("clocks never go backwards and only valid states appear; recovery_pending at most once per recovery", () => {
+    fc.assert(
+      fc.property(ruleArb, fc.array(outcomeArb, { maxLength: 60 }), (rule, steps) => {
+        let ctx = newKeyContext("k|x=1", "k");
+        let t = T0;
+        let pendingThisRecovery = 0;
+        for (const st of steps) {
+          t += st.dt;
+          const prevClock = ctx.state.clock;
+          const prevState = ctx.state.state;
+          const r = applyOutcome(
+            ctx,
+            { failed: st.failed, severity: st.failed ? st.severity : null, sessionId: st.sessionId },
+            rule,
+            "ask",
+            emptyTimeline(),
+            t,
+          );
+          ctx = r.ctx;
+          if (prevClock !== null) expect(ctx.state.clock!).toBeGreaterThanOrEqual(prevClock);
+          if (prevState !== "recovering") pendingThisRecovery = 0;
+          pendingThisRecovery += r.effects.filter((e) => e.type === "recovery_pending").length;
+          expect(pendingThisRecovery).toBeLessThanOrEqual(1);
+          if (ctx.state.state === "recovering") expect(ctx.state.recoveryNeeded).toBe(rule.successCountToRecover);
+          expect(ctx.state.consecutiveFailures).toBeGreaterThanOrEqual(0);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("a security failure always ends in blocked", () => {
+    fc.assert(
+      fc.property(ruleArb, fc.array(outcomeArb, { maxLength: 30 }), (rule, steps) => {
+        const { ctx } = runAll(rule, "auto", [...steps, { failed: true, severity: "security", dt: 0, sessionId: "a" }]);
+        expect(ctx.state.state).toBe("blocked");
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

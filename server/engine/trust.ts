@@ -1,0 +1,601 @@
+/**
+ * Trust state machine (SPEC 4.3, 4.4). Pure: plain functions from (state, outcome, rule, now) to
+ * (new state, effects). Inputs are never mutated.
+ */
+import { countFailuresInWindow, effectiveFailures, failureRate } from "./decay";
+import { failureWeight } from "./classify";
+import type {
+  BlockedDecision,
+  Decision,
+  Effect,
+  FailureRecord,
+  KeyContext,
+  KeyState,
+  RecoveryMode,
+  ResolvedRule,
+  ResultRecord,
+  Rule,
+  SessionTimeline,
+  Severity,
+  StateLevel,
+  TrustState,
+} from "./types";
+
+export const DOMAIN_PREFIX = "@domain:";
+export const TOOL_PREFIX = "@tool:";
+/** History kept in a context: the rule window, and at least 10 minutes (repeated_auth). */
+export const MIN_HISTORY_MS = 10 * 60 * 1000;
+
+export const SECURITY_BLOCK_REASON = "security concern detected";
+
+/** A classified tool result, as applied to one state. */
+export interface Outcome {
+  failed: boolean;
+  /** Required for failures (defaults to server_error when missing). */
+  severity?: Severity | null;
+  /** Defaults to failureWeight(severity). */
+  weight?: number;
+  sessionId: string;
+  /** Agent name of the session; default "default". */
+  agent?: string;
+  /** The tool of the call (for effect messages; defaults to the state's toolName). */
+  toolName?: string;
+}
+
+export interface ApplyOptions {
+  /** `security` failures block this state (true for key states; false for domain states). */
+  securityBlocks?: boolean;
+}
+
+export interface ApplyResult {
+  ctx: KeyContext;
+  effects: Effect[];
+  /** The failure record appended by this outcome, if any (for the shell to persist). */
+  failure: FailureRecord | null;
+  result: ResultRecord;
+}
+
+// ---------------------------------------------------------------------------
+// Construction & helpers
+// ---------------------------------------------------------------------------
+
+export function levelOfKey(failureKey: string): StateLevel {
+  if (failureKey.startsWith(DOMAIN_PREFIX)) return "domain";
+  if (failureKey.startsWith(TOOL_PREFIX)) return "tool";
+  return "key";
+}
+
+export function newKeyState(failureKey: string, toolName: string, level: StateLevel = levelOfKey(failureKey)): KeyState {
+  return {
+    failureKey,
+    toolName,
+    level,
+    state: "trusted",
+    consecutiveFailures: 0,
+    totalCalls: 0,
+    totalFailures: 0,
+    lastFailureAt: null,
+    lastSuccessAt: null,
+    clock: null,
+    seq: 0,
+    countFromSeq: 0,
+    escalatedAt: null,
+    escalationReason: null,
+    escalationExpires: null,
+    escalationFailureCount: null,
+    escalationWindowSeconds: null,
+    escalationSeq: null,
+    recoverySuccesses: 0,
+    recoveryNeeded: 0,
+    approvalPending: false,
+  };
+}
+
+export function newKeyContext(failureKey: string, toolName: string, level?: StateLevel): KeyContext {
+  return { state: newKeyState(failureKey, toolName, level), failures: [], results: [] };
+}
+
+/** SPEC 4.4: per-key/per-session clocks never go backwards. */
+export function clampClock(clock: number | null | undefined, ts: number): number {
+  return clock === null || clock === undefined ? ts : Math.max(clock, ts);
+}
+
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** "3", "2.5", "1.73" */
+export function fmtCount(n: number): string {
+  return String(Number(n.toFixed(2)));
+}
+
+const STATE_RANK: Record<TrustState, number> = { trusted: 0, recovering: 1, escalated: 2, blocked: 3 };
+
+/** The strictest of several states (blocked > escalated > recovering > trusted); trusted for none. */
+export function effectiveState(states: ReadonlyArray<TrustState | KeyState | null | undefined>): TrustState {
+  let best: TrustState = "trusted";
+  for (const s of states) {
+    if (!s) continue;
+    const st = typeof s === "string" ? s : s.state;
+    if (STATE_RANK[st] > STATE_RANK[best]) best = st;
+  }
+  return best;
+}
+
+/** The strictest state object among the key, its domain-level and its tool-level state (first wins ties). */
+export function strictestState(states: ReadonlyArray<KeyState | null | undefined>): KeyState | null {
+  let best: KeyState | null = null;
+  for (const s of states) {
+    if (!s) continue;
+    if (!best || STATE_RANK[s.state] > STATE_RANK[best.state]) best = s;
+  }
+  return best;
+}
+
+/** Human description of what a state covers, e.g. "domain=api.example.com, path_prefix=v1". */
+export function describeSubject(state: Pick<KeyState, "failureKey" | "toolName" | "level">): string {
+  if (state.level === "domain") return `domain: ${state.failureKey.slice(DOMAIN_PREFIX.length)}`;
+  if (state.level === "tool") return "every call of the tool";
+  const idx = state.failureKey.indexOf("|");
+  if (idx < 0) return state.failureKey;
+  return state.failureKey
+    .slice(idx + 1)
+    .split("|")
+    .join(", ");
+}
+
+function subjectName(state: KeyState, toolName: string): string {
+  if (state.level === "domain") return `Domain '${state.failureKey.slice(DOMAIN_PREFIX.length)}'`;
+  return `Tool '${toolName}'`;
+}
+
+function subjectSuffix(state: KeyState, toolName: string): string {
+  if (state.level === "domain") return ` (last failure: tool '${toolName}')`;
+  if (state.level === "tool") return "";
+  return ` (${describeSubject(state)})`;
+}
+
+function escalatedEffect(s: KeyState, toolName: string, rule: Rule): Effect {
+  const expires = s.escalationExpires ?? s.escalatedAt ?? 0;
+  return {
+    type: "escalated",
+    failureKey: s.failureKey,
+    toolName,
+    reason: s.escalationReason ?? "",
+    expiresAt: isoTime(expires),
+    message:
+      `⚠️ ${subjectName(s, toolName)} escalated to require approval${subjectSuffix(s, toolName)}. ` +
+      `Reason: ${s.escalationReason}. Until ${isoTime(expires)}. ` +
+      `Recovery: ${rule.successCountToRecover} successful calls after cooldown.`,
+  };
+}
+
+function blockedEffect(s: KeyState, toolName: string, reason: string): Effect {
+  const what = reason === SECURITY_BLOCK_REASON ? "security concern" : reason;
+  return {
+    type: "blocked",
+    failureKey: s.failureKey,
+    toolName,
+    reason,
+    message:
+      s.level === "tool"
+        ? `🛑 Tool '${toolName}' blocked - ${what}. Every '${toolName}' call needs approval until a person resets it.`
+        : `🛑 ${subjectName(s, toolName)} blocked - ${what}${subjectSuffix(s, toolName)}. Blocked until a person resets it.`,
+  };
+}
+
+function recoveredEffect(s: KeyState, toolName: string, how: string): Effect {
+  return {
+    type: "recovered",
+    failureKey: s.failureKey,
+    toolName,
+    message: `✓ ${subjectName(s, toolName)} recovered${subjectSuffix(s, toolName)}: ${how}.`,
+  };
+}
+
+function recoveringEffect(s: KeyState): Effect {
+  return { type: "recovering", failureKey: s.failureKey, successes: s.recoverySuccesses, needed: s.recoveryNeeded };
+}
+
+function clearEscalation(s: KeyState): void {
+  s.escalatedAt = null;
+  s.escalationReason = null;
+  s.escalationExpires = null;
+  s.escalationFailureCount = null;
+  s.escalationWindowSeconds = null;
+  s.escalationSeq = null;
+  s.recoverySuccesses = 0;
+  s.recoveryNeeded = 0;
+  s.approvalPending = false;
+}
+
+function escalate(s: KeyState, reason: string, rule: Rule, failures: readonly FailureRecord[], t: number): void {
+  s.state = "escalated";
+  s.escalatedAt = t;
+  s.escalationReason = reason;
+  s.escalationExpires = t + rule.escalationDurationSeconds * 1000;
+  s.escalationWindowSeconds = rule.windowSeconds;
+  s.escalationFailureCount = countFailuresInWindow(failures, rule, t, { afterSeq: s.countFromSeq });
+  s.escalationSeq = s.seq;
+  s.recoverySuccesses = 0;
+  s.recoveryNeeded = 0;
+  s.approvalPending = false;
+}
+
+function block(s: KeyState, reason: string, t: number): void {
+  s.state = "blocked";
+  s.escalatedAt = s.escalatedAt ?? t;
+  s.escalationReason = reason;
+  s.escalationExpires = null;
+  s.recoverySuccesses = 0;
+  s.recoveryNeeded = 0;
+  s.approvalPending = false;
+}
+
+function trustAgain(s: KeyState): void {
+  s.state = "trusted";
+  clearEscalation(s);
+  s.consecutiveFailures = 0;
+  s.countFromSeq = s.seq;
+}
+
+function trimHistory(ctx: KeyContext, rule: Rule, t: number): void {
+  const keep = Math.max(rule.windowSeconds * 1000, MIN_HISTORY_MS);
+  const from = t - keep;
+  if (ctx.failures.length && ctx.failures[0].ts < from) ctx.failures = ctx.failures.filter((f) => f.ts >= from);
+  if (ctx.results.length && ctx.results[0].ts < from) ctx.results = ctx.results.filter((r) => r.ts >= from);
+}
+
+// ---------------------------------------------------------------------------
+// The state machine
+// ---------------------------------------------------------------------------
+
+/** Escalation check of SPEC 4.3 for a trusted state: the first threshold reached (count, consecutive, rate). */
+export function escalationReason(
+  ctx: KeyContext,
+  rule: Rule,
+  timeline: SessionTimeline,
+  now: number,
+): string | null {
+  const s = ctx.state;
+  if (rule.countThreshold !== undefined) {
+    const eff = effectiveFailures(ctx.failures, rule, timeline, now, { afterSeq: s.countFromSeq });
+    if (eff >= rule.countThreshold - 1e-9) return `${fmtCount(eff)} failures in ${rule.windowSeconds}s`;
+  }
+  if (rule.consecutiveThreshold !== undefined && s.consecutiveFailures >= rule.consecutiveThreshold) {
+    return `${s.consecutiveFailures} consecutive failures`;
+  }
+  if (rule.rateThreshold !== undefined) {
+    const rate = failureRate(ctx.results, rule, now, { afterSeq: s.countFromSeq });
+    if (rate !== null && rate >= rule.rateThreshold) return `${Math.round(rate * 100)}% failure rate`;
+  }
+  return null;
+}
+
+/** SPEC 4.3: apply one tool result to one state. */
+export function applyOutcome(
+  ctx: KeyContext,
+  outcome: Outcome,
+  rule: Rule,
+  recoveryMode: RecoveryMode,
+  timeline: SessionTimeline,
+  now: number,
+  opts: ApplyOptions = {},
+): ApplyResult {
+  const securityBlocks = opts.securityBlocks ?? true;
+  const s: KeyState = { ...ctx.state };
+  const next: KeyContext = { state: s, failures: [...ctx.failures], results: [...ctx.results] };
+  const effects: Effect[] = [];
+  const toolName = outcome.toolName ?? s.toolName;
+
+  const t = clampClock(s.clock, now);
+  s.clock = t;
+  s.seq += 1;
+  s.totalCalls += 1;
+  const result: ResultRecord = { ts: t, failed: outcome.failed, seq: s.seq };
+  next.results.push(result);
+  let failure: FailureRecord | null = null;
+
+  if (outcome.failed) {
+    const severity: Severity = outcome.severity ?? "server_error";
+    failure = {
+      ts: t,
+      severity,
+      weight: outcome.weight ?? failureWeight(severity),
+      sessionId: outcome.sessionId,
+      agent: outcome.agent ?? "default",
+      seq: s.seq,
+    };
+    next.failures.push(failure);
+    s.totalFailures += 1;
+    s.consecutiveFailures += 1;
+    s.lastFailureAt = t;
+    const inFilter = rule.severityFilter.includes(severity);
+
+    if (s.state === "blocked") {
+      // Blocked: nothing changes until a person resets it.
+    } else if (severity === "security" && securityBlocks) {
+      block(s, SECURITY_BLOCK_REASON, t);
+      effects.push(blockedEffect(s, toolName, SECURITY_BLOCK_REASON));
+    } else if (s.state === "trusted") {
+      const reason = escalationReason(next, rule, timeline, t);
+      if (reason) {
+        escalate(s, reason, rule, next.failures, t);
+        if (rule.notify) effects.push(escalatedEffect(s, toolName, rule));
+      }
+    } else if (s.state === "escalated") {
+      // Expiry is not extended.
+      if (inFilter) s.escalationFailureCount = countFailuresInWindow(next.failures, rule, t, { afterSeq: s.countFromSeq });
+      if (rule.blockThreshold !== undefined && s.escalationSeq !== null) {
+        const since = effectiveFailures(next.failures, rule, timeline, t, {
+          afterSeq: Math.max(s.escalationSeq, s.countFromSeq),
+        });
+        if (since >= rule.blockThreshold - 1e-9) {
+          const reason = `${fmtCount(since)} failures since escalation (block threshold ${rule.blockThreshold})`;
+          block(s, reason, t);
+          effects.push(blockedEffect(s, toolName, reason));
+        }
+      }
+    } else if (s.state === "recovering") {
+      if (inFilter) {
+        escalate(s, `${severity} failure during recovery`, rule, next.failures, t);
+        if (rule.notify) effects.push(escalatedEffect(s, toolName, rule));
+      } else if (s.recoverySuccesses !== 0) {
+        s.recoverySuccesses = 0;
+        effects.push(recoveringEffect(s));
+      }
+    }
+  } else {
+    s.consecutiveFailures = 0;
+    s.lastSuccessAt = t;
+    if (s.state === "escalated") {
+      const expired = s.escalationExpires !== null && t >= s.escalationExpires;
+      const cooled = s.lastFailureAt === null || t - s.lastFailureAt >= rule.cooldownSeconds * 1000;
+      if (expired && cooled) {
+        s.state = "recovering";
+        s.recoverySuccesses = 1;
+        s.recoveryNeeded = rule.successCountToRecover;
+        s.approvalPending = false;
+        completeRecovery(s, toolName, recoveryMode, effects);
+      }
+    } else if (s.state === "recovering") {
+      s.recoverySuccesses += 1;
+      completeRecovery(s, toolName, recoveryMode, effects);
+    }
+  }
+
+  trimHistory(next, rule, t);
+  return { ctx: next, effects, failure, result };
+}
+
+function completeRecovery(s: KeyState, toolName: string, mode: RecoveryMode, effects: Effect[]): void {
+  if (s.recoverySuccesses < s.recoveryNeeded) {
+    effects.push(recoveringEffect(s));
+    return;
+  }
+  if (mode === "auto") {
+    const n = s.recoverySuccesses;
+    trustAgain(s);
+    effects.push(recoveredEffect(s, toolName, `trusted again after ${n} successful calls`));
+    return;
+  }
+  effects.push(recoveringEffect(s));
+  if (!s.approvalPending) {
+    s.approvalPending = true;
+    // The shell creates the approval row and fills in its id.
+    effects.push({ type: "recovery_pending", failureKey: s.failureKey, approvalId: "" });
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Key + domain + tool levels
+// ---------------------------------------------------------------------------
+
+export interface LevelContexts {
+  key: KeyContext;
+  /** The `@domain:<d>` state, if one exists (created when the applicable rule is a domain rule). */
+  domain?: KeyContext | null;
+  /** The `@tool:<name>` state, if one exists (created on a security failure). */
+  tool?: KeyContext | null;
+}
+
+export interface ToolResultApplied {
+  key: KeyContext;
+  domain: KeyContext | null;
+  tool: KeyContext | null;
+  effects: Effect[];
+  /** The failure record appended to the key's history, if the result failed. */
+  failure: FailureRecord | null;
+}
+
+/**
+ * Apply a classified tool result to the key, to its domain-level state when the applicable rule
+ * is a domain rule, and to the tool-level state (blocked on `security`).
+ */
+export function applyToolResult(
+  states: LevelContexts,
+  outcome: Outcome,
+  resolution: ResolvedRule,
+  recoveryMode: RecoveryMode,
+  timeline: SessionTimeline,
+  now: number,
+): ToolResultApplied {
+  const toolName = outcome.toolName ?? states.key.state.toolName;
+  const o: Outcome = { ...outcome, toolName };
+  const keyRes = applyOutcome(states.key, o, resolution.rule, recoveryMode, timeline, now);
+  const effects = [...keyRes.effects];
+
+  let domain = states.domain ?? null;
+  if (resolution.level === "domain" && resolution.name) {
+    const dctx = domain ?? newKeyContext(DOMAIN_PREFIX + resolution.name, toolName, "domain");
+    const dres = applyOutcome(dctx, o, resolution.rule, recoveryMode, timeline, now, { securityBlocks: false });
+    domain = dres.ctx;
+    effects.push(...dres.effects);
+  }
+
+  let tool = states.tool ?? null;
+  const isSecurity = o.failed && (o.severity ?? "server_error") === "security";
+  if (tool || isSecurity) {
+    const tres = applyToolLevel(tool ?? newKeyContext(TOOL_PREFIX + toolName, toolName, "tool"), o, now);
+    tool = tres.ctx;
+    effects.push(...tres.effects);
+  }
+  return { key: keyRes.ctx, domain, tool, effects, failure: keyRes.failure };
+}
+
+/** Tool-level state: counters only; a `security` failure blocks it. */
+export function applyToolLevel(ctx: KeyContext, outcome: Outcome, now: number): { ctx: KeyContext; effects: Effect[] } {
+  const s: KeyState = { ...ctx.state };
+  const effects: Effect[] = [];
+  const t = clampClock(s.clock, now);
+  s.clock = t;
+  s.seq += 1;
+  s.totalCalls += 1;
+  if (outcome.failed) {
+    s.totalFailures += 1;
+    s.consecutiveFailures += 1;
+    s.lastFailureAt = t;
+    if ((outcome.severity ?? "server_error") === "security" && s.state !== "blocked") {
+      block(s, SECURITY_BLOCK_REASON, t);
+      effects.push(blockedEffect(s, outcome.toolName ?? s.toolName, SECURITY_BLOCK_REASON));
+    }
+  } else {
+    s.consecutiveFailures = 0;
+    s.lastSuccessAt = t;
+  }
+  return { ctx: { state: s, failures: ctx.failures, results: ctx.results }, effects };
+}
+
+// ---------------------------------------------------------------------------
+// Human actions
+// ---------------------------------------------------------------------------
+
+/** Reset (any state → trusted, counters cleared: consecutive, escalation, recovery; history no longer counts). */
+export function resetKey(state: KeyState): KeyState {
+  const s: KeyState = { ...state };
+  trustAgain(s);
+  return s;
+}
+
+export interface HumanActionResult {
+  state: KeyState;
+  effects: Effect[];
+  /** False when the state was not recovering (stale approval): nothing changed. */
+  applied: boolean;
+}
+
+/** Approve a pending recovery: recovering → trusted (with a `recovered` effect). */
+export function approveRecovery(state: KeyState, now: number): HumanActionResult {
+  if (state.state !== "recovering") return { state, effects: [], applied: false };
+  const s: KeyState = { ...state };
+  s.clock = clampClock(s.clock, now);
+  trustAgain(s);
+  return { state: s, effects: [recoveredEffect(s, s.toolName, "recovery approved")], applied: true };
+}
+
+/** Deny a pending recovery: recovering → escalated with a fresh escalation window. */
+export function denyRecovery(state: KeyState, rule: Rule, now: number): HumanActionResult {
+  if (state.state !== "recovering") return { state, effects: [], applied: false };
+  const s: KeyState = { ...state };
+  const t = clampClock(s.clock, now);
+  s.clock = t;
+  s.state = "escalated";
+  s.escalatedAt = t;
+  s.escalationReason = "recovery denied";
+  s.escalationExpires = t + rule.escalationDurationSeconds * 1000;
+  s.escalationWindowSeconds = rule.windowSeconds;
+  s.escalationSeq = s.seq;
+  s.recoverySuccesses = 0;
+  s.recoveryNeeded = 0;
+  s.approvalPending = false;
+  return { state: s, effects: [escalatedEffect(s, s.toolName, rule)], applied: true };
+}
+
+// ---------------------------------------------------------------------------
+// guard.check helpers
+// ---------------------------------------------------------------------------
+
+export interface EscalationInfo {
+  reason: string;
+  failureCount: number;
+  window: string;
+  recoveryHint: string;
+  expiresAt: string | null;
+}
+
+/** The `escalation` field of guard.check for the state that decides (null when trusted). */
+export function escalationInfo(
+  state: KeyState | null | undefined,
+  rule?: Rule,
+  recoveryMode: RecoveryMode = "auto",
+  now?: number,
+): EscalationInfo | null {
+  if (!state || state.state === "trusted") return null;
+  const windowSeconds = state.escalationWindowSeconds ?? rule?.windowSeconds ?? 3600;
+  let hint: string;
+  if (state.state === "blocked") {
+    hint = "Blocked: only a person can reset it in the dashboard.";
+  } else if (state.state === "recovering") {
+    hint = state.approvalPending
+      ? `Recovery complete (${state.recoverySuccesses}/${state.recoveryNeeded} successful calls); waiting for a person to approve.`
+      : `Recovering: ${state.recoverySuccesses}/${state.recoveryNeeded} successful calls` +
+        (recoveryMode === "ask" ? ", then a person approves." : ".");
+  } else {
+    const needed = rule?.successCountToRecover ?? 3;
+    const cooldown = rule?.cooldownSeconds ?? 900;
+    const expires = state.escalationExpires;
+    let wait = "";
+    if (expires !== null && now !== undefined) {
+      const cooldownEnd = (state.lastFailureAt ?? 0) + cooldown * 1000;
+      const readyAt = Math.max(expires, cooldownEnd);
+      if (readyAt > now) wait = ` (in ${Math.ceil((readyAt - now) / 60000)} min)`;
+    }
+    hint =
+      `Escalation lasts until ${expires !== null ? isoTime(expires) : "reset"}; after that and ${cooldown}s without failures${wait}, ` +
+      `${needed} successful calls restore trust` +
+      (recoveryMode === "ask" ? " once a person approves." : ".");
+  }
+  return {
+    reason: state.escalationReason ?? "",
+    failureCount: state.escalationFailureCount ?? state.consecutiveFailures,
+    window: `${windowSeconds}s`,
+    recoveryHint: hint,
+    expiresAt: state.escalationExpires !== null ? isoTime(state.escalationExpires) : null,
+  };
+}
+
+/** SPEC 7.2 guard.check decision. */
+export function guardDecision(input: {
+  paused: boolean;
+  effectiveState: TrustState;
+  globalPattern: boolean;
+  blockedDecision: BlockedDecision;
+}): Decision {
+  if (input.paused) return "pause";
+  if (input.effectiveState === "trusted" && !input.globalPattern) return "allow";
+  if (input.effectiveState === "blocked") return input.blockedDecision;
+  return "ask";
+}
+
+export interface KeyMetrics {
+  effectiveFailures: number;
+  threshold: number | null;
+  consecutiveFailures: number;
+  failureRate: number | null;
+  recovery: { successes: number; needed: number } | null;
+}
+
+/** reliability.status numbers for a state, computed at its last applied event (or `now` if none). */
+export function keyMetrics(ctx: KeyContext, rule: Rule, timeline: SessionTimeline, now?: number): KeyMetrics {
+  const at = ctx.state.clock ?? now ?? 0;
+  return {
+    effectiveFailures: effectiveFailures(ctx.failures, rule, timeline, at, { afterSeq: ctx.state.countFromSeq }),
+    threshold: rule.countThreshold ?? null,
+    consecutiveFailures: ctx.state.consecutiveFailures,
+    failureRate: failureRate(ctx.results, rule, at, { afterSeq: ctx.state.countFromSeq }),
+    recovery:
+      ctx.state.state === "recovering"
+        ? { successes: ctx.state.recoverySuccesses, needed: ctx.state.recoveryNeeded }
+        : null,
+  };
+}

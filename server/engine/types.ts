@@ -1,0 +1,335 @@
+/**
+ * Shared vocabulary of the pure engine (SPEC sections 2–6).
+ *
+ * Everything here is plain data: JSON-serialisable, no Dates (times are epoch
+ * milliseconds), no I/O. The shell (server/ingest) loads these shapes from the
+ * database, hands them to the engine together with the event and `now`, and
+ * writes back what the engine returns.
+ */
+
+export const SEVERITIES = [
+  "transient",
+  "not_found",
+  "invalid_input",
+  "permission",
+  "validation",
+  "timeout",
+  "server_error",
+  "crash",
+  "corruption",
+  "security",
+  "repeated_auth",
+] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
+export type TrustState = (typeof TRUST_STATES)[number];
+
+export const PATTERN_TYPES = [
+  "repetitive_calls",
+  "introspection_loop",
+  "read_only_loop",
+  "announce_no_action",
+  "error_retry_loop",
+  "planning_loop",
+  "alternating_calls",
+  "tool_avoidance",
+] as const;
+export type PatternType = (typeof PATTERN_TYPES)[number];
+
+export const PATTERN_SEVERITIES = ["minor", "moderate", "severe"] as const;
+export type PatternSeverity = (typeof PATTERN_SEVERITIES)[number];
+
+export const NUDGE_LEVELS = ["off", "gentle", "direct", "interrupt"] as const;
+export type NudgeLevel = (typeof NUDGE_LEVELS)[number];
+export type NudgeType = "gentle" | "direct" | "interrupt" | "guidance";
+
+export type RecoveryMode = "auto" | "ask";
+export type ModelSwitchStrategy = "disabled" | "suggest" | "auto";
+export type BlockedDecision = "ask" | "deny";
+export type Decision = "allow" | "ask" | "deny" | "pause";
+
+export type ExtractorKind = "path" | "url" | "command" | "mcp" | "hash";
+
+// ---------------------------------------------------------------------------
+// Events (SPEC 7.1), already validated by zod and normalised: `ts` is epoch ms.
+// ---------------------------------------------------------------------------
+
+interface EventBase {
+  id: string;
+  sessionId: string;
+  ts: number;
+  model?: string;
+}
+
+export type JsonObject = { [key: string]: unknown };
+
+export type AgentEvent =
+  | (EventBase & { type: "session.start"; agent?: string; settings?: SessionSettingsInput })
+  | (EventBase & { type: "session.end" })
+  | (EventBase & { type: "turn.start"; turnIndex: number })
+  | (EventBase & {
+      type: "tool.call";
+      callId: string;
+      toolName: string;
+      pluginName?: string;
+      args: JsonObject;
+      turnIndex?: number;
+    })
+  | (EventBase & {
+      type: "tool.result";
+      callId: string;
+      toolName: string;
+      pluginName?: string;
+      args?: JsonObject;
+      success?: boolean;
+      error?: string | JsonObject;
+      result?: unknown;
+      httpStatus?: number;
+      severity?: Severity;
+      domain?: string;
+      service?: string;
+      retryCount?: number;
+      transient?: boolean;
+      durationMs?: number;
+      turnIndex?: number;
+    })
+  | (EventBase & { type: "model.text"; text: string; turnIndex?: number })
+  | (EventBase & {
+      type: "permission.resolved";
+      callId: string;
+      toolName: string;
+      granted: boolean;
+      method: string;
+    });
+
+export type ToolCallEvent = Extract<AgentEvent, { type: "tool.call" }>;
+export type ToolResultEvent = Extract<AgentEvent, { type: "tool.result" }>;
+
+// ---------------------------------------------------------------------------
+// Configuration (SPEC 4.1, 6, 7.2 "Workspace configuration document"), camelCase.
+// The snake_case document <-> this shape conversion lives in engine/config.ts.
+// ---------------------------------------------------------------------------
+
+/** A rule as written at one level: every field optional (unset = inherit). */
+export interface RuleInput {
+  countThreshold?: number;
+  consecutiveThreshold?: number;
+  rateThreshold?: number;
+  rateMinCalls?: number;
+  windowSeconds?: number;
+  severityFilter?: Severity[];
+  escalationDurationSeconds?: number;
+  notify?: boolean;
+  cooldownSeconds?: number;
+  successCountToRecover?: number;
+  blockThreshold?: number;
+}
+
+/** A fully resolved rule: defaults filled in. Thresholds stay optional (unset = not used). */
+export interface Rule {
+  countThreshold?: number;
+  consecutiveThreshold?: number;
+  rateThreshold?: number;
+  rateMinCalls: number;
+  windowSeconds: number;
+  severityFilter: Severity[];
+  escalationDurationSeconds: number;
+  notify: boolean;
+  cooldownSeconds: number;
+  successCountToRecover: number;
+  blockThreshold?: number;
+}
+
+export type RuleLevel = "tool" | "domain" | "plugin" | "default";
+
+export interface ResolvedRule {
+  rule: Rule;
+  level: RuleLevel;
+  /** tool name / domain / plugin name of the matching rule; null for default. */
+  name: string | null;
+}
+
+export interface Extractor {
+  tool: string; // glob
+  kind: ExtractorKind;
+  field: string;
+}
+
+export interface PatternThresholds {
+  minor: number;
+  moderate: number;
+  severe: number;
+}
+
+export interface PatternConfig {
+  introspectionTools: string[];
+  readOnlyTools: string[];
+  actionTools: string[];
+  announcePhrases: string[];
+  thresholds: Record<PatternType, PatternThresholds>;
+}
+
+export interface SettingValues {
+  nudgeLevel: NudgeLevel;
+  nudgeEnabled: boolean;
+  recoveryMode: RecoveryMode;
+  modelSwitchStrategy: ModelSwitchStrategy;
+  patternDetectionEnabled: boolean;
+  blockedDecision: BlockedDecision;
+  preferredModels: string[];
+}
+export type SettingName = keyof SettingValues;
+export type SessionSettingsInput = { [K in SettingName]?: SettingValues[K] | null };
+export type SettingSource = "session" | "workspace" | "organization" | "default";
+export type EffectiveSettings = { [K in SettingName]: { value: SettingValues[K]; source: SettingSource } };
+
+export interface ModelSwitchConfig {
+  failureThreshold: number;
+  minSuccessRateDiff: number;
+  minAttempts: number;
+}
+
+/**
+ * One level's configuration document (workspace or organization), camelCase.
+ * Every field optional: an unset field inherits from the level above.
+ */
+export interface ConfigDocument {
+  defaultRule?: RuleInput;
+  pluginRules?: Record<string, RuleInput>;
+  toolRules?: Record<string, RuleInput>;
+  domainRules?: Record<string, RuleInput>;
+  settings?: Partial<SettingValues>;
+  modelSwitch?: Partial<ModelSwitchConfig>;
+  patterns?: {
+    introspectionTools?: string[];
+    readOnlyTools?: string[];
+    actionTools?: string[];
+    announcePhrases?: string[];
+    thresholds?: Partial<Record<PatternType, Partial<PatternThresholds>>>;
+  };
+  extractors?: Extractor[];
+  securityPatterns?: string[];
+  retentionDays?: number;
+}
+
+/** Workspace config merged over organization config merged over built-ins. */
+export interface EffectiveConfig {
+  workspace: ConfigDocument;
+  organization: ConfigDocument;
+  extractors: Extractor[];
+  securityPatterns: string[];
+  patterns: PatternConfig;
+  modelSwitch: ModelSwitchConfig;
+  retentionDays: number;
+}
+
+// ---------------------------------------------------------------------------
+// Effects (SPEC 7.3)
+// ---------------------------------------------------------------------------
+
+export type Effect =
+  | { type: "escalated"; failureKey: string; toolName: string; reason: string; expiresAt: string; message: string }
+  | { type: "blocked"; failureKey: string; toolName: string; reason: string; message: string }
+  | { type: "recovering"; failureKey: string; successes: number; needed: number }
+  | { type: "recovered"; failureKey: string; toolName: string; message: string }
+  | { type: "recovery_pending"; failureKey: string; approvalId: string }
+  | {
+      type: "pattern";
+      patternType: PatternType;
+      severity: PatternSeverity;
+      count: number;
+      sessionId: string;
+      toolSequence: string[];
+    }
+  | { type: "nudge"; nudgeType: NudgeType; message: string; patternType: PatternType | null; sessionId: string }
+  | { type: "paused"; sessionId: string; reason: string }
+  | {
+      type: "model_suggestion";
+      strategy: "suggest" | "auto";
+      currentModel: string;
+      suggestedModel: string;
+      failureKey: string;
+      currentSuccessRate: number;
+      suggestedSuccessRate: number;
+    };
+
+// ---------------------------------------------------------------------------
+// Trust engine state (SPEC 4), owned by engine/trust.ts and engine/decay.ts.
+// Plain JSON data; the shell stores it in rows / jsonb.
+// ---------------------------------------------------------------------------
+
+/** One recorded failure of a key (or of a domain-level state). */
+export interface FailureRecord {
+  /** Applied time (epoch ms, after clock clamping). */
+  ts: number;
+  severity: Severity;
+  /** 0.5 for invalid_input, 1 otherwise. */
+  weight: number;
+  sessionId: string;
+  /** Agent name of the session (`session.start.agent`, default "default"). */
+  agent: string;
+  /** Per-state sequence number of the outcome (KeyState.seq after applying it). */
+  seq: number;
+}
+
+/** One recorded result (success or failure) of a key, for the failure rate. */
+export interface ResultRecord {
+  ts: number;
+  failed: boolean;
+  seq: number;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  agent: string;
+  startedAt: number | null;
+  endedAt: number | null;
+}
+
+/** Sessions known to the workspace, for session decay (SPEC 4.2). */
+export interface SessionTimeline {
+  sessions: Record<string, SessionInfo>;
+  /** Start times of the sessions of each agent name. */
+  startsByAgent: Record<string, number[]>;
+}
+
+export type StateLevel = "key" | "domain" | "tool";
+
+/** The trust state of one failure key, `@domain:<d>` or `@tool:<name>`. */
+export interface KeyState {
+  failureKey: string;
+  toolName: string;
+  level: StateLevel;
+  state: TrustState;
+  consecutiveFailures: number;
+  totalCalls: number;
+  totalFailures: number;
+  lastFailureAt: number | null;
+  lastSuccessAt: number | null;
+  /** Last applied event time (SPEC 4.4): never goes backwards. */
+  clock: number | null;
+  /** Number of outcomes applied so far (sequence of the last FailureRecord/ResultRecord). */
+  seq: number;
+  /** Records with seq ≤ countFromSeq are ignored for counting (set by reset and recovery). */
+  countFromSeq: number;
+  escalatedAt: number | null;
+  escalationReason: string | null;
+  escalationExpires: number | null;
+  /** Failures (unweighted, in the rule's filter and window) when escalated; grows while escalated. */
+  escalationFailureCount: number | null;
+  escalationWindowSeconds: number | null;
+  /** seq at escalation: failures with a larger seq are "since escalation" (blockThreshold). */
+  escalationSeq: number | null;
+  recoverySuccesses: number;
+  recoveryNeeded: number;
+  /** An ask-mode recovery approval was requested for the current recovery. */
+  approvalPending: boolean;
+}
+
+/** A state with its recent history (at least the rule window and 10 minutes), oldest first. */
+export interface KeyContext {
+  state: KeyState;
+  failures: FailureRecord[];
+  results: ResultRecord[];
+}

@@ -1,0 +1,41 @@
+/**
+ * The process-wide runtime: the database (migrated) and auth, created once per process.
+ * Next.js may load this module in several bundles (route handlers, server components,
+ * instrumentation), so the singleton lives on globalThis.
+ */
+import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } from "@/db/client";
+import { createAuth, type Auth } from "./auth";
+import { applyHeadlessInit, type HeadlessInitEnv } from "./services/headless-init";
+
+export interface Runtime {
+  database: Database;
+  auth: Auth;
+}
+
+const globalKey = Symbol.for("vigil.runtime");
+type GlobalWithRuntime = typeof globalThis & { [globalKey]?: Promise<Runtime> };
+
+async function boot(): Promise<Runtime> {
+  const database = await openDatabase(databaseOptionsFromEnv());
+  await migrateDatabase(database);
+  const auth = await createAuth(database.db);
+  const created = await applyHeadlessInit(database.db, auth, process.env as HeadlessInitEnv);
+  if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
+  return { database, auth };
+}
+
+export function getRuntime(): Promise<Runtime> {
+  const g = globalThis as GlobalWithRuntime;
+  if (!g[globalKey]) {
+    g[globalKey] = boot().catch((err) => {
+      g[globalKey] = undefined; // allow a retry on the next request
+      throw err;
+    });
+  }
+  return g[globalKey]!;
+}
+
+/** For tests: build a runtime around an already-open, migrated database. */
+export async function createRuntime(database: Database): Promise<Runtime> {
+  return { database, auth: await createAuth(database.db) };
+}

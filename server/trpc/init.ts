@@ -1,0 +1,155 @@
+/**
+ * tRPC foundation: context, error shape and the procedure kinds every router builds on.
+ *  - `publicProcedure`
+ *  - `authedProcedure`: a signed-in dashboard user
+ *  - `protectedWorkspaceProcedure(minRole)`: a member of the workspace's organization with at least that role
+ *  - `protectedOrgProcedure(minRole)`: same, for organization pages
+ *  - `apiKeyProcedure` / `adminApiKeyProcedure`: agents and provisioning scripts (Bearer API key)
+ * No transformer: any HTTP client can call the agent API (SPEC 7).
+ */
+import { initTRPC, TRPCError } from "@trpc/server";
+import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
+import { z } from "zod";
+import type { Role } from "@/db/schema";
+import type { Runtime } from "@/server/runtime";
+import { authenticateApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
+import type { Actor } from "@/server/services/audit";
+import { ServiceError } from "@/server/services/errors";
+import { hasRole, permissionsFor } from "@/server/services/roles";
+import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
+import { consumeRateLimit } from "./rate-limit";
+
+export interface SessionUser {
+  id: string;
+  email: string;
+  name: string;
+}
+
+export async function createContext(runtime: Runtime, opts: FetchCreateContextFnOptions) {
+  let userPromise: Promise<SessionUser | null> | undefined;
+  return {
+    runtime,
+    db: runtime.database.db,
+    req: opts.req,
+    resHeaders: opts.resHeaders,
+    /** The signed-in user from the session cookie (memoised per request). */
+    getUser: () =>
+      (userPromise ??= runtime.auth.api
+        .getSession({ headers: opts.req.headers })
+        .then((s) => (s ? { id: s.user.id, email: s.user.email, name: s.user.name } : null))
+        .catch(() => null)),
+  };
+}
+export type Context = Awaited<ReturnType<typeof createContext>>;
+
+interface IssueLike {
+  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+  message: string;
+}
+
+function issuePath(issue: IssueLike): string {
+  return (issue.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))).join(".");
+}
+
+/** Flattens validation issues into `path: message` so a 400 names the offending fields. */
+export function describeIssues(issues: readonly IssueLike[]): { path: string; message: string }[] {
+  return issues.map((i) => ({ path: issuePath(i), message: i.message }));
+}
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const cause = error.cause as { issues?: IssueLike[] } | undefined;
+    let issues: { path: string; message: string }[] | undefined;
+    let message = shape.message;
+    if (error.code === "BAD_REQUEST" && cause && Array.isArray(cause.issues)) {
+      issues = describeIssues(cause.issues);
+      message = "Invalid input: " + issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
+    } else if (error.cause instanceof ServiceError && error.cause.field) {
+      issues = [{ path: error.cause.field, message: error.cause.message }];
+    }
+    if (error.code === "INTERNAL_SERVER_ERROR") {
+      // Never leak internals to clients; the server log has the stack.
+      console.error("[vigil] internal error:", error.cause ?? error);
+      message = "Internal server error";
+    }
+    return { ...shape, message, data: { ...shape.data, stack: undefined, ...(issues ? { issues } : {}) } };
+  },
+});
+
+const SERVICE_TO_TRPC = {
+  NOT_FOUND: "NOT_FOUND",
+  FORBIDDEN: "FORBIDDEN",
+  CONFLICT: "CONFLICT",
+  BAD_REQUEST: "BAD_REQUEST",
+  PRECONDITION_FAILED: "PRECONDITION_FAILED",
+} as const;
+
+/** Maps service-layer errors to tRPC codes (and thus HTTP statuses). */
+const serviceErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof ServiceError) {
+    const cause = result.error.cause;
+    throw new TRPCError({ code: SERVICE_TO_TRPC[cause.code], message: cause.message, cause });
+  }
+  return result;
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+export const publicProcedure = t.procedure.use(serviceErrors);
+
+export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const user = await ctx.getUser();
+  if (!user) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in first" });
+  const actor: Actor = { type: "user", id: user.id, label: user.email };
+  return next({ ctx: { user, actor } });
+});
+
+const roleError = (minRole: Role) =>
+  new TRPCError({ code: "FORBIDDEN", message: `This needs the ${minRole} role or higher` });
+
+/** Membership and role are checked once here; a workspace of another organization is a 404. */
+export function protectedWorkspaceProcedure(minRole: Role = "viewer") {
+  return authedProcedure.input(z.object({ workspaceSlug: z.string().min(1).max(63) })).use(async ({ ctx, input, next }) => {
+    const access = await getWorkspaceAccess(ctx.db, ctx.user.id, input.workspaceSlug);
+    if (!access) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found" });
+    if (!hasRole(access.role, minRole)) throw roleError(minRole);
+    return next({ ctx: { access, workspaceId: access.workspace.id, organizationId: access.organization.id, permissions: permissionsFor(access.role) } });
+  });
+}
+
+export function protectedOrgProcedure(minRole: Role = "viewer") {
+  return authedProcedure.input(z.object({ organizationId: z.string().min(1).max(64) })).use(async ({ ctx, input, next }) => {
+    const membership = await getMembership(ctx.db, ctx.user.id, input.organizationId);
+    if (!membership) throw new TRPCError({ code: "NOT_FOUND", message: "Organization not found" });
+    if (!hasRole(membership.role, minRole)) throw roleError(minRole);
+    return next({ ctx: { role: membership.role, organizationId: input.organizationId } });
+  });
+}
+
+function bearerToken(req: Request): string | null {
+  const header = req.headers.get("authorization");
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match ? match[1] : null;
+}
+
+/** Agents: `Authorization: Bearer vgl_…`. Missing/unknown/revoked → 401; over the limit → 429 + Retry-After. */
+export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx.req);
+  if (!token) throw new TRPCError({ code: "UNAUTHORIZED", message: "Missing API key: send Authorization: Bearer <key>" });
+  const key: AuthenticatedKey | null = await authenticateApiKey(ctx.db, token);
+  if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
+  const limited = await consumeRateLimit(key.keyId);
+  if (limited) {
+    ctx.resHeaders.set("Retry-After", String(limited.retryAfterSeconds));
+    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` });
+  }
+  const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
+  return next({ ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId } });
+});
+
+export const adminApiKeyProcedure = apiKeyProcedure.use(async ({ ctx, next }) => {
+  if (ctx.apiKey.scope !== "admin") throw new TRPCError({ code: "FORBIDDEN", message: "This needs an API key with admin scope" });
+  return next();
+});

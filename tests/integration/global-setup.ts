@@ -1,0 +1,31 @@
+import type { TestProject } from "vitest/node";
+import postgres from "postgres";
+import { startPgCluster } from "../support/pg-cluster";
+import { migrateDatabase, openDatabase } from "../../db/client";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    /** Admin URL of the throwaway cluster (database `postgres`). */
+    pgAdminUrl: string;
+  }
+}
+
+export const TEMPLATE_DB = "vigil_template";
+
+/** Starts the throwaway cluster and migrates a template database each test file clones. */
+export default async function setup(project: TestProject) {
+  const external = process.env.VIGIL_TEST_DATABASE_URL;
+  const cluster = external ? null : await startPgCluster();
+  const adminUrl = external ?? cluster!.url;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`drop database if exists ${TEMPLATE_DB}`);
+  await admin.unsafe(`create database ${TEMPLATE_DB}`);
+  await admin.end();
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${TEMPLATE_DB}`;
+  const db = await openDatabase({ url: templateUrl.toString(), poolSize: 1 });
+  await migrateDatabase(db);
+  await db.close();
+  project.provide("pgAdminUrl", adminUrl);
+  return () => cluster?.stop();
+}

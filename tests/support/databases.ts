@@ -1,0 +1,37 @@
+/**
+ * Real databases for integration tests: each call gives a fresh, migrated database of the asked kind.
+ * PGlite runs in memory; PostgreSQL clones the template database migrated by the global setup.
+ */
+import { inject } from "vitest";
+import postgres from "postgres";
+import { randomBytes } from "node:crypto";
+import { migrateDatabase, openDatabase, type Database } from "@/db/client";
+
+export const DATABASE_KINDS = ["pglite", "postgres"] as const;
+export type DatabaseKind = (typeof DATABASE_KINDS)[number];
+
+export async function createTestDatabase(kind: DatabaseKind): Promise<Database> {
+  if (kind === "pglite") {
+    const db = await openDatabase({ dataDir: null });
+    await migrateDatabase(db);
+    return db;
+  }
+  const adminUrl = inject("pgAdminUrl");
+  const name = `vigil_test_${randomBytes(6).toString("hex")}`;
+  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name} template vigil_template`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  const db = await openDatabase({ url: url.toString(), poolSize: 12 });
+  const close = db.close;
+  return {
+    ...db,
+    close: async () => {
+      await close();
+      const a = postgres(adminUrl, { max: 1, onnotice: () => {} });
+      await a.unsafe(`drop database if exists ${name} with (force)`);
+      await a.end();
+    },
+  };
+}
