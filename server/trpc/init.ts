@@ -18,6 +18,7 @@ import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
 import { consumeRateLimit } from "./rate-limit";
+import { InputIssuesError } from "@/server/ingest/schema";
 
 export interface SessionUser {
   id: string;
@@ -43,11 +44,12 @@ export async function createContext(runtime: Runtime, opts: FetchCreateContextFn
 export type Context = Awaited<ReturnType<typeof createContext>>;
 
 interface IssueLike {
-  path?: ReadonlyArray<PropertyKey | { key: PropertyKey }>;
+  path?: string | ReadonlyArray<PropertyKey | { key: PropertyKey }>;
   message: string;
 }
 
 function issuePath(issue: IssueLike): string {
+  if (typeof issue.path === "string") return issue.path;
   return (issue.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))).join(".");
 }
 
@@ -87,6 +89,9 @@ const SERVICE_TO_TRPC = {
 /** Maps service-layer errors to tRPC codes (and thus HTTP statuses). */
 const serviceErrors = t.middleware(async ({ next }) => {
   const result = await next();
+  if (!result.ok && result.error.cause instanceof InputIssuesError) {
+    throw new TRPCError({ code: "BAD_REQUEST", message: result.error.cause.message, cause: result.error.cause });
+  }
   if (!result.ok && result.error.cause instanceof ServiceError) {
     const cause = result.error.cause;
     throw new TRPCError({ code: SERVICE_TO_TRPC[cause.code], message: cause.message, cause });

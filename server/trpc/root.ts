@@ -2,11 +2,27 @@ import { router } from "./init";
 import { accountRouter } from "./routers/account";
 import { apiKeysRouter } from "./routers/api-keys";
 import { organizationRouter } from "./routers/organization";
+import { workspaceRouter } from "./routers/workspace";
+import { configRouter } from "./routers/workspace-config";
+import { orgConfigRouter } from "./routers/org-config";
+import { approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter } from "./routers/agent";
 
 export const appRouter = router({
+  // Agent API (SPEC 7) — fixed names.
+  ingest: ingestRouter,
+  guard: guardRouter,
+  reliability: reliabilityRouter,
+  config: agentConfigRouter,
+  approvals: approvalsRouter,
+  keys: keysRouter,
+  sessions: sessionsRouter,
+  // Dashboard.
   account: accountRouter,
   organization: organizationRouter,
   apiKeys: apiKeysRouter,
+  ws: workspaceRouter,
+  wsConfig: configRouter,
+  orgConfig: orgConfigRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,96 @@
+/**
+ * Agent-facing entry points of the engine shell: `ingest.events` and `guard.check`.
+ * One transaction per request; a request either applies completely or writes nothing.
+ */
+import { and, eq, inArray } from "drizzle-orm";
+import type { Db, Tx } from "@/db/client";
+import { globalToolPattern, keyState } from "@/db/schema";
+import { resolveRule } from "@/server/engine/rules";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, escalationInfo, guardDecision, strictestState } from "@/server/engine/trust";
+import { extractFailureKey } from "@/server/engine/failure-key";
+import { resolveSettings } from "@/server/engine/settings";
+import type { AgentEvent, Decision, Effect, KeyContext, TrustState } from "@/server/engine/types";
+import type { EscalationInfo } from "@/server/engine/trust";
+import { applyBatch, type BatchScope } from "./apply";
+import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
+
+/** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
+export async function withRetry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await fn();
+    } catch (err) {
+      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+      if (i < attempts && (code === "23505" || code === "40P01" || code === "40001")) continue;
+      throw err;
+    }
+  }
+}
+
+export interface IngestOutput {
+  accepted: number;
+  duplicates: number;
+  effects: Effect[];
+}
+
+export async function ingestEvents(db: Db, scope: BatchScope, events: EventInput[], receivedAt = Date.now()): Promise<IngestOutput> {
+  const normalized = normalizeEvents(events, receivedAt);
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const r = await applyBatch(tx, scope, normalized);
+      return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
+    }),
+  );
+}
+
+export interface GuardOutput {
+  decision: Decision;
+  failureKey: string;
+  state: TrustState;
+  reason: string | null;
+  escalation: EscalationInfo | null;
+  effects: Effect[];
+}
+
+export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now()): Promise<GuardOutput> {
+  const [ev] = normalizeEvents([{ ...input, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const batch = await applyBatch(tx, scope, [ev]);
+      const session = batch.sessions.get(ev.sessionId)!;
+      const { workspaceDoc, orgDoc, effective } = batch.configs;
+      const info = extractFailureKey(ev.toolName, ev.args, {}, effective.extractors);
+      const resolution = resolveRule(workspaceDoc, orgDoc, { toolName: ev.toolName, pluginName: ev.pluginName, domain: info.domain });
+      const levelKeys = [info.failureKey, TOOL_PREFIX + ev.toolName, ...(info.domain ? [DOMAIN_PREFIX + info.domain] : [])];
+      const states = await loadStates(tx, scope.workspaceId, levelKeys);
+      const strictest = strictestState(levelKeys.map((k) => states.get(k)?.state));
+      const state = effectiveState(levelKeys.map((k) => states.get(k)?.state));
+      const [global] = await tx
+        .select({ toolName: globalToolPattern.toolName })
+        .from(globalToolPattern)
+        .where(and(eq(globalToolPattern.organizationId, scope.organizationId), eq(globalToolPattern.toolName, ev.toolName), eq(globalToolPattern.status, "active")));
+      const settings = resolveSettings(session.settings, workspaceDoc.settings, orgDoc.settings);
+      const decision = guardDecision({ paused: session.paused, effectiveState: state, globalPattern: !!global, blockedDecision: settings.blockedDecision.value });
+      let reason: string | null = null;
+      if (decision === "pause") reason = session.pauseReason ?? "Session paused";
+      else if (state !== "trusted") reason = strictest?.escalationReason ?? null;
+      else if (global) reason = `Tool '${ev.toolName}' is failing across several workspaces of the organization (global tool pattern)`;
+      return {
+        decision,
+        failureKey: info.failureKey,
+        state,
+        reason,
+        escalation: escalationInfo(strictest, resolution.rule, settings.recoveryMode.value, ev.ts),
+        effects: batch.effects,
+      };
+    }),
+  );
+}
+
+async function loadStates(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, KeyContext>> {
+  const rows = await tx
+    .select({ failureKey: keyState.failureKey, data: keyState.data })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, keys)));
+  return new Map(rows.map((r) => [r.failureKey, r.data as KeyContext]));
+}

@@ -1,0 +1,219 @@
+/** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Tx } from "@/db/client";
+import { agentSession, event, keyState, modelToolProfile, organization, workspace } from "@/db/schema";
+import { mergeEffectiveConfig } from "@/server/engine/config";
+import { newKeyContext } from "@/server/engine/trust";
+import type { ConfigDocument, EffectiveConfig, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import type { SessionBehaviour } from "@/server/engine/behaviour-state";
+import type { ModelToolProfile } from "@/server/engine/models";
+
+export interface WorkspaceConfigs {
+  workspaceDoc: ConfigDocument;
+  orgDoc: ConfigDocument;
+  effective: EffectiveConfig;
+}
+
+export async function loadConfigs(tx: Tx, workspaceId: string): Promise<WorkspaceConfigs> {
+  const [row] = await tx
+    .select({ ws: workspace.config, org: organization.config })
+    .from(workspace)
+    .innerJoin(organization, eq(organization.id, workspace.organizationId))
+    .where(eq(workspace.id, workspaceId));
+  const workspaceDoc = (row?.ws ?? {}) as ConfigDocument;
+  const orgDoc = (row?.org ?? {}) as ConfigDocument;
+  return { workspaceDoc, orgDoc, effective: mergeEffectiveConfig(workspaceDoc, orgDoc) };
+}
+
+/** In-memory copy of an agent_session row while a batch is applied. */
+export interface SessionRow {
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  firstEventAt: number | null;
+  lastEventAt: number | null;
+  clock: number | null;
+  paused: boolean;
+  pauseReason: string | null;
+  pausedAt: number | null;
+  settings: SessionSettingsInput;
+  behaviour: SessionBehaviour | null;
+  eventCount: number;
+  callCount: number;
+  failureCount: number;
+  patternCount: number;
+  dirty: boolean;
+}
+
+const ms = (d: Date | null) => (d ? d.getTime() : null);
+
+/** Creates missing session rows and locks all of them, in session-id order (deadlock-free). */
+export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: string[]): Promise<Map<string, SessionRow>> {
+  const ids = [...new Set(sessionIds)].sort();
+  const out = new Map<string, SessionRow>();
+  if (!ids.length) return out;
+  await tx
+    .insert(agentSession)
+    .values(ids.map((sessionId) => ({ workspaceId, sessionId })))
+    .onConflictDoNothing();
+  const rows = await tx
+    .select()
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), inArray(agentSession.sessionId, ids)))
+    .orderBy(agentSession.sessionId)
+    .for("update");
+  for (const r of rows) {
+    out.set(r.sessionId, {
+      sessionId: r.sessionId,
+      agent: r.agent,
+      model: r.model,
+      startedAt: ms(r.startedAt),
+      endedAt: ms(r.endedAt),
+      firstEventAt: ms(r.firstEventAt),
+      lastEventAt: ms(r.lastEventAt),
+      clock: r.clock,
+      paused: r.paused,
+      pauseReason: r.pauseReason,
+      pausedAt: ms(r.pausedAt),
+      settings: (r.settings ?? {}) as SessionSettingsInput,
+      behaviour: (r.behaviour ?? null) as SessionBehaviour | null,
+      eventCount: r.eventCount,
+      callCount: r.callCount,
+      failureCount: r.failureCount,
+      patternCount: r.patternCount,
+      dirty: false,
+    });
+  }
+  return out;
+}
+
+export async function existingEventIds(tx: Tx, workspaceId: string, ids: string[]): Promise<Set<string>> {
+  if (!ids.length) return new Set();
+  const rows = await tx
+    .select({ id: event.id })
+    .from(event)
+    .where(and(eq(event.workspaceId, workspaceId), inArray(event.id, [...new Set(ids)])));
+  return new Set(rows.map((r) => r.id));
+}
+
+/** What a stored tool.call tells a later tool.result that carries no args. */
+export interface StoredCall {
+  failureKey: string;
+  argsHash: string;
+  domain: string | null;
+  kind: string;
+  command: string | null;
+  params: Record<string, string>;
+}
+
+export async function loadStoredCalls(
+  tx: Tx,
+  workspaceId: string,
+  wanted: { sessionId: string; callId: string }[],
+): Promise<Map<string, StoredCall>> {
+  const out = new Map<string, StoredCall>();
+  if (!wanted.length) return out;
+  const rows = await tx
+    .select({ sessionId: event.sessionId, callId: event.callId, payload: event.payload })
+    .from(event)
+    .where(
+      and(
+        eq(event.workspaceId, workspaceId),
+        eq(event.type, "tool.call"),
+        inArray(event.sessionId, [...new Set(wanted.map((w) => w.sessionId))]),
+        inArray(event.callId, [...new Set(wanted.map((w) => w.callId))]),
+      ),
+    );
+  for (const r of rows) out.set(callRef(r.sessionId, r.callId!), (r.payload as { call: StoredCall }).call);
+  return out;
+}
+
+export const callRef = (sessionId: string, callId: string) => `${sessionId}\u0000${callId}`;
+
+export interface LockedKeys {
+  contexts: Map<string, KeyContext>;
+  /** Keys that had no row before this batch (placeholders are inserted for them). */
+}
+
+/**
+ * Locks the trust states a batch touches, in failure-key order. `create` keys get a row if they
+ * have none; `existingOnly` keys (tool-level states) are locked only if they exist.
+ */
+export async function lockKeyStates(
+  tx: Tx,
+  workspaceId: string,
+  create: { failureKey: string; toolName: string; domain: string | null }[],
+  existingOnly: string[],
+): Promise<Map<string, KeyContext>> {
+  const toCreate = [...new Map(create.map((c) => [c.failureKey, c])).values()].sort((a, b) =>
+    a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0,
+  );
+  if (toCreate.length) {
+    await tx
+      .insert(keyState)
+      .values(
+        toCreate.map((c) => {
+          const ctx = newKeyContext(c.failureKey, c.toolName);
+          return {
+            workspaceId,
+            failureKey: c.failureKey,
+            toolName: c.toolName,
+            level: ctx.state.level,
+            domain: c.domain,
+            state: "trusted",
+            effectiveState: "trusted",
+            data: ctx,
+          };
+        }),
+      )
+      .onConflictDoNothing();
+  }
+  const all = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
+  const out = new Map<string, KeyContext>();
+  if (!all.length) return out;
+  const rows = await tx
+    .select({ failureKey: keyState.failureKey, data: keyState.data })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, all)))
+    .orderBy(keyState.failureKey)
+    .for("update");
+  for (const r of rows) out.set(r.failureKey, r.data as KeyContext);
+  return out;
+}
+
+/** Sessions needed for session decay: those of the failures, and later starts of their agents. */
+export async function loadTimelineSessions(
+  tx: Tx,
+  workspaceId: string,
+  failureSessions: string[],
+  agents: string[],
+  since: number,
+): Promise<SessionInfo[]> {
+  if (!failureSessions.length && !agents.length) return [];
+  const conds = [];
+  if (failureSessions.length) conds.push(inArray(agentSession.sessionId, [...new Set(failureSessions)]));
+  if (agents.length)
+    conds.push(and(inArray(agentSession.agent, [...new Set(agents)]), sql`${agentSession.startedAt} >= ${new Date(since).toISOString()}::timestamptz`));
+  const rows = await tx
+    .select({ sessionId: agentSession.sessionId, agent: agentSession.agent, startedAt: agentSession.startedAt, endedAt: agentSession.endedAt })
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), conds.length === 1 ? conds[0] : sql`(${conds[0]} or ${conds[1]})`));
+  return rows.map((r) => ({ sessionId: r.sessionId, agent: r.agent, startedAt: ms(r.startedAt), endedAt: ms(r.endedAt) }));
+}
+
+export async function loadModelProfiles(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, ModelToolProfile[]>> {
+  const out = new Map<string, ModelToolProfile[]>();
+  if (!keys.length) return out;
+  const rows = await tx
+    .select()
+    .from(modelToolProfile)
+    .where(and(eq(modelToolProfile.workspaceId, workspaceId), inArray(modelToolProfile.failureKey, [...new Set(keys)])));
+  for (const r of rows) {
+    const list = out.get(r.failureKey) ?? [];
+    list.push({ model: r.model, failureKey: r.failureKey, attempts: r.attempts, failures: r.failures, lastFailureAt: ms(r.lastFailureAt) });
+    out.set(r.failureKey, list);
+  }
+  return out;
+}

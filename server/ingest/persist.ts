@@ -1,0 +1,261 @@
+/** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
+import { and, eq, inArray, sql } from "drizzle-orm";
+import type { Tx } from "@/db/client";
+import {
+  agentSession,
+  approval,
+  dailyToolStat,
+  event,
+  failure,
+  keyState,
+  modelBehaviourProfile,
+  modelSuggestion,
+  modelToolProfile,
+  nudge,
+  patternDetection,
+  stateTransition,
+} from "@/db/schema";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
+import { resolveRule } from "@/server/engine/rules";
+import { buildSessionTimeline } from "@/server/engine/decay";
+import type { KeyContext, PatternType } from "@/server/engine/types";
+import type { SessionRow } from "./load";
+import type { BatchScope } from "./apply";
+import { loadConfigs } from "./load";
+import { refreshPromotion } from "./promotion";
+
+type Insert<T extends { $inferInsert: unknown }> = T["$inferInsert"];
+
+export interface BatchWrites {
+  events: Insert<typeof event>[];
+  failures: Insert<typeof failure>[];
+  transitions: Insert<typeof stateTransition>[];
+  approvalsCreated: Insert<typeof approval>[];
+  /** Keys whose pending approval no longer applies (the key escalated again). */
+  approvalsSuperseded: string[];
+  patterns: Insert<typeof patternDetection>[];
+  nudges: Insert<typeof nudge>[];
+  modelToolDeltas: Map<string, { model: string; failureKey: string; attempts: number; failures: number; lastFailureAt: number | null }>;
+  behaviourDeltas: Map<string, { patterns: Partial<Record<PatternType, number>>; nudgesSent: number; nudgesEffective: number; turns: number; stalledTurns: number }>;
+  suggestions: Insert<typeof modelSuggestion>[];
+  dailyStats: Map<string, { day: string; toolName: string; results: number; failures: number }>;
+  touchedKeys: Set<string>;
+  /** Domain/tool-level states whose state changed: keys under them change effective state. */
+  changedLevelStates: Set<string>;
+  escalatedTools: Set<string>;
+}
+
+const CHUNK = 1000;
+async function chunked<T>(rows: T[], fn: (part: T[]) => Promise<unknown>) {
+  for (let i = 0; i < rows.length; i += CHUNK) await fn(rows.slice(i, i + CHUNK));
+}
+
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+export async function writeBatch(
+  tx: Tx,
+  scope: BatchScope,
+  input: { writes: BatchWrites; contexts: Map<string, KeyContext>; sessions: Map<string, SessionRow>; keyDomains: Map<string, string | null> },
+): Promise<void> {
+  const { workspaceId } = scope;
+  const { writes, contexts, sessions, keyDomains } = input;
+
+  await chunked(writes.events, (part) => tx.insert(event).values(part));
+  await chunked(writes.failures, (part) => tx.insert(failure).values(part));
+  await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
+  await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
+  await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
+
+  // Trust states: the key rows carry their own state + metrics, and the effective state.
+  if (writes.touchedKeys.size) {
+    const configs = await loadConfigs(tx, workspaceId);
+    const timeline = buildSessionTimeline([...sessions.values()].map((s) => ({ sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt })));
+    const rows = [...writes.touchedKeys].sort().map((k) => {
+      const ctx = contexts.get(k)!;
+      const st = ctx.state;
+      const domain = st.level === "domain" ? k.slice(DOMAIN_PREFIX.length) : st.level === "key" ? keyDomains.get(k) ?? null : null;
+      const rule = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: st.toolName, domain }).rule;
+      const metrics = keyMetrics(ctx, rule, timeline);
+      const levelStates =
+        st.level === "key"
+          ? [contexts.get(TOOL_PREFIX + st.toolName)?.state, domain ? contexts.get(DOMAIN_PREFIX + domain)?.state : undefined]
+          : [];
+      return {
+        workspaceId,
+        failureKey: k,
+        toolName: st.toolName,
+        level: st.level,
+        domain,
+        state: st.state,
+        effectiveState: effectiveState([st, ...levelStates]),
+        effectiveFailures: metrics.effectiveFailures,
+        threshold: metrics.threshold,
+        consecutiveFailures: st.consecutiveFailures,
+        totalCalls: st.totalCalls,
+        totalFailures: st.totalFailures,
+        lastFailureAt: date(st.lastFailureAt),
+        lastEventAt: date(st.clock),
+        escalationExpires: date(st.escalationExpires),
+        data: ctx,
+        updatedAt: new Date(),
+      };
+    });
+    await chunked(rows, (part) =>
+      tx
+        .insert(keyState)
+        .values(part)
+        .onConflictDoUpdate({
+          target: [keyState.workspaceId, keyState.failureKey],
+          set: {
+            toolName: sql`excluded.tool_name`,
+            domain: sql`coalesce(excluded.domain, ${keyState.domain})`,
+            state: sql`excluded.state`,
+            effectiveState: sql`excluded.effective_state`,
+            effectiveFailures: sql`excluded.effective_failures`,
+            threshold: sql`excluded.threshold`,
+            consecutiveFailures: sql`excluded.consecutive_failures`,
+            totalCalls: sql`excluded.total_calls`,
+            totalFailures: sql`excluded.total_failures`,
+            lastFailureAt: sql`excluded.last_failure_at`,
+            lastEventAt: sql`excluded.last_event_at`,
+            escalationExpires: sql`excluded.escalation_expires`,
+            data: sql`excluded.data`,
+            updatedAt: sql`excluded.updated_at`,
+          },
+        }),
+    );
+    if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
+  }
+
+  // Approvals.
+  if (writes.approvalsSuperseded.length) {
+    await tx
+      .update(approval)
+      .set({ status: "denied", resolvedAt: new Date(), resolvedBy: "system", comment: "Superseded: the key failed again and was re-escalated" })
+      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.status, "pending"), inArray(approval.failureKey, writes.approvalsSuperseded)));
+  }
+  if (writes.approvalsCreated.length) await tx.insert(approval).values(writes.approvalsCreated).onConflictDoNothing();
+
+  // Sessions.
+  const dirty = [...sessions.values()].filter((s) => s.dirty).sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
+  await chunked(dirty, (part) =>
+    tx
+      .insert(agentSession)
+      .values(
+        part.map((s) => ({
+          workspaceId,
+          sessionId: s.sessionId,
+          agent: s.agent,
+          model: s.model,
+          startedAt: date(s.startedAt),
+          endedAt: date(s.endedAt),
+          firstEventAt: date(s.firstEventAt),
+          lastEventAt: date(s.lastEventAt),
+          clock: s.clock,
+          paused: s.paused,
+          pauseReason: s.pauseReason,
+          pausedAt: date(s.pausedAt),
+          settings: s.settings,
+          behaviour: s.behaviour,
+          eventCount: s.eventCount,
+          callCount: s.callCount,
+          failureCount: s.failureCount,
+          patternCount: s.patternCount,
+        })),
+      )
+      .onConflictDoUpdate({
+        target: [agentSession.workspaceId, agentSession.sessionId],
+        set: Object.fromEntries(
+          [
+            "agent", "model", "started_at", "ended_at", "first_event_at", "last_event_at", "clock", "paused",
+            "pause_reason", "paused_at", "settings", "behaviour", "event_count", "call_count", "failure_count", "pattern_count",
+          ].map((c) => [camel(c), sql.raw(`excluded.${c}`)]),
+        ),
+      }),
+  );
+
+  // Model profiles: increments (atomic upserts, rows in key order).
+  const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => (a.model + a.failureKey < b.model + b.failureKey ? -1 : 1));
+  await chunked(toolDeltas, (part) =>
+    tx
+      .insert(modelToolProfile)
+      .values(part.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })))
+      .onConflictDoUpdate({
+        target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
+        set: {
+          attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
+          failures: sql`${modelToolProfile.failures} + excluded.failures`,
+          lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
+        },
+      }),
+  );
+  const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+  if (behaviourDeltas.length) {
+    await tx
+      .insert(modelBehaviourProfile)
+      .values(behaviourDeltas.map(([model, d]) => ({ workspaceId, model, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })))
+      .onConflictDoUpdate({
+        target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model],
+        set: {
+          patternCounts: sql`(select coalesce(jsonb_object_agg(k, coalesce((${modelBehaviourProfile.patternCounts}->>k)::int, 0) + coalesce((excluded.pattern_counts->>k)::int, 0)), '{}'::jsonb) from jsonb_object_keys(${modelBehaviourProfile.patternCounts} || excluded.pattern_counts) as k)`,
+          nudgesSent: sql`${modelBehaviourProfile.nudgesSent} + excluded.nudges_sent`,
+          nudgesEffective: sql`${modelBehaviourProfile.nudgesEffective} + excluded.nudges_effective`,
+          turns: sql`${modelBehaviourProfile.turns} + excluded.turns`,
+          stalledTurns: sql`${modelBehaviourProfile.stalledTurns} + excluded.stalled_turns`,
+        },
+      });
+  }
+  if (writes.suggestions.length) await tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing();
+
+  const stats = [...writes.dailyStats.values()].sort((a, b) => (a.day + a.toolName < b.day + b.toolName ? -1 : 1));
+  if (stats.length) {
+    await tx
+      .insert(dailyToolStat)
+      .values(stats.map((d) => ({ workspaceId, ...d })))
+      .onConflictDoUpdate({
+        target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName],
+        set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
+      });
+  }
+
+  if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+}
+
+function camel(c: string) {
+  return c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
+}
+
+/**
+ * A domain- or tool-level state changed: the effective state of every key under it changes too.
+ * Rows another transaction holds are skipped (it recomputes them itself after we commit).
+ */
+export async function refreshEffectiveStates(tx: Tx, workspaceId: string, levelKeys: string[], explicitKeys: string[] = []): Promise<void> {
+  const domains = levelKeys.filter((k) => k.startsWith(DOMAIN_PREFIX)).map((k) => k.slice(DOMAIN_PREFIX.length));
+  const tools = levelKeys.filter((k) => k.startsWith(TOOL_PREFIX)).map((k) => k.slice(TOOL_PREFIX.length));
+  const domainArr = sql`array[${sql.join(domains.length ? domains.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
+  const toolArr = sql`array[${sql.join(tools.length ? tools.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
+  const keyArr = sql`array[${sql.join(explicitKeys.length ? explicitKeys.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
+  await tx.execute(sql`
+    with targets as (
+      select failure_key from key_state
+      where workspace_id = ${workspaceId} and level = 'key' and (domain = any(${domainArr}) or tool_name = any(${toolArr}) or failure_key = any(${keyArr}))
+      order by failure_key
+      for update skip locked
+    ), computed as (
+      select k.failure_key,
+        (array['trusted','recovering','escalated','blocked'])[greatest(
+          array_position(array['trusted','recovering','escalated','blocked'], k.state),
+          coalesce(array_position(array['trusted','recovering','escalated','blocked'], d.state), 1),
+          coalesce(array_position(array['trusted','recovering','escalated','blocked'], t.state), 1)
+        )] as eff
+      from key_state k
+      join targets using (failure_key)
+      left join key_state d on d.workspace_id = k.workspace_id and d.failure_key = '@domain:' || k.domain
+      left join key_state t on t.workspace_id = k.workspace_id and t.failure_key = '@tool:' || k.tool_name
+      where k.workspace_id = ${workspaceId}
+    )
+    update key_state set effective_state = computed.eff
+    from computed
+    where key_state.workspace_id = ${workspaceId} and key_state.failure_key = computed.failure_key
+      and key_state.effective_state <> computed.eff`);
+}

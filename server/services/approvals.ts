@@ -1,0 +1,107 @@
+/** The approval queue: ask-mode recoveries waiting for a person (SPEC 4.3, 7.2). */
+import { and, desc, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { approval, keyState, stateTransition } from "@/db/schema";
+import { approveRecovery, denyRecovery } from "@/server/engine/trust";
+import { resolveRule } from "@/server/engine/rules";
+import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
+import { loadConfigs } from "@/server/ingest/load";
+import { writeAudit, type Actor } from "./audit";
+import { badRequest, notFound } from "./errors";
+
+export type ApprovalStatus = "pending" | "approved" | "denied";
+
+export async function listApprovals(db: Db, workspaceId: string, status?: ApprovalStatus) {
+  const rows = await db
+    .select()
+    .from(approval)
+    .where(status ? and(eq(approval.workspaceId, workspaceId), eq(approval.status, status)) : eq(approval.workspaceId, workspaceId))
+    .orderBy(desc(approval.createdAt))
+    .limit(500);
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    failureKey: r.failureKey,
+    toolName: r.toolName,
+    status: r.status,
+    createdAt: r.createdAt.toISOString(),
+    resolvedAt: r.resolvedAt ? r.resolvedAt.toISOString() : null,
+    resolvedBy: r.resolvedBy,
+    comment: r.comment,
+  }));
+}
+
+export interface ResolveApprovalInput {
+  workspaceId: string;
+  organizationId: string;
+  approvalId: string;
+  decision: "approve" | "deny";
+  comment?: string;
+  actor: Actor;
+  now?: number;
+}
+
+/** Approve → the key is trusted; deny → escalated with a fresh window. Audit-logged. */
+export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
+  const now = input.now ?? Date.now();
+  return db.transaction(async (tx) => {
+    const [a] = await tx
+      .select()
+      .from(approval)
+      .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, input.approvalId)))
+      .for("update");
+    if (!a) throw notFound("Approval");
+    if (a.status !== "pending") throw badRequest(`This approval was already ${a.status}`, "approvalId");
+    const [row] = await tx
+      .select({ data: keyState.data, domain: keyState.domain })
+      .from(keyState)
+      .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)))
+      .for("update");
+    const effects: Effect[] = [];
+    if (row) {
+      const ctx = row.data as KeyContext;
+      const configs = await loadConfigs(tx, input.workspaceId);
+      const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain }).rule;
+      const result = input.decision === "approve" ? approveRecovery(ctx.state, now) : denyRecovery(ctx.state, rule, now);
+      if (result.applied) {
+        await tx
+          .update(keyState)
+          .set({
+            state: result.state.state,
+            effectiveState: result.state.state,
+            consecutiveFailures: result.state.consecutiveFailures,
+            escalationExpires: result.state.escalationExpires ? new Date(result.state.escalationExpires) : null,
+            effectiveFailures: input.decision === "approve" ? 0 : undefined,
+            data: { ...ctx, state: result.state },
+            updatedAt: new Date(),
+          })
+          .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
+        await tx.insert(stateTransition).values({
+          workspaceId: input.workspaceId,
+          failureKey: a.failureKey,
+          fromState: ctx.state.state,
+          toState: result.state.state,
+          reason: input.decision === "approve" ? "recovery approved" : "recovery denied",
+          actor: input.actor.label,
+          at: new Date(now),
+        });
+        effects.push(...result.effects);
+      }
+    }
+    const status = input.decision === "approve" ? "approved" : "denied";
+    await tx
+      .update(approval)
+      .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment: input.comment ?? null })
+      .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, input.approvalId)));
+    await writeAudit(tx, {
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId,
+      actor: input.actor,
+      action: `approval.${input.decision}`,
+      target: a.failureKey,
+      before: { status: "pending" },
+      after: { status, comment: input.comment ?? null },
+    });
+    return { id: a.id, status, failureKey: a.failureKey, effects };
+  });
+}

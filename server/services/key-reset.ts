@@ -1,0 +1,75 @@
+/** Reset of failure keys by a person (SPEC 4.3): any state → trusted, counters cleared. */
+import { and, eq, inArray, ne } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { approval, keyState, stateTransition } from "@/db/schema";
+import { resetKey } from "@/server/engine/trust";
+import type { KeyContext } from "@/server/engine/types";
+import { refreshEffectiveStates } from "@/server/ingest/persist";
+import { writeAudit, type Actor } from "./audit";
+import { notFound } from "./errors";
+
+export interface ResetKeysInput {
+  workspaceId: string;
+  organizationId: string;
+  target: { failureKey: string } | { all: true };
+  actor: Actor;
+}
+
+export async function resetKeys(db: Db, input: ResetKeysInput): Promise<{ reset: string[] }> {
+  return db.transaction(async (tx) => {
+    const where =
+      "failureKey" in input.target
+        ? and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, input.target.failureKey))
+        : and(eq(keyState.workspaceId, input.workspaceId), ne(keyState.state, "trusted"));
+    // Lock in key order, like the ingest path, so resets and batches never deadlock.
+    const rows = await tx
+      .select({ failureKey: keyState.failureKey, state: keyState.state, data: keyState.data })
+      .from(keyState)
+      .where(where)
+      .orderBy(keyState.failureKey)
+      .for("update");
+    if ("failureKey" in input.target && !rows.length) throw notFound(`Failure key ${input.target.failureKey}`);
+    const now = new Date();
+    for (const r of rows) {
+      const ctx = r.data as KeyContext;
+      const state = resetKey(ctx.state);
+      await tx
+        .update(keyState)
+        .set({
+          state: "trusted",
+          consecutiveFailures: 0,
+          effectiveFailures: 0,
+          escalationExpires: null,
+          data: { ...ctx, state },
+          updatedAt: now,
+        })
+        .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, r.failureKey)));
+      if (r.state !== "trusted") {
+        await tx.insert(stateTransition).values({ workspaceId: input.workspaceId, failureKey: r.failureKey, fromState: r.state, toState: "trusted", reason: "reset", actor: input.actor.label, at: now });
+      }
+    }
+    const keys = rows.map((r) => r.failureKey);
+    if (keys.length) {
+      // Effective states: a reset level state (domain/tool) frees the keys under it.
+      await tx
+        .update(keyState)
+        .set({ effectiveState: "trusted" })
+        .where(and(eq(keyState.workspaceId, input.workspaceId), inArray(keyState.failureKey, keys)));
+      await refreshEffectiveStates(tx, input.workspaceId, keys.filter((k) => k.startsWith("@")), keys.filter((k) => !k.startsWith("@")));
+      await tx
+        .update(approval)
+        .set({ status: "denied", resolvedAt: now, resolvedBy: input.actor.label, comment: "Superseded: the key was reset" })
+        .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.status, "pending"), inArray(approval.failureKey, keys)));
+    }
+    await writeAudit(tx, {
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId,
+      actor: input.actor,
+      action: "failure_key.reset",
+      target: "failureKey" in input.target ? input.target.failureKey : "all",
+      before: { states: Object.fromEntries(rows.map((r) => [r.failureKey, r.state])) },
+      after: { state: "trusted", count: rows.length },
+    });
+    return { reset: keys };
+  });
+}

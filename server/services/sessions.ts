@@ -1,0 +1,88 @@
+/** Agent sessions: their view for agents (sessions.get), setting overrides, and resume by a person. */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { agentSession } from "@/db/schema";
+import { activePatterns, createSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import { resumeSession as resumeBehaviour } from "@/server/engine/nudges";
+import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/server/engine/settings";
+import type { SessionSettingsInput } from "@/server/engine/types";
+import { loadConfigs, lockSessions } from "@/server/ingest/load";
+import { writeAudit, type Actor } from "./audit";
+import { badRequest, notFound } from "./errors";
+
+export async function getSessionView(db: Db, workspaceId: string, sessionId: string) {
+  const [row] = await db
+    .select()
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
+  if (!row) throw notFound(`Session ${sessionId}`);
+  const configs = await loadConfigs(db as never, workspaceId);
+  const behaviour = (row.behaviour as SessionBehaviour | null) ?? createSessionBehaviour(sessionId);
+  return {
+    sessionId,
+    agent: row.agent,
+    model: row.model,
+    paused: row.paused,
+    pauseReason: row.pauseReason,
+    effectiveSettings: resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings),
+    activePatterns: activePatterns(behaviour).map((p) => ({ ...p, detectedAt: new Date(p.detectedAt).toISOString() })),
+  };
+}
+
+/** Session overrides (null clears one); the session is created if it is new. */
+export async function setSessionSettings(db: Db, input: { workspaceId: string; sessionId: string; settings: unknown }) {
+  const parsed = parseSessionSettings(input.settings);
+  if (!parsed.ok) throw badRequest(parsed.errors.map((e) => `${e.path}: ${e.message}`).join("; "), `settings.${parsed.errors[0].path}`.replace(/\.$/, ""));
+  return db.transaction(async (tx) => {
+    const sessions = await lockSessions(tx, input.workspaceId, [input.sessionId]);
+    const s = sessions.get(input.sessionId)!;
+    const settings = applySettingsPatch(s.settings, parsed.value);
+    await tx
+      .update(agentSession)
+      .set({ settings })
+      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)));
+    const configs = await loadConfigs(tx, input.workspaceId);
+    return resolveSettings(settings, configs.workspaceDoc.settings, configs.orgDoc.settings);
+  });
+}
+
+export interface ResumeSessionInput {
+  workspaceId: string;
+  organizationId: string;
+  sessionId: string;
+  guidance?: string;
+  actor: Actor;
+  now?: number;
+}
+
+/** Resume a paused session; guidance (if any) reaches the agent once, on its next call. */
+export async function resumeSession(db: Db, input: ResumeSessionInput) {
+  const now = input.now ?? Date.now();
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .select()
+      .from(agentSession)
+      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)))
+      .for("update");
+    if (!row) throw notFound(`Session ${input.sessionId}`);
+    if (!row.paused) throw badRequest(`Session ${input.sessionId} is not paused`, "sessionId");
+    const behaviour = (row.behaviour as SessionBehaviour | null) ?? createSessionBehaviour(input.sessionId);
+    const guidance = input.guidance?.trim() || null;
+    const resumed = resumeBehaviour({ ...behaviour, paused: true }, guidance, now);
+    const nextBehaviour = resumed.ok ? resumed.state : { ...behaviour, paused: false, pendingGuidance: guidance };
+    await tx
+      .update(agentSession)
+      .set({ paused: false, pauseReason: null, pausedAt: null, behaviour: nextBehaviour })
+      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)));
+    await writeAudit(tx, {
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId,
+      actor: input.actor,
+      action: "session.resume",
+      target: input.sessionId,
+      before: { paused: true, pauseReason: row.pauseReason },
+      after: { paused: false, guidance },
+    });
+    return { sessionId: input.sessionId, paused: false, guidance };
+  });
+}

@@ -1,0 +1,49 @@
+/** reliability.status (SPEC 7.2): every tracked key of a workspace with its numbers. */
+import { and, desc, eq, inArray } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { failure, keyState } from "@/db/schema";
+import type { KeyContext } from "@/server/engine/types";
+
+export async function reliabilityStatus(db: Db, workspaceId: string, opts: { toolName?: string; includeHistory?: boolean }) {
+  const rows = await db
+    .select()
+    .from(keyState)
+    .where(opts.toolName ? and(eq(keyState.workspaceId, workspaceId), eq(keyState.toolName, opts.toolName)) : eq(keyState.workspaceId, workspaceId))
+    .orderBy(keyState.failureKey)
+    .limit(10_000);
+  const keys = rows.map((r) => {
+    const st = (r.data as KeyContext).state;
+    return {
+      failureKey: r.failureKey,
+      toolName: r.toolName,
+      state: r.state,
+      effectiveState: r.effectiveState,
+      effectiveFailures: r.effectiveFailures,
+      threshold: r.threshold,
+      consecutiveFailures: r.consecutiveFailures,
+      totalCalls: r.totalCalls,
+      totalFailures: r.totalFailures,
+      escalationReason: st.escalationReason,
+      escalationExpires: r.escalationExpires ? r.escalationExpires.toISOString() : null,
+      recovery: st.state === "recovering" ? { successes: st.recoverySuccesses, needed: st.recoveryNeeded } : null,
+    };
+  });
+  if (!opts.includeHistory) return { keys };
+  const history = await db
+    .select({
+      failureKey: failure.failureKey,
+      toolName: failure.toolName,
+      severity: failure.severity,
+      ts: failure.ts,
+      sessionId: failure.sessionId,
+      model: failure.model,
+      error: failure.errorMessage,
+    })
+    .from(failure)
+    .where(
+      opts.toolName ? and(eq(failure.workspaceId, workspaceId), eq(failure.toolName, opts.toolName)) : eq(failure.workspaceId, workspaceId),
+    )
+    .orderBy(desc(failure.ts))
+    .limit(100);
+  return { keys, history: history.map((h) => ({ ...h, ts: h.ts.toISOString() })) };
+}

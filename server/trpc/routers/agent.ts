@@ -1,0 +1,74 @@
+/**
+ * The agent API (SPEC 7): names, paths and shapes are a contract. Thin: validate, call a service.
+ * Admin-scope procedures are audit-logged with the key's prefix as the actor.
+ */
+import { z } from "zod";
+import { adminApiKeyProcedure, apiKeyProcedure, router } from "../init";
+import { guardInputSchema, ingestInputSchema } from "@/server/ingest/schema";
+import { guardCheck, ingestEvents } from "@/server/ingest";
+import { reliabilityStatus } from "@/server/services/status";
+import { getConfigDocument, putConfigDocument } from "@/server/services/workspace-config";
+import { toSnakeDocument } from "@/server/engine/config";
+import { listApprovals, resolveApproval } from "@/server/services/approvals";
+import { resetKeys } from "@/server/services/key-reset";
+import { getSessionView, resumeSession, setSessionSettings } from "@/server/services/sessions";
+
+const sessionId = z.string().min(1).max(128);
+
+export const ingestRouter = router({
+  events: apiKeyProcedure.input(ingestInputSchema).mutation(({ ctx, input }) =>
+    ingestEvents(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input.events),
+  ),
+});
+
+export const guardRouter = router({
+  check: apiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input }) =>
+    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input),
+  ),
+});
+
+export const reliabilityRouter = router({
+  status: apiKeyProcedure
+    .input(z.strictObject({ toolName: z.string().min(1).max(256).optional(), includeHistory: z.boolean().optional() }).optional())
+    .query(({ ctx, input }) => reliabilityStatus(ctx.db, ctx.workspaceId, input ?? {})),
+});
+
+export const configRouter = router({
+  get: adminApiKeyProcedure.query(async ({ ctx }) =>
+    toSnakeDocument(await getConfigDocument(ctx.db, { level: "workspace", workspaceId: ctx.workspaceId })),
+  ),
+  put: adminApiKeyProcedure.input(z.unknown()).mutation(({ ctx, input }) =>
+    putConfigDocument(ctx.db, { level: "workspace", workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, document: input, actor: ctx.actor }),
+  ),
+});
+
+export const approvalsRouter = router({
+  list: adminApiKeyProcedure
+    .input(z.strictObject({ status: z.enum(["pending", "approved", "denied"]).optional() }).optional())
+    .query(async ({ ctx, input }) => ({ approvals: await listApprovals(ctx.db, ctx.workspaceId, input?.status) })),
+  resolve: adminApiKeyProcedure
+    .input(z.strictObject({ approvalId: z.string().min(1).max(128), decision: z.enum(["approve", "deny"]), comment: z.string().max(2000).optional() }))
+    .mutation(({ ctx, input }) =>
+      resolveApproval(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor }),
+    ),
+});
+
+export const keysRouter = router({
+  reset: adminApiKeyProcedure
+    .input(z.union([z.strictObject({ failureKey: z.string().min(1).max(2048) }), z.strictObject({ all: z.literal(true) })]))
+    .mutation(({ ctx, input }) =>
+      resetKeys(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, target: input, actor: ctx.actor }),
+    ),
+});
+
+export const sessionsRouter = router({
+  get: apiKeyProcedure.input(z.strictObject({ sessionId })).query(({ ctx, input }) => getSessionView(ctx.db, ctx.workspaceId, input.sessionId)),
+  setSettings: apiKeyProcedure
+    .input(z.strictObject({ sessionId, settings: z.unknown() }))
+    .mutation(({ ctx, input }) => setSessionSettings(ctx.db, { workspaceId: ctx.workspaceId, sessionId: input.sessionId, settings: input.settings })),
+  resume: adminApiKeyProcedure
+    .input(z.strictObject({ sessionId, guidance: z.string().max(4000).optional() }))
+    .mutation(({ ctx, input }) =>
+      resumeSession(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, sessionId: input.sessionId, guidance: input.guidance, actor: ctx.actor }),
+    ),
+});

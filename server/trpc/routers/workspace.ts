@@ -1,0 +1,58 @@
+/**
+ * Dashboard procedures of one workspace (`ws.*`), for client-side interaction: polling and the
+ * member-level actions. Read-only page data is loaded by Server Components from server/dashboard.
+ * No transformer: dates are ISO strings.
+ */
+import { z } from "zod";
+import { protectedWorkspaceProcedure, router } from "../init";
+import { listPendingApprovals } from "@/server/dashboard/approvals";
+import { getLiveCounts } from "@/server/dashboard/overview";
+import { resolveApproval } from "@/server/services/approvals";
+import { resetKeys } from "@/server/services/key-reset";
+
+const failureKey = z.string().trim().min(1, "Failure key is required").max(2048);
+
+export const workspaceRouter = router({
+  approvals: router({
+    /** Pending recoveries (count + list with the key's recent history); polled by the shell badge and the approvals page. */
+    pending: protectedWorkspaceProcedure("viewer")
+      .input(z.object({ withHistory: z.boolean().optional() }))
+      .query(async ({ ctx, input }) => {
+        const { count, approvals } = await listPendingApprovals(ctx.db, ctx.workspaceId, { historyPerKey: input?.withHistory ? 5 : 0 });
+        return { count, approvals };
+      }),
+    resolve: protectedWorkspaceProcedure("member")
+      .input(
+        z.object({
+          approvalId: z.string().trim().min(1).max(128),
+          decision: z.enum(["approve", "deny"]),
+          comment: z.string().trim().max(2000).optional(),
+        }),
+      )
+      .mutation(async ({ ctx, input }) => {
+        await resolveApproval(ctx.db, {
+          workspaceId: ctx.workspaceId,
+          organizationId: ctx.organizationId,
+          approvalId: input.approvalId,
+          decision: input.decision,
+          comment: input.comment || undefined,
+          actor: ctx.actor,
+        });
+        return { approvalId: input.approvalId, decision: input.decision };
+      }),
+  }),
+  keys: router({
+    /** Back to trusted: one key, or every key of the workspace (the UI confirms "reset all"). */
+    reset: protectedWorkspaceProcedure("member")
+      .input(z.union([z.object({ failureKey }), z.object({ all: z.literal(true) })]))
+      .mutation(async ({ ctx, input }) => {
+        const target = "all" in input ? { all: true as const } : { failureKey: input.failureKey };
+        const { reset } = await resetKeys(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, target, actor: ctx.actor });
+        return { reset };
+      }),
+  }),
+  overview: router({
+    /** Counts for the overview tiles, polled. */
+    live: protectedWorkspaceProcedure("viewer").query(({ ctx }) => getLiveCounts(ctx.db, ctx.workspaceId)),
+  }),
+});
