@@ -29,7 +29,7 @@ export interface OpenOptions {
   poolSize?: number;
 }
 
-export const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle");
+export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd(), "drizzle");
 
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.url) {
@@ -81,5 +81,5 @@ export function databaseOptionsFromEnv(env = process.env): OpenOptions {
   if (env.DATABASE_URL) {
     return { url: env.DATABASE_URL, poolSize: env.VIGIL_DB_POOL_SIZE ? Number(env.VIGIL_DB_POOL_SIZE) : 10 };
   }
-  return { dataDir: path.resolve(env.VIGIL_DATA_DIR ?? "./.vigil/data") };
+  return { dataDir: path.resolve(/*turbopackIgnore: true*/ env.VIGIL_DATA_DIR ?? "./.vigil/data") };
 }
