@@ -5,6 +5,7 @@
  */
 import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { createAuth, type Auth } from "./auth";
+import { pruneAll } from "./services/retention";
 import { applyHeadlessInit, type HeadlessInitEnv } from "./services/headless-init";
 
 export interface Runtime {
@@ -21,7 +22,18 @@ async function boot(): Promise<Runtime> {
   const auth = await createAuth(database.db);
   const created = await applyHeadlessInit(database.db, auth, process.env as HeadlessInitEnv);
   if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
+  schedulePruning(database);
   return { database, auth };
+}
+
+/** The retention pruning job: shortly after start, then hourly (idempotent across instances). */
+function schedulePruning(database: Database) {
+  const run = () =>
+    pruneAll(database.db)
+      .then((n) => n && console.log(`[vigil] retention: pruned ${n} rows`))
+      .catch((err) => console.error("[vigil] retention pruning failed:", err));
+  setTimeout(run, 30_000).unref();
+  setInterval(run, 3_600_000).unref();
 }
 
 export function getRuntime(): Promise<Runtime> {

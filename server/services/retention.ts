@@ -1,0 +1,45 @@
+/**
+ * Retention (SPEC 6): raw events, failure history, pattern detections and nudges older than the
+ * workspace's retention (default 30 days) are deleted; states, profiles and daily roll-ups stay.
+ */
+import { and, eq, lt } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { event, failure, nudge, organization, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { mergeEffectiveConfig } from "@/server/engine/config";
+import type { ConfigDocument } from "@/server/engine/types";
+
+const DAY_MS = 86_400_000;
+
+export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays: number, now = Date.now()) {
+  const cutoff = new Date(now - retentionDays * DAY_MS);
+  const deleted: Record<string, number> = {};
+  for (const [name, table, col] of [
+    ["events", event, event.ts],
+    ["failures", failure, failure.ts],
+    ["patterns", patternDetection, patternDetection.ts],
+    ["nudges", nudge, nudge.ts],
+    ["transitions", stateTransition, stateTransition.at],
+  ] as const) {
+    const rows = await db
+      .delete(table)
+      .where(and(eq(table.workspaceId, workspaceId), lt(col, cutoff)))
+      .returning({ w: table.workspaceId });
+    deleted[name] = rows.length;
+  }
+  return deleted;
+}
+
+/** Prunes every workspace with its effective retention. */
+export async function pruneAll(db: Db, now = Date.now()) {
+  const rows = await db
+    .select({ id: workspace.id, ws: workspace.config, org: organization.config })
+    .from(workspace)
+    .innerJoin(organization, eq(organization.id, workspace.organizationId));
+  let total = 0;
+  for (const r of rows) {
+    const { retentionDays } = mergeEffectiveConfig(r.ws as ConfigDocument, r.org as ConfigDocument);
+    const d = await pruneWorkspace(db, r.id, retentionDays, now);
+    total += Object.values(d).reduce((a, b) => a + b, 0);
+  }
+  return total;
+}

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+import { dailyToolStat, event, failure, keyState } from "@/db/schema";
+import { pruneAll } from "@/server/services/retention";
+
+describe.each(DATABASE_KINDS)("retention on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("deletes raw events and failures past the workspace retention; keeps states and roll-ups", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    await app.mutation("config.put", { retention_days: 2 }, { key });
+    const s = uid("s");
+    const old = Date.now() - 3 * 86_400_000;
+    const res = await app.mutation("ingest.events", {
+      events: [
+        result(s, "fetch", { url: "https://a.example/x" }, { success: false, httpStatus: 500 }, { ts: old }),
+        result(s, "fetch", { url: "https://a.example/x" }, { success: false, httpStatus: 500 }, { ts: Date.now() - 1000 }),
+      ],
+    }, { key });
+    expect(res.status).toBe(200);
+    await pruneAll(app.db);
+    const events = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
+    expect(events).toHaveLength(1);
+    expect(await app.db.select().from(failure).where(eq(failure.workspaceId, workspaceId))).toHaveLength(1);
+    expect(await app.db.select().from(keyState).where(eq(keyState.workspaceId, workspaceId))).toHaveLength(1);
+    expect((await app.db.select().from(dailyToolStat).where(eq(dailyToolStat.workspaceId, workspaceId))).length).toBe(2);
+  });
+});
