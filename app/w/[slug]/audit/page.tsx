@@ -1,0 +1,97 @@
+import type { Metadata } from "next";
+import { JsonDiff } from "@/components/dashboard/json-diff";
+import { DataTable, withSearchParams, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { ButtonLink } from "@/components/form";
+import { Icon } from "@/components/icons";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { Badge } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { listWorkspaceAudit, type AuditRow } from "@/server/dashboard/audit";
+import { pageParam, stringParam, type SearchParams } from "@/server/dashboard/util";
+import { getRuntime } from "@/server/runtime";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Audit log" };
+
+const ACTOR_LABEL = { user: "User", api_key: "API key", system: "System" } as const;
+
+export default async function AuditPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
+  const { slug } = await params;
+  const sp = await searchParams;
+  const page = await requireWorkspacePage(slug);
+  const ws = page.access.workspace;
+  const { db } = (await getRuntime()).database;
+  const now = new Date();
+  const action = stringParam(sp.action);
+  const actor = stringParam(sp.actor);
+  const list = await listWorkspaceAudit(db, ws.id, { page: pageParam(sp.page), pageSize: 50, action, actorType: actor });
+  const path = `/w/${ws.slug}/audit`;
+
+  const columns: Column<AuditRow>[] = [
+    { id: "time", header: "When", width: 110, nowrap: true, cell: (r) => <RelativeTime date={r.createdAt} now={now} /> },
+    {
+      id: "who",
+      header: "Who",
+      width: 220,
+      cell: (r) => (
+        <span className="stack" style={{ gap: 2, minWidth: 0 }}>
+          <span className={r.actorType === "api_key" ? "mono truncate" : "truncate"} title={r.actorLabel}>
+            {r.actorLabel}
+          </span>
+          <span className="text-xs subtle">{ACTOR_LABEL[r.actorType] ?? r.actorType}</span>
+        </span>
+      ),
+    },
+    { id: "action", header: "Action", width: 170, cell: (r) => <Badge tone="outline" square>{r.action}</Badge> },
+    { id: "target", header: "Target", minWidth: 180, cell: (r) => (r.target ? <span className="mono text-sm audit-target">{r.target}</span> : <span className="subtle">—</span>) },
+    { id: "diff", header: "Before → after", minWidth: 260, cell: (r) => <JsonDiff before={r.before} after={r.after} /> },
+  ];
+
+  return (
+    <div className="stack stack-lg">
+      <PageHeader title="Audit log" description="Every human and API action in this workspace: approvals, resets, resumes, settings and key changes." />
+      <form className="toolbar" method="get" action={path} role="search">
+        <label className="sr-only" htmlFor="a-action">
+          Action
+        </label>
+        <select id="a-action" className="select input-sm" name="action" defaultValue={action ?? ""} style={{ width: 200 }}>
+          <option value="">All actions</option>
+          {list.actions.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+        <label className="sr-only" htmlFor="a-actor">
+          Actor type
+        </label>
+        <select id="a-actor" className="select input-sm" name="actor" defaultValue={actor ?? ""} style={{ width: 150 }}>
+          <option value="">Anyone</option>
+          <option value="user">Users</option>
+          <option value="api_key">API keys</option>
+          <option value="system">System</option>
+        </select>
+        <button type="submit" className="btn btn-secondary btn-sm">
+          <Icon name="filter" />
+          Apply
+        </button>
+        {(action || actor) && (
+          <ButtonLink href={path} size="sm" variant="ghost">
+            Clear
+          </ButtonLink>
+        )}
+      </form>
+      <DataTable
+        label="Audit log"
+        columns={columns}
+        rows={list.rows}
+        rowKey={(r) => String(r.id)}
+        pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
+        pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
+        empty={<EmptyState compact icon="audit" title={action || actor ? "No entries match" : "No actions recorded yet"} description="Approvals, resets, settings changes and API key changes appear here." />}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,200 @@
+import type { Metadata } from "next";
+import { DataTable, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { FailureKey } from "@/components/failure-key";
+import { formatNumber, formatPercent, humanize } from "@/components/format";
+import { Icon } from "@/components/icons";
+import { PageHeader, Section } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { Badge } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { behaviourProfiles, modelMatrix, recentSuggestions } from "@/server/dashboard/patterns-data";
+import { getRuntime } from "@/server/runtime";
+
+export const metadata: Metadata = { title: "Models" };
+export const dynamic = "force-dynamic";
+
+/** Success rate → a cell colour from red (0) through amber to green (1). */
+function cellStyle(rate: number): React.CSSProperties {
+  const tone = rate >= 0.9 ? "trusted" : rate >= 0.7 ? "recovering" : rate >= 0.5 ? "escalated" : "blocked";
+  const strength = rate >= 0.9 ? 0.35 + (rate - 0.9) * 6.5 : 1 - Math.abs(rate - 0.5);
+  return {
+    background: `color-mix(in srgb, var(--${tone}-dot) ${Math.round(18 + 30 * Math.min(1, Math.max(0, strength)))}%, var(--surface))`,
+    color: "var(--text)",
+  };
+}
+
+type Profile = Awaited<ReturnType<typeof behaviourProfiles>>[number];
+type Suggestion = Awaited<ReturnType<typeof recentSuggestions>>[number];
+
+export default async function ModelsPage({ params }: { params: Promise<{ slug: string }> }) {
+  const { slug } = await params;
+  const page = await requireWorkspacePage(slug);
+  const db = (await getRuntime()).database.db;
+  const workspaceId = page.access.workspace.id;
+  const [matrix, profiles, suggestions] = await Promise.all([modelMatrix(db, workspaceId, 12), behaviourProfiles(db, workspaceId), recentSuggestions(db, workspaceId, 50)]);
+  const now = new Date().toISOString();
+  const base = `/w/${encodeURIComponent(slug)}`;
+
+  const profileColumns: Column<Profile>[] = [
+    { id: "model", header: "Model", cell: (p) => <span className="mono">{p.model}</span> },
+    { id: "turns", header: "Turns", align: "right", cell: (p) => <span className="num">{formatNumber(p.turns)}</span> },
+    { id: "stalled", header: "Stalled turns", align: "right", cell: (p) => <span className="num">{formatNumber(p.stalledTurns)}</span> },
+    {
+      id: "stall",
+      header: "Stall rate",
+      align: "right",
+      headerTitle: "Turns with at least one detected pattern ÷ turns",
+      cell: (p) => <span className={p.stallRate > 0.25 ? "num text-warning" : "num"}>{p.turns ? formatPercent(p.stallRate) : "—"}</span>,
+    },
+    { id: "sent", header: "Nudges sent", align: "right", cell: (p) => <span className="num">{formatNumber(p.nudgesSent)}</span> },
+    { id: "effective", header: "Effective", align: "right", cell: (p) => <span className="num">{formatNumber(p.nudgesEffective)}</span> },
+    {
+      id: "eff",
+      header: "Effectiveness",
+      align: "right",
+      headerTitle: "Nudges followed by progress ÷ nudges sent (100% with none sent)",
+      cell: (p) => <span className="num">{p.nudgesSent ? formatPercent(p.nudgeEffectiveness) : <span className="subtle">—</span>}</span>,
+    },
+    {
+      id: "common",
+      header: "Most common pattern",
+      cell: (p) =>
+        p.mostCommonPattern ? (
+          <span>
+            {humanize(p.mostCommonPattern)} <span className="subtle">({formatNumber(p.patternCounts[p.mostCommonPattern] ?? 0)})</span>
+          </span>
+        ) : (
+          <span className="subtle">—</span>
+        ),
+    },
+  ];
+
+  const suggestionColumns: Column<Suggestion>[] = [
+    { id: "when", header: "When", width: 110, cell: (s) => <RelativeTime date={s.ts} now={now} /> },
+    { id: "key", header: "Failure key", cell: (s) => <FailureKey value={s.failureKey} /> },
+    {
+      id: "switch",
+      header: "Switch",
+      cell: (s) => (
+        <span className="row row-wrap" style={{ gap: 6 }}>
+          <span className="mono">{s.currentModel}</span>
+          <span className="subtle">{formatPercent(s.currentSuccessRate)}</span>
+          <Icon name="chevronRight" size={12} />
+          <span className="mono strong">{s.suggestedModel}</span>
+          <span className="text-success">{formatPercent(s.suggestedSuccessRate)}</span>
+        </span>
+      ),
+    },
+    {
+      id: "strategy",
+      header: "Strategy",
+      cell: (s) => (
+        <Badge tone={s.strategy === "auto" ? "info" : "neutral"} square>
+          {s.strategy === "auto" ? "Auto (instructed)" : "Suggested"}
+        </Badge>
+      ),
+    },
+    {
+      id: "session",
+      header: "Session",
+      cell: (s) => (
+        <a className="mono text-sm truncate" style={{ maxWidth: 200, display: "inline-block" }} href={`${base}/sessions/${encodeURIComponent(s.sessionId)}`} title={s.sessionId}>
+          {s.sessionId}
+        </a>
+      ),
+    },
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Models"
+        description="How each model fares per failure key, how often each stalls, and the model switches Vigil suggested."
+      />
+      <div className="stack stack-lg">
+        <Section
+          title="Success rate by model and failure key"
+          description="The 12 keys with the most failures. Success rate = 1 − failures ÷ attempts; hover a cell for its attempts."
+        >
+          {matrix.keys.length === 0 ? (
+            <EmptyState bordered icon="models" title="No tool results yet" description="Per-model profiles fill in as agents post tool.result events with a model (on the event or its session)." />
+          ) : (
+            <div className="table-wrap">
+              <div className="table-scroll" tabIndex={0} role="region" aria-label="Success rate matrix">
+                <table className="table dash2-matrix" data-density="compact">
+                  <caption className="sr-only">Success rate per model (columns) and failure key (rows)</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Failure key</th>
+                      {matrix.models.map((m) => (
+                        <th key={m} scope="col" data-align="center" className="mono">
+                          {m}
+                        </th>
+                      ))}
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {matrix.keys.map((k) => (
+                      <tr key={k.failureKey}>
+                        <th scope="row" className="dash2-matrix-key">
+                          <FailureKey value={k.failureKey} />
+                          <span className="subtle text-xs">
+                            {formatNumber(k.failures)} / {formatNumber(k.attempts)} failed
+                          </span>
+                        </th>
+                        {matrix.models.map((m) => {
+                          const c = matrix.cells[m]?.[k.failureKey];
+                          if (!c || c.attempts === 0)
+                            return (
+                              <td key={m} data-align="center" className="subtle" title={`${m}: no attempts`}>
+                                —
+                              </td>
+                            );
+                          return (
+                            <td
+                              key={m}
+                              data-align="center"
+                              className="dash2-cell num"
+                              style={cellStyle(c.rate)}
+                              title={`${m} on ${k.failureKey}: ${formatNumber(c.attempts - c.failures)} of ${formatNumber(c.attempts)} attempts succeeded (${formatNumber(c.failures)} failed)`}
+                            >
+                              {formatPercent(c.rate, 0)}
+                              <span className="dash2-cell-n">{formatNumber(c.attempts)}</span>
+                            </td>
+                          );
+                        })}
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            </div>
+          )}
+        </Section>
+
+        <Section title="Behavioural profiles" description="Per model: turns, turns with at least one detected pattern, and how well nudges worked.">
+          <DataTable
+            label="Behavioural profiles"
+            columns={profileColumns}
+            rows={profiles}
+            rowKey={(p) => p.model}
+            maxHeight="none"
+            empty={<EmptyState compact icon="models" title="No behavioural data yet" description="Profiles are built from turn.start events, detections and nudges." />}
+          />
+        </Section>
+
+        <Section title="Recent switch suggestions" description="Made when a model keeps failing on a key another model handles clearly better (Settings → model switch).">
+          <DataTable
+            label="Model switch suggestions"
+            columns={suggestionColumns}
+            rows={suggestions}
+            rowKey={(s) => `${s.sessionId}|${s.failureKey}|${s.currentModel}`}
+            maxHeight="none"
+            empty={<EmptyState compact icon="models" title="No suggestions yet" description="None of the models has failed often enough on a key that another model handles better." />}
+          />
+        </Section>
+      </div>
+    </>
+  );
+}

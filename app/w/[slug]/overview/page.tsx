@@ -1,0 +1,165 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { ConnectAgent } from "@/components/dashboard/connect-agent";
+import { FailureRateChart } from "@/components/dashboard/failure-rate-chart";
+import { LiveOverview } from "@/components/dashboard/live-overview";
+import { DataTable, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { FailureKey } from "@/components/failure-key";
+import { ButtonLink } from "@/components/form";
+import { Meter } from "@/components/meter";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { StateBadge, type TrustState } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { listPendingApprovals } from "@/server/dashboard/approvals";
+import { getBaseUrl } from "@/server/dashboard/base-url";
+import { getFailureRateSeries, getLiveCounts, getPausedSessions, getTopFailingKeys, type TopKey } from "@/server/dashboard/overview";
+import { keyHref } from "@/server/dashboard/paths";
+import { getRuntime } from "@/server/runtime";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Overview" };
+
+const CHART_DAYS = 14;
+
+export default async function OverviewPage({ params }: { params: Promise<{ slug: string }> }) {
+  const { slug } = await params;
+  const page = await requireWorkspacePage(slug);
+  const wsId = page.access.workspace.id;
+  const { db } = (await getRuntime()).database;
+  const now = new Date();
+  const [live, series, topKeys, pending, paused] = await Promise.all([
+    getLiveCounts(db, wsId, now),
+    getFailureRateSeries(db, wsId, CHART_DAYS, now),
+    getTopFailingKeys(db, wsId, 8),
+    listPendingApprovals(db, wsId, { limit: 5, historyPerKey: 0 }),
+    getPausedSessions(db, wsId, 5),
+  ]);
+  const ws = page.access.workspace;
+  const isEmpty = live.lastEventAt === null && live.totalKeys === 0;
+
+  const header = <PageHeader title="Overview" description={`Trust states, failures and open work in ${ws.name}.`} />;
+
+  if (isEmpty) {
+    return (
+      <div className="stack stack-lg">
+        {header}
+        <ConnectAgent baseUrl={await getBaseUrl()} slug={ws.slug} canConfigure={page.permissions.canConfigure} />
+      </div>
+    );
+  }
+
+  const columns: Column<TopKey>[] = [
+    { id: "key", header: "Failure key", cell: (r) => <FailureKey value={r.failureKey} wrap />, minWidth: 200 },
+    { id: "state", header: "State", cell: (r) => <StateBadge state={r.effectiveState} />, width: 120 },
+    {
+      id: "failures",
+      header: "Effective / threshold",
+      cell: (r) =>
+        r.threshold ? (
+          <Meter value={r.effectiveFailures} max={r.threshold} tone={r.effectiveState as TrustState} />
+        ) : (
+          <span className="num">{r.effectiveFailures.toFixed(1)}</span>
+        ),
+      width: 170,
+    },
+    { id: "total", header: "Failures", align: "right", cell: (r) => r.totalFailures.toLocaleString("en-US"), width: 90 },
+    { id: "last", header: "Last failure", align: "right", cell: (r) => (r.lastFailureAt ? <RelativeTime date={r.lastFailureAt} now={now} /> : "—"), width: 120 },
+  ];
+
+  return (
+    <div className="stack stack-lg">
+      {header}
+      <LiveOverview slug={ws.slug} initial={live} />
+      <FailureRateChart data={series} days={CHART_DAYS} />
+      <section className="stack">
+        <div className="section-head">
+          <h2 className="section-title">Top failing keys</h2>
+          <Link href={`/w/${ws.slug}/tools?sort=state&dir=desc`} className="text-sm">
+            All tools →
+          </Link>
+        </div>
+        <DataTable
+          label="Top failing keys"
+          columns={columns}
+          rows={topKeys}
+          rowKey={(r) => r.failureKey}
+          rowHref={(r) => keyHref(ws.slug, r.failureKey)}
+          maxHeight="none"
+          empty={<EmptyState compact icon="checkCircle" title="No failures recorded" description="Every tool call so far succeeded." />}
+        />
+      </section>
+      <div className="grid grid-2">
+        <section className="card">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title">Open approvals</h2>
+              <p className="card-subtitle">Recoveries waiting for a person (ask mode)</p>
+            </div>
+            <div className="card-actions">
+              <ButtonLink href={`/w/${ws.slug}/approvals`} size="sm" variant="ghost">
+                Open queue
+              </ButtonLink>
+            </div>
+          </div>
+          {pending.approvals.length === 0 ? (
+            <EmptyState compact icon="checkCircle" title="Nothing to approve" />
+          ) : (
+            <ul className="plain-list">
+              {pending.approvals.map((a) => (
+                <li key={a.id}>
+                  <Link href={keyHref(ws.slug, a.failureKey)} className="plain-list-main">
+                    <FailureKey value={a.failureKey} />
+                  </Link>
+                  <span className="subtle text-sm">
+                    <RelativeTime date={a.createdAt} now={now} />
+                  </span>
+                </li>
+              ))}
+              {pending.count > pending.approvals.length && (
+                <li className="subtle text-sm">and {pending.count - pending.approvals.length} more…</li>
+              )}
+            </ul>
+          )}
+        </section>
+        <section className="card">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title">Paused sessions</h2>
+              <p className="card-subtitle">Agents stopped by a stall pattern, waiting for guidance</p>
+            </div>
+            <div className="card-actions">
+              <ButtonLink href={`/w/${ws.slug}/sessions`} size="sm" variant="ghost">
+                Sessions
+              </ButtonLink>
+            </div>
+          </div>
+          {paused.length === 0 ? (
+            <EmptyState compact icon="play" title="No paused sessions" />
+          ) : (
+            <ul className="plain-list">
+              {paused.map((s) => (
+                <li key={s.sessionId}>
+                  <Link href={`/w/${ws.slug}/sessions/${encodeURIComponent(s.sessionId)}`} className="plain-list-main">
+                    <span className="mono truncate">{s.sessionId}</span>
+                    <span className="subtle text-sm truncate">
+                      {s.agent}
+                      {s.model ? ` · ${s.model}` : ""}
+                      {s.pauseReason ? ` — ${s.pauseReason}` : ""}
+                    </span>
+                  </Link>
+                  {s.pausedAt && (
+                    <span className="subtle text-sm">
+                      <RelativeTime date={s.pausedAt} now={now} />
+                    </span>
+                  )}
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,195 @@
+import type { Metadata } from "next";
+import { notFound } from "next/navigation";
+import { ButtonLink } from "@/components/form";
+import { formatNumber, humanize } from "@/components/format";
+import { Icon } from "@/components/icons";
+import { KeyValue } from "@/components/key-value";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { Badge } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { getSessionRow, sessionPatternSummary, sessionTimeline } from "@/server/dashboard/sessions-data";
+import { SETTING_NAMES } from "@/server/engine/settings";
+import { getRuntime } from "@/server/runtime";
+import { effectiveSettingsFor } from "@/server/services/workspace-config";
+import { SessionStatusBadge } from "../session-status-badge";
+import { ResumeSession } from "./resume-session";
+import { SessionTimeline } from "./session-timeline";
+
+export const dynamic = "force-dynamic";
+
+export async function generateMetadata({ params }: { params: Promise<{ sessionId: string }> }): Promise<Metadata> {
+  const { sessionId } = await params;
+  return { title: `Session ${safeDecode(sessionId)}` };
+}
+
+function safeDecode(s: string) {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
+function formatSettingValue(v: unknown): string {
+  if (Array.isArray(v)) return v.length ? v.join(", ") : "(none)";
+  if (typeof v === "boolean") return v ? "on" : "off";
+  return String(v);
+}
+
+export default async function SessionPage({ params }: { params: Promise<{ slug: string; sessionId: string }> }) {
+  const { slug, sessionId: rawId } = await params;
+  const sessionId = safeDecode(rawId);
+  const page = await requireWorkspacePage(slug);
+  const db = (await getRuntime()).database.db;
+  const workspaceId = page.access.workspace.id;
+  const session = await getSessionRow(db, workspaceId, sessionId);
+  if (!session) notFound();
+  const [timeline, patterns, settings] = await Promise.all([
+    sessionTimeline(db, { workspaceId, sessionId }),
+    sessionPatternSummary(db, workspaceId, sessionId),
+    effectiveSettingsFor(db, workspaceId, session.settings),
+  ]);
+  const now = new Date().toISOString();
+  const base = `/w/${encodeURIComponent(slug)}`;
+  const canResume = page.permissions.canOperate;
+
+  return (
+    <>
+      <PageHeader
+        title={<span className="mono dash2-session-title">{session.sessionId}</span>}
+        badge={<SessionStatusBadge status={session.status} />}
+        description={
+          <>
+            Agent <strong>{session.agent}</strong>
+            {session.model && (
+              <>
+                {" "}
+                · model <span className="mono">{session.model}</span>
+              </>
+            )}
+            {session.startedAt && (
+              <>
+                {" "}
+                · started <RelativeTime date={session.startedAt} now={now} />
+              </>
+            )}
+          </>
+        }
+        actions={
+          <>
+            <ButtonLink href={`${base}/sessions`} size="sm" variant="ghost">
+              <Icon name="chevronLeft" /> All sessions
+            </ButtonLink>
+            {session.paused && canResume && <ResumeSession workspaceSlug={slug} sessionId={session.sessionId} />}
+          </>
+        }
+      />
+
+      {session.paused && (
+        <div className="callout dash2-callout" data-tone="warning" role="status">
+          <Icon name="pause" />
+          <div className="stack-sm stack">
+            <div>
+              <strong>This session is paused.</strong> Every <span className="mono">guard.check</span> of it answers{" "}
+              <span className="mono">pause</span> until someone resumes it
+              {session.pausedAt && (
+                <>
+                  {" "}
+                  (paused <RelativeTime date={session.pausedAt} now={now} />)
+                </>
+              )}
+              .
+            </div>
+            {session.pauseReason && <div className="muted">Reason: {session.pauseReason}</div>}
+            {!canResume && <div className="muted text-sm">Resuming needs the member role or higher.</div>}
+          </div>
+        </div>
+      )}
+
+      <div className="dash2-session-grid">
+        <section className="card" aria-labelledby="timeline-title">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title" id="timeline-title">
+                Timeline
+              </h2>
+              <p className="card-subtitle">Tool calls and results, model text, detected patterns and nudges, oldest first.</p>
+            </div>
+          </div>
+          <div className="card-body">
+            <SessionTimeline workspaceSlug={slug} sessionId={session.sessionId} initial={timeline} now={now} />
+          </div>
+        </section>
+
+        <aside className="stack">
+          <section className="card">
+            <div className="card-head">
+              <h2 className="card-title">Session</h2>
+            </div>
+            <div className="card-body">
+              <KeyValue
+                items={[
+                  { label: "Agent", value: session.agent },
+                  { label: "Model", value: session.model ? <span className="mono">{session.model}</span> : "—" },
+                  { label: "Started", value: session.startedAt ? <RelativeTime date={session.startedAt} now={now} /> : "—" },
+                  { label: "Last event", value: session.lastEventAt ? <RelativeTime date={session.lastEventAt} now={now} /> : "—" },
+                  { label: "Ended", value: session.endedAt ? <RelativeTime date={session.endedAt} now={now} /> : "—" },
+                  { label: "Events", value: formatNumber(session.eventCount) },
+                  { label: "Tool calls", value: formatNumber(session.callCount) },
+                  { label: "Failures", value: formatNumber(session.failureCount) },
+                  { label: "Patterns", value: formatNumber(session.patternCount) },
+                ]}
+              />
+            </div>
+          </section>
+
+          <section className="card">
+            <div className="card-head">
+              <div>
+                <h2 className="card-title">Effective settings</h2>
+                <p className="card-subtitle">Session overrides win over workspace, organization and built-in defaults.</p>
+              </div>
+            </div>
+            <div className="card-body">
+              <dl className="kv">
+                {SETTING_NAMES.map((name) => (
+                  <div key={name} style={{ display: "contents" }}>
+                    <dt>{humanize(name.replace(/([A-Z])/g, "_$1").toLowerCase())}</dt>
+                    <dd>
+                      <span className="row row-wrap" style={{ gap: 6 }}>
+                        <span className="mono text-sm">{formatSettingValue(settings[name].value)}</span>
+                        <Badge tone={settings[name].source === "default" ? "outline" : settings[name].source === "session" ? "info" : "neutral"} square>
+                          {settings[name].source}
+                        </Badge>
+                      </span>
+                    </dd>
+                  </div>
+                ))}
+              </dl>
+            </div>
+          </section>
+
+          {patterns.length > 0 && (
+            <section className="card">
+              <div className="card-head">
+                <h2 className="card-title">Detected patterns</h2>
+              </div>
+              <div className="card-body">
+                <ul className="stack stack-sm dash2-plain-list">
+                  {patterns.map((p) => (
+                    <li key={p.patternType} className="row">
+                      <span>{humanize(p.patternType)}</span>
+                      <span className="spacer" />
+                      <span className="num">{formatNumber(p.count)}</span>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            </section>
+          )}
+        </aside>
+      </div>
+    </>
+  );
+}

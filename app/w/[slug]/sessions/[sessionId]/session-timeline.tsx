@@ -1,0 +1,299 @@
+"use client";
+
+import { useState } from "react";
+import { EmptyState } from "@/components/empty-state";
+import { FailureKey } from "@/components/failure-key";
+import { Button } from "@/components/form";
+import { formatAbsoluteUTC, formatNumber, humanize } from "@/components/format";
+import { Icon } from "@/components/icons";
+import { Badge, PatternSeverityBadge, SeverityBadge } from "@/components/state-badge";
+import { errorMessage, useTRPCClient } from "@/lib/trpc/client";
+import type { TimelineItem, TimelinePage } from "@/server/dashboard/sessions-data";
+
+const LONG_TEXT = 600;
+
+function timeOf(ts: string) {
+  const d = new Date(ts);
+  return `${String(d.getUTCHours()).padStart(2, "0")}:${String(d.getUTCMinutes()).padStart(2, "0")}:${String(d.getUTCSeconds()).padStart(2, "0")}`;
+}
+
+function str(v: unknown): string | null {
+  return typeof v === "string" && v !== "" ? v : null;
+}
+function num(v: unknown): number | null {
+  return typeof v === "number" && Number.isFinite(v) ? v : null;
+}
+
+function formatMs(ms: number) {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+}
+
+function Collapsible({ text, mono = false }: { text: string; mono?: boolean }) {
+  const long = text.length > LONG_TEXT || text.split("\n").length > 8;
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="dash2-text-wrap">
+      <div className={["dash2-text", mono && "mono", long && !open && "dash2-text-clamped"].filter(Boolean).join(" ")}>{text}</div>
+      {long && (
+        <button type="button" className="btn btn-ghost btn-xs dash2-more" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
+          <Icon name={open ? "chevronUp" : "chevronDown"} size={12} />
+          {open ? "Show less" : `Show all (${formatNumber(text.length)} characters)`}
+        </button>
+      )}
+    </div>
+  );
+}
+
+function Row({ item }: { item: TimelineItem }) {
+  const time = (
+    <time className="timeline-time" dateTime={item.ts} title={formatAbsoluteUTC(item.ts)}>
+      {timeOf(item.ts)}
+    </time>
+  );
+  if (item.kind === "pattern") {
+    return (
+      <li className="timeline-item dash2-tl-pattern" data-kind="pattern">
+        <span className="timeline-dot" data-tone="escalated" />
+        <div className="stack stack-sm" style={{ gap: 4 }}>
+          <div className="row row-wrap">
+            <Icon name="patterns" size={14} />
+            <strong>Pattern: {humanize(item.patternType)}</strong>
+            <PatternSeverityBadge severity={item.severity} />
+            <span className="muted text-sm">count {item.count}</span>
+          </div>
+          {item.toolSequence.length > 0 && (
+            <div className="text-sm muted mono dash2-seq" title={item.toolSequence.join(" → ")}>
+              {item.toolSequence.slice(-10).join(" → ")}
+            </div>
+          )}
+        </div>
+        {time}
+      </li>
+    );
+  }
+  if (item.kind === "nudge") {
+    const tone = item.nudgeType === "interrupt" ? "danger" : item.nudgeType === "guidance" ? "info" : item.nudgeType === "direct" ? "warning" : "neutral";
+    return (
+      <li className="timeline-item dash2-tl-nudge" data-kind="nudge">
+        <span className="timeline-dot" data-tone={item.nudgeType === "interrupt" ? "blocked" : "recovering"} />
+        <div className="dash2-nudge" data-tone={tone}>
+          <div className="row row-wrap" style={{ marginBottom: 4 }}>
+            <Badge tone={tone} square>
+              {item.nudgeType === "guidance" ? "Guidance" : `${humanize(item.nudgeType)} nudge`}
+            </Badge>
+            {item.patternType && <span className="muted text-sm">{humanize(item.patternType)}</span>}
+            {item.nudgeType === "interrupt" && <span className="text-sm text-danger">Session paused</span>}
+          </div>
+          <Collapsible text={item.message} />
+        </div>
+        {time}
+      </li>
+    );
+  }
+  const p = item.payload;
+  switch (item.type) {
+    case "turn.start":
+      return (
+        <li className="dash2-turn" data-kind="turn">
+          <span>Turn {item.turnIndex ?? "?"}</span>
+          {time}
+        </li>
+      );
+    case "session.start":
+    case "session.end":
+      return (
+        <li className="timeline-item" data-kind="session">
+          <span className="timeline-dot" />
+          <div className="row row-wrap">
+            <Icon name={item.type === "session.start" ? "play" : "check"} size={14} />
+            <strong>{item.type === "session.start" ? "Session started" : "Session ended"}</strong>
+            {item.type === "session.start" && str(p.agent) && <span className="muted">agent {str(p.agent)}</span>}
+            {item.model && <span className="muted mono text-sm">{item.model}</span>}
+            {item.type === "session.start" && p.settings && typeof p.settings === "object" && Object.keys(p.settings).length > 0 ? (
+              <span className="muted text-sm mono">settings {JSON.stringify(p.settings)}</span>
+            ) : null}
+          </div>
+          {time}
+        </li>
+      );
+    case "tool.call": {
+      const preview = str(p.preview);
+      return (
+        <li className="timeline-item" data-kind="call">
+          <span className="timeline-dot" data-tone="neutral" />
+          <div className="stack" style={{ gap: 4 }}>
+            <div className="row row-wrap">
+              <Icon name="arrowUp" size={12} />
+              <span className="dash2-tl-label">Call</span>
+              <strong className="mono">{item.toolName}</strong>
+              {item.failureKey && <FailureKey value={item.failureKey} />}
+              {str(p.pluginName) && <span className="muted text-sm">plugin {str(p.pluginName)}</span>}
+            </div>
+            {preview && preview !== "{}" && (
+              <details className="dash2-details">
+                <summary className="text-sm muted">Arguments (redacted preview)</summary>
+                <pre className="code">{preview}</pre>
+              </details>
+            )}
+          </div>
+          {time}
+        </li>
+      );
+    }
+    case "tool.result": {
+      const failed = item.failed === true;
+      const duration = num(p.durationMs);
+      const http = num(p.httpStatus);
+      const error = str(p.error);
+      return (
+        <li className="timeline-item" data-kind="result" data-failed={failed || undefined}>
+          <span className="timeline-dot" data-tone={failed ? "blocked" : "trusted"} />
+          <div className="stack" style={{ gap: 4 }}>
+            <div className="row row-wrap">
+              <Icon name="arrowDown" size={12} />
+              <span className="dash2-tl-label">Result</span>
+              <strong className="mono">{item.toolName}</strong>
+              {failed ? (
+                <Badge tone="blocked" dot>
+                  Failed
+                </Badge>
+              ) : (
+                <Badge tone="trusted" dot>
+                  OK
+                </Badge>
+              )}
+              {failed && item.severity && <SeverityBadge severity={item.severity} />}
+              {http !== null && <span className="muted text-sm mono">HTTP {http}</span>}
+              {duration !== null && <span className="muted text-sm">{formatMs(duration)}</span>}
+            </div>
+            {item.failureKey && (
+              <div className="text-sm">
+                <FailureKey value={item.failureKey} />
+              </div>
+            )}
+            {error && (
+              <div className="dash2-error text-sm">
+                <Collapsible text={error} mono />
+              </div>
+            )}
+          </div>
+          {time}
+        </li>
+      );
+    }
+    case "model.text": {
+      const text = str(p.text) ?? "";
+      return (
+        <li className="timeline-item" data-kind="text">
+          <span className="timeline-dot" data-tone="recovering" />
+          <div className="dash2-model-text">
+            <div className="row text-xs muted" style={{ marginBottom: 2 }}>
+              <Icon name="sessions" size={12} /> Model text{item.model ? ` · ${item.model}` : ""}
+              {p.truncated === true && <span>· stored truncated</span>}
+            </div>
+            <Collapsible text={text} />
+          </div>
+          {time}
+        </li>
+      );
+    }
+    case "permission.resolved":
+      return (
+        <li className="timeline-item" data-kind="permission">
+          <span className="timeline-dot" data-tone={p.granted === true ? "trusted" : "escalated"} />
+          <div className="row row-wrap">
+            <Icon name="approvals" size={14} />
+            <span>
+              Permission for <strong className="mono">{item.toolName}</strong> {p.granted === true ? "granted" : "denied"}
+            </span>
+            {str(p.method) && <span className="muted text-sm">via {str(p.method)}</span>}
+          </div>
+          {time}
+        </li>
+      );
+    default:
+      return (
+        <li className="timeline-item">
+          <span className="timeline-dot" />
+          <span className="mono text-sm">{item.type}</span>
+          {time}
+        </li>
+      );
+  }
+}
+
+/** A session's timeline: the newest page server-rendered, older pages loaded on demand. */
+export function SessionTimeline({
+  workspaceSlug,
+  sessionId,
+  initial,
+}: {
+  workspaceSlug: string;
+  sessionId: string;
+  initial: TimelinePage;
+  now?: string;
+}) {
+  const client = useTRPCClient();
+  const [pages, setPages] = useState<TimelinePage[]>([initial]);
+  const [loading, setLoading] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const cursor = pages[0].nextCursor;
+
+  const loadOlder = async () => {
+    if (!cursor) return;
+    setLoading(true);
+    setError(null);
+    try {
+      const page = await client.wsConfig.sessions.timeline.query({ workspaceSlug, sessionId, before: cursor });
+      setPages((ps) => [page, ...ps]);
+    } catch (err) {
+      setError(errorMessage(err));
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  const items = pages.flatMap((p) => p.items);
+  if (items.length === 0) {
+    return <EmptyState compact icon="sessions" title="No events recorded" description="This session has no stored events (they may have been pruned by retention)." />;
+  }
+  let lastDay = "";
+  return (
+    <div className="stack">
+      {cursor ? (
+        <div className="row">
+          <Button size="sm" onClick={loadOlder} loading={loading}>
+            <Icon name="chevronUp" /> Load older events
+          </Button>
+          {error && <span className="field-error">{error}</span>}
+        </div>
+      ) : (
+        <div className="text-sm subtle">Start of the session.</div>
+      )}
+      <ol className="timeline dash2-timeline">
+        {items.map((item) => {
+          const day = item.ts.slice(0, 10);
+          const showDay = day !== lastDay;
+          lastDay = day;
+          return (
+            <DayGroup key={item.key} day={showDay ? day : null}>
+              <Row item={item} />
+            </DayGroup>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}
+
+function DayGroup({ day, children }: { day: string | null; children: React.ReactNode }) {
+  if (!day) return <>{children}</>;
+  return (
+    <>
+      <li className="dash2-day" aria-hidden="false">
+        {day} (UTC)
+      </li>
+      {children}
+    </>
+  );
+}

@@ -1,0 +1,149 @@
+import type { Metadata } from "next";
+import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { formatNumber } from "@/components/format";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import {
+  SESSION_SORT_KEYS,
+  SESSION_STATUSES,
+  listSessionAgents,
+  listSessions,
+  sessionStatusCounts,
+  type SessionRow,
+  type SessionSortKey,
+  type SessionStatus,
+} from "@/server/dashboard/sessions-data";
+import { stringParam, type SearchParams } from "@/server/dashboard/util";
+import { getRuntime } from "@/server/runtime";
+import { AgentFilter } from "./agent-filter";
+import { SessionStatusBadge } from "./session-status-badge";
+
+export const metadata: Metadata = { title: "Sessions" };
+export const dynamic = "force-dynamic";
+
+export default async function SessionsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
+  const { slug } = await params;
+  const sp = await searchParams;
+  const page = await requireWorkspacePage(slug);
+  const db = (await getRuntime()).database.db;
+  const workspaceId = page.access.workspace.id;
+
+  const statusParam = stringParam(sp.status);
+  const status = (SESSION_STATUSES as readonly string[]).includes(statusParam ?? "") ? (statusParam as SessionStatus) : null;
+  const agent = stringParam(sp.agent) ?? null;
+  const { sort, page: pageNo, pageSize } = readTableParams(sp, {
+    sortKeys: SESSION_SORT_KEYS,
+    defaultSort: { key: "last", dir: "desc" },
+    pageSize: 50,
+  });
+  const [{ rows, total }, counts, agents] = await Promise.all([
+    listSessions(db, { workspaceId, status, agent, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize }),
+    sessionStatusCounts(db, workspaceId),
+    listSessionAgents(db, workspaceId),
+  ]);
+  const base = `/w/${encodeURIComponent(slug)}/sessions`;
+  const now = new Date().toISOString();
+
+  const columns: Column<SessionRow>[] = [
+    {
+      id: "session",
+      header: "Session",
+      minWidth: 200,
+      cell: (r) => (
+        <span className="row" style={{ gap: 6 }}>
+          <span className="mono truncate" style={{ maxWidth: 260 }} title={r.sessionId}>
+            {r.sessionId}
+          </span>
+        </span>
+      ),
+    },
+    { id: "status", header: "Status", width: 96, cell: (r) => <SessionStatusBadge status={r.status} /> },
+    { id: "agent", header: "Agent", cell: (r) => <span className="truncate">{r.agent}</span> },
+    { id: "model", header: "Model", cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
+    {
+      id: "started",
+      header: "Started",
+      sortKey: "started",
+      firstDir: "desc",
+      cell: (r) => (r.startedAt ? <RelativeTime date={r.startedAt} now={now} /> : <span className="subtle">—</span>),
+    },
+    {
+      id: "last",
+      header: "Last event",
+      sortKey: "last",
+      firstDir: "desc",
+      cell: (r) => (r.lastEventAt ? <RelativeTime date={r.lastEventAt} now={now} /> : <span className="subtle">—</span>),
+    },
+    { id: "events", header: "Events", align: "right", sortKey: "events", cell: (r) => <span className="num">{formatNumber(r.eventCount)}</span> },
+    { id: "calls", header: "Calls", align: "right", cell: (r) => <span className="num">{formatNumber(r.callCount)}</span> },
+    {
+      id: "failures",
+      header: "Failures",
+      align: "right",
+      sortKey: "failures",
+      cell: (r) => <span className={r.failureCount > 0 ? "num text-danger" : "num subtle"}>{formatNumber(r.failureCount)}</span>,
+    },
+    {
+      id: "patterns",
+      header: "Patterns",
+      align: "right",
+      sortKey: "patterns",
+      cell: (r) => <span className={r.patternCount > 0 ? "num text-warning" : "num subtle"}>{formatNumber(r.patternCount)}</span>,
+    },
+  ];
+
+  const tabs: { id: SessionStatus | null; label: string; n: number }[] = [
+    { id: null, label: "All", n: counts.all },
+    { id: "active", label: "Active", n: counts.active },
+    { id: "paused", label: "Paused", n: counts.paused },
+    { id: "ended", label: "Ended", n: counts.ended },
+  ];
+
+  return (
+    <>
+      <PageHeader
+        title="Sessions"
+        description="Every agent session posting to this workspace: its calls, failures and detected stalls. A session paused by an interrupt nudge waits for a person to resume it."
+      />
+      <div className="toolbar dash2-toolbar">
+        <nav className="segmented" aria-label="Filter by status">
+          {tabs.map((t) => (
+            <a
+              key={t.label}
+              href={withSearchParams(base, sp, { status: t.id, page: null })}
+              aria-current={status === t.id ? "page" : undefined}
+            >
+              {t.label}
+              <span className="dash2-seg-count">{formatNumber(t.n)}</span>
+            </a>
+          ))}
+        </nav>
+        <div className="toolbar-spacer" />
+        <AgentFilter agents={agents} value={agent} />
+      </div>
+      {counts.all === 0 ? (
+        <EmptyState
+          bordered
+          icon="sessions"
+          title="No sessions yet"
+          description="Sessions appear when an agent posts events (session.start, tool.call, tool.result, model.text) with a sessionId to ingest.events or guard.check."
+        />
+      ) : (
+        <DataTable
+          label="Agent sessions"
+          columns={columns}
+          rows={rows}
+          rowKey={(r) => r.sessionId}
+          rowHref={(r) => `${base}/${encodeURIComponent(r.sessionId)}`}
+          sort={sort}
+          sortHref={(s) => withSearchParams(base, sp, { sort: s.key, dir: s.dir, page: null })}
+          pagination={{ page: pageNo, pageSize, total }}
+          pageHref={(p) => withSearchParams(base, sp, { page: p })}
+          empty={<EmptyState compact title="No sessions match" description="Try another status or agent filter." />}
+        />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,260 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { failureColumns } from "@/components/dashboard/failure-columns";
+import { FailuresMeter, KeyProgress, LevelBadge } from "@/components/dashboard/key-status";
+import { ResetKeyButton } from "@/components/dashboard/reset-keys";
+import { StateTimeline } from "@/components/dashboard/state-timeline";
+import { DataTable, withSearchParams, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { FailureKey } from "@/components/failure-key";
+import { formatPercent } from "@/components/format";
+import { Icon } from "@/components/icons";
+import { KeyValue } from "@/components/key-value";
+import { Meter } from "@/components/meter";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { StateBadge } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { listFailures } from "@/server/dashboard/failures";
+import { getKeyDetail, type KeyDetail } from "@/server/dashboard/key-detail";
+import { keyHref } from "@/server/dashboard/paths";
+import type { KeyRow } from "@/server/dashboard/tools";
+import { pageParam, type SearchParams } from "@/server/dashboard/util";
+import { getRuntime } from "@/server/runtime";
+
+export const dynamic = "force-dynamic";
+
+function decodeKey(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+export async function generateMetadata({ params }: { params: Promise<{ key: string }> }): Promise<Metadata> {
+  const { key } = await params;
+  return { title: decodeKey(key) };
+}
+
+const FAILURES_PAGE_SIZE = 25;
+
+export default async function KeyDetailPage({ params, searchParams }: { params: Promise<{ slug: string; key: string }>; searchParams: Promise<SearchParams> }) {
+  const { slug, key: rawKey } = await params;
+  const sp = await searchParams;
+  const page = await requireWorkspacePage(slug);
+  const ws = page.access.workspace;
+  const failureKey = decodeKey(rawKey);
+  if (!failureKey || failureKey.length > 2048) notFound();
+  const { db } = (await getRuntime()).database;
+  const now = new Date();
+  const fpage = pageParam(sp.page);
+  const [detail, failures] = await Promise.all([
+    getKeyDetail(db, ws.id, failureKey),
+    listFailures(db, ws.id, { failureKey, page: fpage, pageSize: FAILURES_PAGE_SIZE }),
+  ]);
+  if (!detail) notFound();
+  const k = detail.key;
+  const effective = k?.effectiveState ?? "trusted";
+  const path = keyHref(ws.slug, failureKey);
+
+  return (
+    <div className="stack stack-lg">
+      <PageHeader
+        title={
+          <span className="key-title">
+            <FailureKey value={failureKey} wrap />
+          </span>
+        }
+        badge={
+          <span className="row" style={{ gap: 6 }}>
+            <StateBadge state={effective} />
+            {k && <LevelBadge level={k.level} />}
+          </span>
+        }
+        description={k ? `Tool ${k.toolName}${k.domain ? ` · domain ${k.domain}` : ""}` : "This key has no state yet."}
+        actions={page.permissions.canOperate && k ? <ResetKeyButton slug={ws.slug} failureKey={failureKey} state={effective} size="md" /> : undefined}
+      />
+
+      <StatusCallout detail={detail} slug={ws.slug} now={now} />
+
+      {k && (
+        <section className="card">
+          <div className="card-body">
+            <KeyValue
+              layout="grid"
+              items={[
+                { label: "Own state", value: <StateBadge state={k.state} />, hint: k.state !== k.effectiveState ? `effective: ${k.effectiveState}` : undefined },
+                { label: "Effective failures", value: <FailuresMeter value={k.effectiveFailures} threshold={k.threshold} state={k.effectiveState} /> },
+                { label: "Consecutive failures", value: <span className="num">{k.consecutiveFailures}</span> },
+                {
+                  label: "Failures / calls",
+                  value: (
+                    <span className="num">
+                      {k.totalFailures.toLocaleString("en-US")} / {k.totalCalls.toLocaleString("en-US")}
+                    </span>
+                  ),
+                  hint: k.totalCalls > 0 ? `${formatPercent(k.totalFailures / k.totalCalls)} failed` : undefined,
+                },
+                { label: "Recovery / escalation", value: <KeyProgress state={k.state} recovery={k.recovery} escalationExpires={k.escalationExpires} approvalPending={k.approvalPending} now={now} /> },
+                { label: "Last failure", value: k.lastFailureAt ? <RelativeTime date={k.lastFailureAt} now={now} /> : "—" },
+                { label: "Last event", value: k.lastEventAt ? <RelativeTime date={k.lastEventAt} now={now} /> : "—" },
+              ]}
+            />
+          </div>
+        </section>
+      )}
+
+      {detail.levels.length > 0 && <LevelStates levels={detail.levels} slug={ws.slug} />}
+
+      <div className="grid grid-2 key-detail-grid">
+        <section className="card">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title">State timeline</h2>
+              <p className="card-subtitle">Latest {detail.transitions.length >= 100 ? "100 " : ""}state changes, newest first</p>
+            </div>
+          </div>
+          <div className="card-body">
+            {detail.transitions.length === 0 ? (
+              <EmptyState compact icon="clock" title="No state changes" description="This key has always been trusted." />
+            ) : (
+              <StateTimeline items={detail.transitions} now={now} />
+            )}
+          </div>
+        </section>
+        <section className="card">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title">Success rate by model</h2>
+              <p className="card-subtitle">Calls of this key per model</p>
+            </div>
+          </div>
+          <ModelTable models={detail.models} />
+        </section>
+      </div>
+
+      <section className="stack">
+        <div className="section-head">
+          <h2 className="section-title">Failure history</h2>
+          <Link href={withSearchParams(`/w/${ws.slug}/failures`, undefined, { tool: k?.toolName })} className="text-sm">
+            All failures of {k?.toolName ?? "this tool"} →
+          </Link>
+        </div>
+        <DataTable
+          label="Failure history"
+          columns={failureColumns({ slug: ws.slug, now, withKey: false })}
+          rows={failures.rows}
+          rowKey={(r) => String(r.id)}
+          pagination={{ page: failures.page, pageSize: failures.pageSize, total: failures.total }}
+          pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
+          maxHeight="none"
+          empty={<EmptyState compact icon="checkCircle" title="No failures recorded for this key" />}
+        />
+      </section>
+    </div>
+  );
+}
+
+function StatusCallout({ detail, slug, now }: { detail: KeyDetail; slug: string; now: Date }) {
+  const k = detail.key;
+  if (!k) return null;
+  if (detail.pendingApprovalId) {
+    return (
+      <div className="callout" data-tone="info">
+        <Icon name="info" />
+        <span>
+          Recovery complete ({k.recovery?.successes ?? "enough"} successes) — waiting for a person to approve it in the{" "}
+          <Link href={`/w/${slug}/approvals`}>approval queue</Link>.
+        </span>
+      </div>
+    );
+  }
+  if (k.state === "blocked") {
+    return (
+      <div className="callout" data-tone="danger">
+        <Icon name="alertCircle" />
+        <span>
+          <strong>Blocked</strong>
+          {k.escalationReason ? `: ${k.escalationReason}` : ""}. Only a reset brings it back to trusted.
+        </span>
+      </div>
+    );
+  }
+  if (k.state === "escalated") {
+    const left = k.escalationExpires ? new Date(k.escalationExpires).getTime() - now.getTime() : null;
+    return (
+      <div className="callout" data-tone="warning">
+        <Icon name="alert" />
+        <span>
+          <strong>Escalated</strong>
+          {k.escalationReason ? `: ${k.escalationReason}` : ""}. Agents must ask before calling it.{" "}
+          {k.escalationExpires &&
+            (left !== null && left > 0 ? (
+              <>
+                The escalation expires <RelativeTime date={k.escalationExpires} now={now} />; then the next success after the cooldown starts
+                recovery.
+              </>
+            ) : (
+              <>The escalation window has passed: the next success after the cooldown starts recovery.</>
+            ))}
+        </span>
+      </div>
+    );
+  }
+  if (k.effectiveState !== k.state) {
+    const strict = detail.levels.find((l) => l.state === k.effectiveState);
+    return (
+      <div className="callout" data-tone="warning">
+        <Icon name="alert" />
+        <span>
+          This key is {k.state} itself, but {strict ? <span className="mono">{strict.failureKey}</span> : "its domain or tool"} is {k.effectiveState}, so
+          agents see it as {k.effectiveState}.
+        </span>
+      </div>
+    );
+  }
+  return null;
+}
+
+function LevelStates({ levels, slug }: { levels: KeyRow[]; slug: string }) {
+  const cols: Column<KeyRow>[] = [
+    { id: "key", header: "Level state", cell: (r) => <FailureKey value={r.failureKey} />, minWidth: 200 },
+    { id: "state", header: "State", width: 120, cell: (r) => <StateBadge state={r.state} /> },
+    { id: "failures", header: "Effective / threshold", width: 170, cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.state} /> },
+    { id: "reason", header: "Reason", cell: (r) => r.escalationReason ?? <span className="subtle">—</span> },
+  ];
+  return (
+    <section className="stack">
+      <div className="section-head">
+        <div>
+          <h2 className="section-title">Domain and tool states</h2>
+          <p className="section-description">The key&apos;s effective state is the strictest of its own and these.</p>
+        </div>
+      </div>
+      <DataTable label="Domain and tool states" columns={cols} rows={levels} rowKey={(r) => r.failureKey} rowHref={(r) => keyHref(slug, r.failureKey)} maxHeight="none" />
+    </section>
+  );
+}
+
+function ModelTable({ models }: { models: KeyDetail["models"] }) {
+  if (models.length === 0) return <EmptyState compact icon="models" title="No model data" description="Agents did not report a model for calls of this key." />;
+  const cols: Column<KeyDetail["models"][number]>[] = [
+    { id: "model", header: "Model", cell: (m) => <span className="mono">{m.model}</span> },
+    {
+      id: "rate",
+      header: "Success rate",
+      width: 170,
+      cell: (m) =>
+        m.successRate == null ? (
+          "—"
+        ) : (
+          <Meter value={m.successRate * 100} max={100} tone={m.successRate >= 0.9 ? "trusted" : m.successRate >= 0.6 ? "escalated" : "blocked"} label={formatPercent(m.successRate)} />
+        ),
+    },
+    { id: "attempts", header: "Calls", align: "right", width: 70, cell: (m) => m.attempts.toLocaleString("en-US") },
+    { id: "failures", header: "Failed", align: "right", width: 70, cell: (m) => m.failures.toLocaleString("en-US") },
+  ];
+  return <DataTable label="Success rate by model" columns={cols} rows={models} rowKey={(m) => m.model} maxHeight="none" className="table-flush" />;
+}

@@ -1,0 +1,177 @@
+import type { Metadata } from "next";
+import { ConnectAgent } from "@/components/dashboard/connect-agent";
+import { FailuresMeter, KeyProgress, LevelBadge } from "@/components/dashboard/key-status";
+import { ResetAllButton } from "@/components/dashboard/reset-keys";
+import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { FailureKey } from "@/components/failure-key";
+import { ButtonLink } from "@/components/form";
+import { Icon } from "@/components/icons";
+import { PageHeader } from "@/components/page-header";
+import { RelativeTime } from "@/components/relative-time";
+import { StateBadge } from "@/components/state-badge";
+import { requireWorkspacePage } from "@/server/dashboard/access";
+import { getBaseUrl } from "@/server/dashboard/base-url";
+import { keyHref } from "@/server/dashboard/paths";
+import { countKeysByState, KEY_SORTS, listKeys, type KeyRow, type KeySort } from "@/server/dashboard/tools";
+import { stringParam, type SearchParams } from "@/server/dashboard/util";
+import { getRuntime } from "@/server/runtime";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Tools" };
+
+const STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
+const PAGE_SIZE = 50;
+
+export default async function ToolsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
+  const { slug } = await params;
+  const sp = await searchParams;
+  const page = await requireWorkspacePage(slug);
+  const ws = page.access.workspace;
+  const { db } = (await getRuntime()).database;
+  const now = new Date();
+
+  const { sort, page: pageNo } = readTableParams(sp, { sortKeys: KEY_SORTS, defaultSort: { key: "state", dir: "desc" }, pageSize: PAGE_SIZE });
+  const stateParam = stringParam(sp.state);
+  const state = stateParam && (STATES as readonly string[]).includes(stateParam) ? stateParam : undefined;
+  const levelParam = stringParam(sp.level);
+  const level = levelParam === "key" || levelParam === "domain" || levelParam === "tool" ? levelParam : undefined;
+  const q = stringParam(sp.q);
+
+  const [list, byState] = await Promise.all([
+    listKeys(db, ws.id, { state, level, q, sort: sort.key as KeySort, dir: sort.dir, page: pageNo, pageSize: PAGE_SIZE }),
+    countKeysByState(db, ws.id),
+  ]);
+  const totalAll = Object.values(byState).reduce((a, b) => a + b, 0);
+  const notTrusted = totalAll - (byState.trusted ?? 0);
+  const path = `/w/${ws.slug}/tools`;
+  const filtered = !!(state || level || q);
+
+  const columns: Column<KeyRow>[] = [
+    {
+      id: "key",
+      header: "Failure key",
+      sortKey: "key",
+      minWidth: 200,
+      cell: (r) => (
+        <span className="row" style={{ gap: 6 }}>
+          <FailureKey value={r.failureKey} wrap />
+          <LevelBadge level={r.level} />
+        </span>
+      ),
+    },
+    {
+      id: "state",
+      header: "State",
+      sortKey: "state",
+      firstDir: "desc",
+      width: 130,
+      cell: (r) => (
+        <span className="stack" style={{ gap: 2 }}>
+          <StateBadge state={r.effectiveState} title={r.escalationReason ?? undefined} />
+          {r.state !== r.effectiveState && <span className="text-xs subtle">own: {r.state}</span>}
+        </span>
+      ),
+    },
+    {
+      id: "failures",
+      header: "Effective / threshold",
+      headerTitle: "Weighted failures in the rule's window, versus the count threshold",
+      sortKey: "failures",
+      firstDir: "desc",
+      width: 170,
+      cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.effectiveState} />,
+    },
+    { id: "consecutive", header: "Consec.", headerTitle: "Consecutive failures since the last success", sortKey: "consecutive", align: "right", width: 80, cell: (r) => r.consecutiveFailures },
+    {
+      id: "progress",
+      header: "Recovery / escalation",
+      width: 170,
+      cell: (r) => <KeyProgress state={r.state} recovery={r.recovery} escalationExpires={r.escalationExpires} approvalPending={r.approvalPending} now={now} />,
+    },
+    {
+      id: "total",
+      header: "Failures / calls",
+      sortKey: "total",
+      align: "right",
+      width: 120,
+      cell: (r) => (
+        <span className="num">
+          {r.totalFailures.toLocaleString("en-US")} <span className="subtle">/ {r.totalCalls.toLocaleString("en-US")}</span>
+        </span>
+      ),
+    },
+    {
+      id: "last",
+      header: "Last failure",
+      sortKey: "last_failure",
+      firstDir: "desc",
+      align: "right",
+      width: 120,
+      cell: (r) => (r.lastFailureAt ? <RelativeTime date={r.lastFailureAt} now={now} /> : <span className="subtle">—</span>),
+    },
+  ];
+
+  if (totalAll === 0) {
+    return (
+      <div className="stack stack-lg">
+        <PageHeader title="Tools" description="Every failure key Vigil tracks, with its trust state." />
+        <ConnectAgent baseUrl={await getBaseUrl()} slug={ws.slug} canConfigure={page.permissions.canConfigure} />
+      </div>
+    );
+  }
+
+  return (
+    <div className="stack stack-lg">
+      <PageHeader
+        title="Tools"
+        description="Every failure key (tool + parameters) with its trust state, including domain- and tool-level states."
+        actions={page.permissions.canOperate ? <ResetAllButton slug={ws.slug} count={notTrusted} /> : undefined}
+      />
+      <nav className="segmented state-filter" aria-label="Filter by state">
+        <a href={withSearchParams(path, sp, { state: null, page: null })} aria-current={!state ? "page" : undefined}>
+          All <span className="seg-count">{totalAll.toLocaleString("en-US")}</span>
+        </a>
+        {STATES.map((s) => (
+          <a key={s} href={withSearchParams(path, sp, { state: s, page: null })} aria-current={state === s ? "page" : undefined}>
+            <span className="stat-dot" data-state={s} aria-hidden="true" />
+            {s[0].toUpperCase() + s.slice(1)} <span className="seg-count">{(byState[s] ?? 0).toLocaleString("en-US")}</span>
+          </a>
+        ))}
+      </nav>
+      <form className="toolbar" method="get" action={path} role="search">
+        {state && <input type="hidden" name="state" value={state} />}
+        {sp.sort && <input type="hidden" name="sort" value={sort.key} />}
+        {sp.dir && <input type="hidden" name="dir" value={sort.dir} />}
+        <input className="input input-sm toolbar-search" type="search" name="q" defaultValue={q} placeholder="Filter keys, e.g. bash or domain=api" aria-label="Filter failure keys" />
+        <select className="select input-sm" name="level" defaultValue={level ?? ""} aria-label="Level" style={{ width: 150 }}>
+          <option value="">All levels</option>
+          <option value="key">Keys</option>
+          <option value="domain">Domain-level</option>
+          <option value="tool">Tool-level</option>
+        </select>
+        <button type="submit" className="btn btn-secondary btn-sm">
+          <Icon name="filter" />
+          Apply
+        </button>
+        {filtered && (
+          <ButtonLink href={path} size="sm" variant="ghost">
+            Clear
+          </ButtonLink>
+        )}
+      </form>
+      <DataTable
+        label="Failure keys"
+        columns={columns}
+        rows={list.rows}
+        rowKey={(r) => r.failureKey}
+        rowHref={(r) => keyHref(ws.slug, r.failureKey)}
+        sort={sort}
+        sortHref={(s) => withSearchParams(path, sp, { sort: s.key, dir: s.dir, page: null })}
+        pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
+        pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
+        empty={<EmptyState compact title="No keys match" description="Try another state, level or search text." />}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,253 @@
+"use client";
+
+/**
+ * Settings with their sources (SPEC 6 "Settings"): every setting's effective value and where it
+ * comes from (workspace / organization / default), with save and clear of this level's value;
+ * plus the model-switch thresholds.
+ */
+import { useState } from "react";
+import { Button, Field, NumberInput, Select, TextInput } from "@/components/form";
+import { Icon } from "@/components/icons";
+import { Section } from "@/components/page-header";
+import { Badge } from "@/components/state-badge";
+import { DEFAULT_MODEL_SWITCH, type SnakeConfigDocument } from "@/server/engine/config";
+import { resolveSettings } from "@/server/engine/settings";
+import type { SettingSource } from "@/server/engine/types";
+import { cloneDoc, ReadOnlyNotice, useConfigEditor } from "./config-context";
+import { SETTING_META, formatSettingValue, type SettingMeta } from "./meta";
+
+function SourceBadge({ source }: { source: SettingSource }) {
+  const tone = source === "workspace" ? "info" : source === "organization" ? "admin" : "outline";
+  return (
+    <Badge tone={tone} square>
+      {source}
+    </Badge>
+  );
+}
+
+function encode(meta: SettingMeta, v: unknown): string {
+  if (v === undefined || v === null) return "";
+  if (meta.kind === "bool") return v ? "true" : "false";
+  if (meta.kind === "list") return (v as string[]).join(", ");
+  return String(v);
+}
+
+function SettingRow({ meta }: { meta: SettingMeta }) {
+  const { doc, camel, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
+  const effective =
+    level === "workspace" ? resolveSettings(null, camel.settings ?? null, inheritedCamel.settings ?? null) : resolveSettings(null, null, camel.settings ?? null);
+  const own = (doc.settings as Record<string, unknown> | undefined)?.[meta.key];
+  const [draft, setDraft] = useState<string>(encode(meta, own));
+  const [error, setError] = useState<string | null>(null);
+  const eff = effective[meta.camel];
+  const dirty = draft !== encode(meta, own);
+
+  const parse = (): { value?: unknown; error?: string } => {
+    if (meta.kind === "list") {
+      const list = draft
+        .split(/[,\n]/)
+        .map((s) => s.trim())
+        .filter(Boolean);
+      if (list.some((m) => m.length > 256)) return { error: "Model names are at most 256 characters" };
+      if (list.length > 100) return { error: "At most 100 models" };
+      return { value: list };
+    }
+    if (draft === "") return { error: "Choose a value" };
+    if (meta.kind === "bool") return { value: draft === "true" };
+    return { value: draft };
+  };
+
+  const write = async (value: unknown | undefined) => {
+    const next: SnakeConfigDocument = cloneDoc(doc);
+    const settings = { ...((next.settings ?? {}) as Record<string, unknown>) };
+    if (value === undefined) delete settings[meta.key];
+    else settings[meta.key] = value;
+    if (Object.keys(settings).length) next.settings = settings as SnakeConfigDocument["settings"];
+    else delete next.settings;
+    const r = await save(next, { successMessage: value === undefined ? `${meta.label}: cleared at ${level} level` : `${meta.label} saved` });
+    if (!r.ok) setError(r.issues.find((i) => i.path.startsWith(`settings.${meta.key}`))?.message ?? r.message);
+    else {
+      setError(null);
+      if (value === undefined) setDraft("");
+    }
+  };
+
+  const control =
+    meta.kind === "list" ? (
+      <TextInput mono size="sm" aria-label={`${meta.label} (${level} value)`} value={draft} placeholder="e.g. claude-sonnet, gpt-4.1" disabled={!canEdit} onChange={(e) => setDraft(e.target.value)} />
+    ) : (
+      <Select
+        size="sm"
+        aria-label={`${meta.label} (${level} value)`}
+        value={draft}
+        disabled={!canEdit}
+        onChange={(e) => setDraft(e.target.value)}
+        options={[
+          { value: "", label: "— not set here —" },
+          ...(meta.kind === "bool"
+            ? [
+                { value: "true", label: "on" },
+                { value: "false", label: "off" },
+              ]
+            : (meta.options ?? [])),
+        ]}
+      />
+    );
+
+  return (
+    <tr data-setting={meta.key}>
+      <th scope="row" className="dash2-setting-name">
+        <div style={{ fontWeight: 500 }}>{meta.label}</div>
+        <div className="text-xs muted" style={{ fontWeight: 400 }}>
+          {meta.hint}
+        </div>
+      </th>
+      <td>
+        <div className="row row-wrap" style={{ gap: 6 }}>
+          <span className="mono text-sm" data-testid={`effective-${meta.key}`}>
+            {formatSettingValue(eff.value)}
+          </span>
+          <SourceBadge source={eff.source} />
+        </div>
+      </td>
+      <td>
+        <div className="stack" style={{ gap: 4 }}>
+          <div className="row row-wrap dash2-setting-controls">
+            {control}
+            {canEdit && (
+              <>
+                <Button
+                  size="sm"
+                  variant="primary"
+                  disabled={!dirty || saving}
+                  onClick={() => {
+                    const p = parse();
+                    if (p.error) return setError(p.error);
+                    void write(p.value);
+                  }}
+                >
+                  Save
+                </Button>
+                <Button size="sm" variant="ghost" disabled={own === undefined || saving} onClick={() => void write(undefined)} title={`Remove the ${level} value and inherit`}>
+                  Clear
+                </Button>
+              </>
+            )}
+          </div>
+          {error && (
+            <span className="field-error">
+              <Icon name="alertCircle" size={14} />
+              {error}
+            </span>
+          )}
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+const MS_FIELDS = [
+  { key: "failure_threshold", camel: "failureThreshold", label: "Failure threshold", hint: "Failures of the current model on a key before a switch is considered", int: true, min: 1 },
+  { key: "min_success_rate_diff", camel: "minSuccessRateDiff", label: "Minimum success-rate gain", hint: "How much better (0–1) the candidate must be", int: false, min: 0 },
+  { key: "min_attempts", camel: "minAttempts", label: "Minimum attempts", hint: "Attempts a candidate needs on the key to be trusted", int: true, min: 1 },
+] as const;
+
+function ModelSwitchCard() {
+  const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
+  const own = (doc.model_switch ?? {}) as Record<string, number | undefined>;
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(MS_FIELDS.map((f) => [f.key, own[f.key] === undefined ? "" : String(own[f.key])])));
+  const [submitted, setSubmitted] = useState(false);
+  const errors: Record<string, string> = {};
+  const values: Record<string, number> = {};
+  for (const f of MS_FIELDS) {
+    const t = (draft[f.key] ?? "").trim();
+    if (t === "") continue;
+    const n = Number(t);
+    if (!Number.isFinite(n)) errors[f.key] = "Enter a number";
+    else if (f.int && (!Number.isInteger(n) || n < f.min)) errors[f.key] = `Must be a whole number of at least ${f.min}`;
+    else if (!f.int && (n < 0 || n > 1)) errors[f.key] = "Must be between 0 and 1";
+    else values[f.key] = n;
+  }
+  const inherited = (camelKey: string) => {
+    const o = (level === "workspace" ? inheritedCamel.modelSwitch : undefined) as Record<string, number | undefined> | undefined;
+    const v = o?.[camelKey];
+    return v !== undefined ? `${v} (organization)` : `${(DEFAULT_MODEL_SWITCH as unknown as Record<string, number>)[camelKey]} (default)`;
+  };
+  return (
+    <Section title="Model switch" description="When the current model keeps failing on a key, suggest (or instruct) a model with a clearly better success rate there.">
+      <div className="card">
+        <form
+          className="card-body stack"
+          noValidate
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setSubmitted(true);
+            if (Object.keys(errors).length) return;
+            const next = cloneDoc(doc);
+            if (Object.keys(values).length) next.model_switch = values;
+            else delete next.model_switch;
+            await save(next, { successMessage: "Model switch saved" });
+          }}
+        >
+          <div className="form-row">
+            {MS_FIELDS.map((f) => (
+              <Field key={f.key} label={f.label} hint={f.hint} error={submitted || draft[f.key] !== "" ? errors[f.key] : undefined}>
+                <NumberInput
+                  value={draft[f.key]}
+                  disabled={!canEdit}
+                  placeholder={`Inherit: ${inherited(f.camel)}`}
+                  step={f.int ? 1 : 0.05}
+                  onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
+                />
+              </Field>
+            ))}
+          </div>
+          {canEdit && (
+            <div className="form-actions">
+              <Button type="submit" variant="primary" loading={saving}>
+                Save model switch
+              </Button>
+            </div>
+          )}
+        </form>
+      </div>
+    </Section>
+  );
+}
+
+export function SettingsEditor() {
+  const { level } = useConfigEditor();
+  return (
+    <div className="stack stack-lg">
+      <ReadOnlyNotice />
+      <Section
+        title="Settings"
+        description={
+          level === "workspace"
+            ? "Resolution: session (set by the agent) > workspace > organization > built-in default. Values set here apply to every session of this workspace that does not override them."
+            : "Organization values apply to every workspace that does not set its own."
+        }
+      >
+        <div className="table-wrap">
+          <div className="table-scroll">
+            <table className="table dash2-settings-table" data-density="comfortable">
+              <thead>
+                <tr>
+                  <th scope="col">Setting</th>
+                  <th scope="col">Effective value · source</th>
+                  <th scope="col">{level === "workspace" ? "Workspace value" : "Organization value"}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {SETTING_META.map((m) => (
+                  <SettingRow key={m.key} meta={m} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </div>
+      </Section>
+      <ModelSwitchCard />
+    </div>
+  );
+}

@@ -1,0 +1,45 @@
+import type { Column } from "@/components/data-table";
+import { FailureKey } from "@/components/failure-key";
+import { RelativeTime } from "@/components/relative-time";
+import { SeverityBadge } from "@/components/state-badge";
+import type { FailureRow } from "@/server/dashboard/failures";
+
+/** Columns of a failure history table (server-safe). `withKey` adds the failure key column. */
+export function failureColumns(opts: { slug: string; now: Date; withKey: boolean }): Column<FailureRow>[] {
+  const cols: Column<FailureRow>[] = [
+    {
+      id: "time",
+      header: "Time",
+      width: 110,
+      nowrap: true,
+      cell: (r) => <RelativeTime date={r.ts} now={opts.now} />,
+    },
+  ];
+  if (opts.withKey) cols.push({ id: "key", header: "Failure key", minWidth: 220, cell: (r) => <FailureKey value={r.failureKey} wrap /> });
+  cols.push(
+    { id: "severity", header: "Severity", width: 130, cell: (r) => <SeverityBadge severity={r.severity} /> },
+    {
+      id: "error",
+      header: "Error",
+      minWidth: 240,
+      cell: (r) => (
+        <span className="failure-error" title={r.errorMessage ?? undefined}>
+          {r.httpStatus ? <span className="mono subtle">{r.httpStatus} </span> : null}
+          {r.errorMessage ?? <span className="subtle">—</span>}
+        </span>
+      ),
+    },
+    { id: "model", header: "Model", width: 140, cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
+    {
+      id: "session",
+      header: "Session",
+      width: 160,
+      cell: (r) => (
+        <a href={`/w/${opts.slug}/sessions/${encodeURIComponent(r.sessionId)}`} className="mono text-sm truncate session-link" title={`${r.agent} · ${r.sessionId}`}>
+          {r.sessionId}
+        </a>
+      ),
+    },
+  );
+  return cols;
+}

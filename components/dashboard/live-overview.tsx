@@ -1,0 +1,60 @@
+"use client";
+
+/** Overview tiles that poll `ws.overview.live`; when the counts change the server-rendered parts refresh too. */
+import { useQuery } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useEffect, useRef } from "react";
+import { formatNumber } from "@/components/format";
+import { RelativeTime } from "@/components/relative-time";
+import { StatCard } from "@/components/stat-card";
+import type { LiveCounts } from "@/server/dashboard/overview";
+import { useTRPC } from "@/lib/trpc/client";
+
+export const OVERVIEW_POLL_MS = 5_000;
+
+export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCounts }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const q = useQuery(
+    trpc.ws.overview.live.queryOptions(
+      { workspaceSlug: slug },
+      { initialData: initial, refetchInterval: OVERVIEW_POLL_MS, staleTime: 2_000 },
+    ),
+  );
+  const c = q.data ?? initial;
+
+  // Refresh the server-rendered sections (top keys, approvals, chart) when something moved.
+  const signature = JSON.stringify([c.keys, c.levelAlerts, c.totalKeys, c.pendingApprovals, c.pausedSessions, c.failures24h]);
+  const last = useRef(signature);
+  useEffect(() => {
+    if (last.current !== signature) {
+      last.current = signature;
+      router.refresh();
+    }
+  }, [signature, router]);
+
+  const toolsHref = (state: string) => `/w/${slug}/tools?state=${state}`;
+  const notTrusted = c.keys.escalated + c.keys.blocked + c.keys.recovering;
+  return (
+    <div className="stack" aria-live="polite">
+      <div className="grid-stats">
+        <StatCard label="Trusted keys" state="trusted" value={formatNumber(c.keys.trusted)} hint={`of ${formatNumber(c.totalKeys)} failure keys`} href={toolsHref("trusted")} />
+        <StatCard label="Recovering" state="recovering" value={formatNumber(c.keys.recovering)} hint="counting successes" href={toolsHref("recovering")} />
+        <StatCard label="Escalated" state="escalated" value={formatNumber(c.keys.escalated)} hint="need approval to run" href={toolsHref("escalated")} />
+        <StatCard label="Blocked" state="blocked" value={formatNumber(c.keys.blocked)} hint="only a reset unblocks" href={toolsHref("blocked")} />
+      </div>
+      <div className="grid-stats">
+        <StatCard label="Pending approvals" value={formatNumber(c.pendingApprovals)} hint="recoveries waiting for a person" href={`/w/${slug}/approvals`} />
+        <StatCard label="Paused sessions" value={formatNumber(c.pausedSessions)} hint="stalled agents" href={`/w/${slug}/sessions`} />
+        <StatCard label="Failures, last 24 h" value={formatNumber(c.failures24h)} hint={notTrusted > 0 ? `${formatNumber(notTrusted)} keys not trusted` : "all keys trusted"} href={`/w/${slug}/failures?range=24h`} />
+        <StatCard
+          label="Last event"
+          value={c.lastEventAt ? <RelativeTime date={c.lastEventAt} /> : "—"}
+          hint={
+            c.levelAlerts > 0 ? `${formatNumber(c.levelAlerts)} domain/tool-level alert${c.levelAlerts === 1 ? "" : "s"}` : q.isFetching ? "refreshing…" : "updates every 5 s"
+          }
+        />
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,218 @@
+"use client";
+
+/** Organization members: owners add existing users by email, change roles and remove members. */
+import { useMutation } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
+import { useState, type FormEvent } from "react";
+import { ConfirmDialog } from "@/components/confirm-dialog";
+import { DataTable, type Column } from "@/components/data-table";
+import { Button, Field, Select, TextInput } from "@/components/form";
+import { Icon } from "@/components/icons";
+import { RelativeTime } from "@/components/relative-time";
+import { RoleBadge } from "@/components/state-badge";
+import { toast } from "@/components/toast";
+import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
+
+export type MemberItem = { userId: string; email: string; name: string; role: string; joinedAt: string };
+
+const ROLE_OPTIONS = [
+  { value: "viewer", label: "Viewer — read only" },
+  { value: "member", label: "Member — approve, reset, resume" },
+  { value: "admin", label: "Admin — settings, rules, API keys" },
+  { value: "owner", label: "Owner — everything, members" },
+];
+const SHORT_ROLE_OPTIONS = [
+  { value: "viewer", label: "Viewer" },
+  { value: "member", label: "Member" },
+  { value: "admin", label: "Admin" },
+  { value: "owner", label: "Owner" },
+];
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+type RoleName = "owner" | "admin" | "member" | "viewer";
+
+export function MembersManager({
+  organizationId,
+  members,
+  currentUserId,
+  canManage,
+}: {
+  organizationId: string;
+  members: MemberItem[];
+  currentUserId: string;
+  canManage: boolean;
+}) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const setRole = useMutation(trpc.organization.setMemberRole.mutationOptions());
+  const remove = useMutation(trpc.organization.removeMember.mutationOptions());
+  const [removing, setRemoving] = useState<MemberItem | null>(null);
+  const [pendingRole, setPendingRole] = useState<string | null>(null);
+
+  const changeRole = async (m: MemberItem, role: string) => {
+    if (role === m.role) return;
+    setPendingRole(m.userId);
+    try {
+      await setRole.mutateAsync({ organizationId, userId: m.userId, role: role as RoleName });
+      toast.success("Role changed", `${m.email} is now ${role}`);
+      router.refresh();
+    } catch (err) {
+      toast.error("Could not change the role", errorMessage(err));
+      router.refresh();
+    } finally {
+      setPendingRole(null);
+    }
+  };
+
+  const columns: Column<MemberItem>[] = [
+    {
+      id: "who",
+      header: "Member",
+      minWidth: 220,
+      cell: (m) => (
+        <span className="stack" style={{ gap: 2, minWidth: 0 }}>
+          <span className="strong truncate">
+            {m.name || m.email}
+            {m.userId === currentUserId && <span className="subtle"> (you)</span>}
+          </span>
+          <span className="text-sm muted truncate">{m.email}</span>
+        </span>
+      ),
+    },
+    {
+      id: "role",
+      header: "Role",
+      width: canManage ? 150 : 110,
+      cell: (m) =>
+        canManage ? (
+          <Select
+            size="sm"
+            aria-label={`Role of ${m.email}`}
+            value={m.role}
+            disabled={pendingRole === m.userId}
+            onChange={(e) => changeRole(m, e.target.value)}
+            options={SHORT_ROLE_OPTIONS}
+          />
+        ) : (
+          <RoleBadge role={m.role} />
+        ),
+    },
+    { id: "joined", header: "Joined", align: "right", width: 110, cell: (m) => <RelativeTime date={m.joinedAt} /> },
+  ];
+  if (canManage) {
+    columns.push({
+      id: "actions",
+      header: <span className="sr-only">Actions</span>,
+      align: "right",
+      width: 60,
+      cell: (m) => (
+        <Button size="sm" variant="ghost" iconOnly aria-label={`Remove ${m.email}`} title="Remove from organization" onClick={() => setRemoving(m)}>
+          <Icon name="x" />
+        </Button>
+      ),
+    });
+  }
+
+  return (
+    <div className="stack stack-lg">
+      <DataTable label="Members" columns={columns} rows={members} rowKey={(m) => m.userId} maxHeight="none" />
+      {canManage && <AddMemberForm organizationId={organizationId} />}
+      <ConfirmDialog
+        open={removing !== null}
+        onOpenChange={(o) => !o && setRemoving(null)}
+        title="Remove this member?"
+        tone="danger"
+        confirmLabel="Remove"
+        description={
+          removing && (
+            <>
+              <strong>{removing.email}</strong> loses access to every workspace of this organization. Their account stays; you can add them
+              again later.
+            </>
+          )
+        }
+        onConfirm={async () => {
+          if (!removing) return;
+          try {
+            await remove.mutateAsync({ organizationId, userId: removing.userId });
+          } catch (err) {
+            throw new Error(errorMessage(err));
+          }
+          toast.success("Member removed", removing.email);
+          if (removing.userId === currentUserId) window.location.assign("/");
+          else router.refresh();
+        }}
+      />
+    </div>
+  );
+}
+
+function AddMemberForm({ organizationId }: { organizationId: string }) {
+  const trpc = useTRPC();
+  const router = useRouter();
+  const add = useMutation(trpc.organization.addMember.mutationOptions());
+  const [email, setEmail] = useState("");
+  const [role, setRoleValue] = useState<RoleName>("member");
+  const [errors, setErrors] = useState<{ email?: string; form?: string }>({});
+
+  const onSubmit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!EMAIL.test(email.trim())) {
+      setErrors({ email: "Enter a valid email address" });
+      return;
+    }
+    setErrors({});
+    try {
+      await add.mutateAsync({ organizationId, email: email.trim(), role });
+      toast.success("Member added", `${email.trim()} (${role})`);
+      setEmail("");
+      router.refresh();
+    } catch (err) {
+      const fe = fieldErrors(err);
+      const msg = errorMessage(err);
+      // "No user with email … (they must sign up first)" is a NOT_FOUND without a field: show it at the email too.
+      setErrors({ email: fe.email ?? msg });
+    }
+  };
+
+  return (
+    <section className="card">
+      <div className="card-head">
+        <div>
+          <h2 className="card-title">Add a member</h2>
+          <p className="card-subtitle">Add someone who already has a Vigil account on this installation.</p>
+        </div>
+      </div>
+      <div className="card-body stack">
+        <div className="callout" data-tone="info">
+          <Icon name="info" />
+          <span>
+            There are no email invitations: the person must <strong>sign up first</strong> (at <span className="mono">/sign-up</span>), then you add
+            them here by the email they signed up with.
+          </span>
+        </div>
+        <form className="form" onSubmit={onSubmit} noValidate style={{ maxWidth: "none" }}>
+          {errors.form && (
+            <div className="callout" data-tone="danger" role="alert">
+              <Icon name="alertCircle" />
+              <span>{errors.form}</span>
+            </div>
+          )}
+          <div className="form-row">
+            <Field label="Email" error={errors.email} required>
+              <TextInput name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="teammate@example.com" />
+            </Field>
+            <Field label="Role">
+              <Select name="role" value={role} onChange={(e) => setRoleValue(e.target.value as RoleName)} options={ROLE_OPTIONS} />
+            </Field>
+          </div>
+          <div className="form-actions">
+            <Button type="submit" variant="primary" loading={add.isPending}>
+              <Icon name="plus" />
+              Add member
+            </Button>
+          </div>
+        </form>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,20 @@
+"use client";
+
+import { useEffect } from "react";
+import { ErrorState } from "@/components/error-state";
+
+/** Body of the dashboard's `error.tsx` files. */
+export function RouteError({ error, reset, what = "this page" }: { error: Error & { digest?: string }; reset: () => void; what?: string }) {
+  useEffect(() => {
+    console.error(error);
+  }, [error]);
+  return (
+    <ErrorState
+      bordered
+      title={`Could not load ${what}`}
+      description="The server could not answer. Try again; if it keeps failing, check the server log."
+      detail={error.digest ? `Error reference: ${error.digest}` : undefined}
+      onRetry={reset}
+    />
+  );
+}

@@ -1,0 +1,25 @@
+"use client";
+
+/** better-auth browser client (same origin: /api/auth). Sign-up and sign-in forms use it. */
+import { createAuthClient } from "better-auth/react";
+
+export const authClient = createAuthClient();
+
+/** Human message for a better-auth error ({ code, message, status }). */
+export function authErrorMessage(error: { code?: string; message?: string; status?: number } | null | undefined): string {
+  if (!error) return "";
+  switch (error.code) {
+    case "INVALID_EMAIL_OR_PASSWORD":
+      return "Wrong email or password.";
+    case "USER_ALREADY_EXISTS":
+    case "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL":
+      return "An account with this email already exists. Sign in instead.";
+    case "PASSWORD_TOO_SHORT":
+      return "Password must be at least 8 characters.";
+    case "INVALID_EMAIL":
+      return "Enter a valid email address.";
+  }
+  if (error.status === 429) return "Too many attempts. Wait a minute and try again.";
+  if (error.status === 401) return "Wrong email or password.";
+  return error.message || "Something went wrong. Try again.";
+}

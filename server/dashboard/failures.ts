@@ -1,0 +1,136 @@
+/** Read-only queries for failure history (the Failures page and a key's failure history). */
+import { and, asc, desc, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
+
+export const SEVERITIES = [
+  "transient",
+  "not_found",
+  "invalid_input",
+  "permission",
+  "validation",
+  "timeout",
+  "server_error",
+  "crash",
+  "corruption",
+  "security",
+  "repeated_auth",
+] as const;
+
+export const TIME_RANGES = { "1h": 3600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 } as const;
+export type TimeRange = keyof typeof TIME_RANGES | "all";
+
+export interface FailureQuery {
+  tool?: string;
+  severity?: string;
+  /** A model name, or "" / "(none)" for failures without a model. */
+  model?: string;
+  failureKey?: string;
+  from?: Date;
+  to?: Date;
+  page?: number;
+  pageSize?: number;
+}
+
+export interface FailureRow {
+  id: number;
+  eventId: string;
+  failureKey: string;
+  toolName: string;
+  domain: string | null;
+  severity: string;
+  weight: number;
+  ts: string;
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  errorMessage: string | null;
+  httpStatus: number | null;
+}
+
+export const NO_MODEL = "(none)";
+
+function failureFilters(workspaceId: string, q: FailureQuery): SQL {
+  const conds: SQL[] = [eq(failure.workspaceId, workspaceId)];
+  if (q.failureKey) conds.push(eq(failure.failureKey, q.failureKey));
+  if (q.tool) conds.push(eq(failure.toolName, q.tool));
+  if (q.severity) conds.push(eq(failure.severity, q.severity));
+  if (q.model === NO_MODEL) conds.push(isNull(failure.model));
+  else if (q.model) conds.push(eq(failure.model, q.model));
+  if (q.from) conds.push(gte(failure.ts, q.from));
+  if (q.to) conds.push(lt(failure.ts, q.to));
+  return and(...conds)!;
+}
+
+/**
+ * One page of failures, newest first, plus the total. Every filter combination starts from an
+ * index with workspace_id first (key/tool/time); pages are limit/offset on (ts desc, id desc).
+ */
+export async function listFailures(db: Db, workspaceId: string, q: FailureQuery = {}) {
+  const pageSize = Math.min(200, Math.max(1, q.pageSize ?? 50));
+  const page = Math.max(1, q.page ?? 1);
+  const where = failureFilters(workspaceId, q);
+  const [[{ total }], rows] = await Promise.all([
+    db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where),
+    db
+      .select({
+        id: failure.id,
+        eventId: failure.eventId,
+        failureKey: failure.failureKey,
+        toolName: failure.toolName,
+        domain: failure.domain,
+        severity: failure.severity,
+        weight: failure.weight,
+        ts: failure.ts,
+        sessionId: failure.sessionId,
+        agent: failure.agent,
+        model: failure.model,
+        errorMessage: failure.errorMessage,
+        httpStatus: failure.httpStatus,
+      })
+      .from(failure)
+      .where(where)
+      .orderBy(desc(failure.ts), desc(failure.id))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize),
+  ]);
+  return {
+    total,
+    page,
+    pageSize,
+    rows: rows.map((r): FailureRow => ({ ...r, id: Number(r.id), ts: r.ts.toISOString() })),
+  };
+}
+
+/** Choices for the filters: tool names (from the daily roll-up) and models (from model profiles). */
+export async function getFailureFilterOptions(db: Db, workspaceId: string): Promise<{ tools: string[]; models: string[] }> {
+  const [tools, models] = await Promise.all([
+    db
+      .selectDistinct({ toolName: dailyToolStat.toolName })
+      .from(dailyToolStat)
+      .where(and(eq(dailyToolStat.workspaceId, workspaceId), sql`${dailyToolStat.failures} > 0`))
+      .orderBy(asc(dailyToolStat.toolName))
+      .limit(500),
+    db
+      .selectDistinct({ model: modelToolProfile.model })
+      .from(modelToolProfile)
+      .where(eq(modelToolProfile.workspaceId, workspaceId))
+      .orderBy(asc(modelToolProfile.model))
+      .limit(200),
+  ]);
+  return { tools: tools.map((t) => t.toolName), models: models.map((m) => m.model) };
+}
+
+/** Resolves a range preset (or explicit ISO bounds) to dates. */
+export function resolveTimeRange(range: string | undefined, fromIso?: string, toIso?: string, now = new Date()): { range: TimeRange | "custom"; from?: Date; to?: Date } {
+  const parse = (s?: string) => {
+    if (!s) return undefined;
+    const d = new Date(s);
+    return Number.isNaN(d.getTime()) ? undefined : d;
+  };
+  const from = parse(fromIso);
+  const to = parse(toIso);
+  if (from || to) return { range: "custom", from, to };
+  if (range && range in TIME_RANGES) return { range: range as TimeRange, from: new Date(now.getTime() - TIME_RANGES[range as keyof typeof TIME_RANGES]) };
+  return { range: "all" };
+}

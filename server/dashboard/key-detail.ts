@@ -1,0 +1,67 @@
+/** Read-only queries for one failure key's detail page. */
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { approval, failure, keyState, modelToolProfile, stateTransition } from "@/db/schema";
+import { toKeyRow, type KeyRow } from "./tools";
+import { iso } from "./util";
+
+export interface KeyDetail {
+  key: KeyRow | null;
+  /** The domain- and tool-level states that apply to this key (their strictness feeds the effective state). */
+  levels: KeyRow[];
+  transitions: { id: number; fromState: string; toState: string; reason: string | null; actor: string | null; at: string }[];
+  models: { model: string; attempts: number; failures: number; successRate: number | null; lastFailureAt: string | null }[];
+  pendingApprovalId: string | null;
+}
+
+/** Key state, its level states, timeline (latest 100) and per-model profile. Null when the key is unknown. */
+export async function getKeyDetail(db: Db, workspaceId: string, failureKey: string): Promise<KeyDetail | null> {
+  const [stateRow] = await db
+    .select()
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, failureKey)));
+  const toolName = stateRow?.toolName ?? failureKey.split("|")[0];
+  const levelKeys = [`@tool:${toolName}`, ...(stateRow?.domain ? [`@domain:${stateRow.domain}`] : [])].filter((k) => k !== failureKey);
+  const [levels, transitions, models, pending, [anyFailure]] = await Promise.all([
+    stateRow?.level === "key"
+      ? db.select().from(keyState).where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, levelKeys)))
+      : Promise.resolve([]),
+    db
+      .select()
+      .from(stateTransition)
+      .where(and(eq(stateTransition.workspaceId, workspaceId), eq(stateTransition.failureKey, failureKey)))
+      .orderBy(desc(stateTransition.at), desc(stateTransition.id))
+      .limit(100),
+    db
+      .select()
+      .from(modelToolProfile)
+      .where(and(eq(modelToolProfile.workspaceId, workspaceId), eq(modelToolProfile.failureKey, failureKey)))
+      .orderBy(desc(modelToolProfile.attempts)),
+    db
+      .select({ id: approval.id })
+      .from(approval)
+      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.failureKey, failureKey), eq(approval.status, "pending")))
+      .limit(1),
+    stateRow
+      ? Promise.resolve([{ one: 1 }])
+      : db
+          .select({ one: sql<number>`1` })
+          .from(failure)
+          .where(and(eq(failure.workspaceId, workspaceId), eq(failure.failureKey, failureKey)))
+          .limit(1),
+  ]);
+  if (!stateRow && !anyFailure && transitions.length === 0) return null;
+  return {
+    key: stateRow ? toKeyRow(stateRow) : null,
+    levels: levels.map(toKeyRow),
+    transitions: transitions.map((t) => ({ id: Number(t.id), fromState: t.fromState, toState: t.toState, reason: t.reason, actor: t.actor, at: t.at.toISOString() })),
+    models: models.map((m) => ({
+      model: m.model,
+      attempts: m.attempts,
+      failures: m.failures,
+      successRate: m.attempts > 0 ? (m.attempts - m.failures) / m.attempts : null,
+      lastFailureAt: iso(m.lastFailureAt),
+    })),
+    pendingApprovalId: pending[0]?.id ?? null,
+  };
+}

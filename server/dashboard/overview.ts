@@ -1,0 +1,155 @@
+/** Read-only queries for the workspace overview. */
+import { and, desc, eq, gte, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/schema";
+import { countPendingApprovals } from "./approvals";
+import { iso } from "./util";
+
+export const TRUST_STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
+export type TrustStateName = (typeof TRUST_STATES)[number];
+
+export interface LiveCounts {
+  /** Failure keys (level "key") by effective state. */
+  keys: Record<TrustStateName, number>;
+  /** Domain- and tool-level states that are not trusted. */
+  levelAlerts: number;
+  totalKeys: number;
+  pendingApprovals: number;
+  pausedSessions: number;
+  failures24h: number;
+  /** ISO time of the workspace's last received event, or null when nothing was ever posted. */
+  lastEventAt: string | null;
+  at: string;
+}
+
+/** Small, index-backed counts for the overview (polled every few seconds). */
+export async function getLiveCounts(db: Db, workspaceId: string, now = new Date()): Promise<LiveCounts> {
+  const since = new Date(now.getTime() - 24 * 3600_000);
+  const [byState, pendingApprovals, [paused], [fails], [last]] = await Promise.all([
+    db
+      .select({ level: keyState.level, state: keyState.effectiveState, n: sql<number>`count(*)::int` })
+      .from(keyState)
+      .where(eq(keyState.workspaceId, workspaceId))
+      .groupBy(keyState.level, keyState.effectiveState),
+    countPendingApprovals(db, workspaceId),
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(agentSession)
+      .where(and(eq(agentSession.workspaceId, workspaceId), sql`${agentSession.paused}`)),
+    db
+      .select({ n: sql<number>`count(*)::int` })
+      .from(failure)
+      .where(and(eq(failure.workspaceId, workspaceId), gte(failure.ts, since))),
+    db.select({ ts: event.ts }).from(event).where(eq(event.workspaceId, workspaceId)).orderBy(desc(event.ts)).limit(1),
+  ]);
+  const keys: Record<TrustStateName, number> = { trusted: 0, recovering: 0, escalated: 0, blocked: 0 };
+  let levelAlerts = 0;
+  let totalKeys = 0;
+  for (const r of byState) {
+    if (r.level === "key") {
+      totalKeys += r.n;
+      if ((TRUST_STATES as readonly string[]).includes(r.state)) keys[r.state as TrustStateName] += r.n;
+    } else if (r.state !== "trusted") levelAlerts += r.n;
+  }
+  return {
+    keys,
+    levelAlerts,
+    totalKeys,
+    pendingApprovals,
+    pausedSessions: paused?.n ?? 0,
+    failures24h: fails?.n ?? 0,
+    lastEventAt: iso(last?.ts),
+    at: now.toISOString(),
+  };
+}
+
+export interface DailyPoint {
+  day: string;
+  results: number;
+  failures: number;
+  rate: number | null;
+}
+
+/** Results, failures and failure rate per UTC day over the last `days` days (from daily_tool_stat). */
+export async function getFailureRateSeries(db: Db, workspaceId: string, days = 14, now = new Date()): Promise<DailyPoint[]> {
+  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
+  const startDay = start.toISOString().slice(0, 10);
+  const rows = await db
+    .select({
+      day: dailyToolStat.day,
+      results: sql<number>`sum(${dailyToolStat.results})::int`,
+      failures: sql<number>`sum(${dailyToolStat.failures})::int`,
+    })
+    .from(dailyToolStat)
+    .where(and(eq(dailyToolStat.workspaceId, workspaceId), gte(dailyToolStat.day, startDay)))
+    .groupBy(dailyToolStat.day);
+  const byDay = new Map(rows.map((r) => [r.day, r]));
+  const out: DailyPoint[] = [];
+  for (let i = 0; i < days; i++) {
+    const day = new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10);
+    const r = byDay.get(day);
+    const results = r?.results ?? 0;
+    const failures = r?.failures ?? 0;
+    out.push({ day, results, failures, rate: results > 0 ? failures / results : null });
+  }
+  return out;
+}
+
+export interface TopKey {
+  failureKey: string;
+  toolName: string;
+  level: string;
+  state: string;
+  effectiveState: string;
+  effectiveFailures: number;
+  threshold: number | null;
+  totalFailures: number;
+  lastFailureAt: string | null;
+}
+
+/** Keys with the most failures recently: not-trusted first, then by effective failures. */
+export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8): Promise<TopKey[]> {
+  const rows = await db
+    .select({
+      failureKey: keyState.failureKey,
+      toolName: keyState.toolName,
+      level: keyState.level,
+      state: keyState.state,
+      effectiveState: keyState.effectiveState,
+      effectiveFailures: keyState.effectiveFailures,
+      threshold: keyState.threshold,
+      totalFailures: keyState.totalFailures,
+      lastFailureAt: keyState.lastFailureAt,
+    })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), sql`${keyState.totalFailures} > 0`))
+    .orderBy(desc(sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`), desc(keyState.effectiveFailures), desc(keyState.lastFailureAt))
+    .limit(limit);
+  return rows.map((r) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
+}
+
+export interface PausedSession {
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  pauseReason: string | null;
+  pausedAt: string | null;
+}
+
+export async function getPausedSessions(db: Db, workspaceId: string, limit = 10): Promise<PausedSession[]> {
+  const rows = await db
+    .select({ sessionId: agentSession.sessionId, agent: agentSession.agent, model: agentSession.model, pauseReason: agentSession.pauseReason, pausedAt: agentSession.pausedAt })
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), sql`${agentSession.paused}`))
+    .orderBy(desc(agentSession.pausedAt))
+    .limit(limit);
+  return rows.map((r) => ({ ...r, pausedAt: iso(r.pausedAt) }));
+}
+
+/** Whether anything was ever posted to the workspace (for the empty state). */
+export async function hasAnyEvents(db: Db, workspaceId: string): Promise<boolean> {
+  const rows = await db.select({ one: sql`1` }).from(event).where(eq(event.workspaceId, workspaceId)).limit(1);
+  if (rows.length) return true;
+  const ks = await db.select({ one: sql`1` }).from(keyState).where(eq(keyState.workspaceId, workspaceId)).limit(1);
+  return ks.length > 0;
+}

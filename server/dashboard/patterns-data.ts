@@ -1,0 +1,226 @@
+/**
+ * Read models for the Patterns (stall charts) and Models pages (dashboard part 2).
+ * Day buckets are UTC dates. All queries filter by workspace_id and a time range on indexed columns.
+ */
+import { and, asc, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { mostCommonPattern, nudgeEffectiveness, stallRate, successRate } from "@/server/engine/models";
+import type { PatternType } from "@/server/engine/types";
+
+const DAY_MS = 86_400_000;
+
+export function dayList(days: number, now: number): string[] {
+  const end = Math.floor(now / DAY_MS) * DAY_MS;
+  const out: string[] = [];
+  for (let i = days - 1; i >= 0; i--) out.push(new Date(end - i * DAY_MS).toISOString().slice(0, 10));
+  return out;
+}
+
+const dayExpr = (col: typeof patternDetection.ts | typeof nudge.ts) => sql<string>`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`;
+
+export interface PatternStats {
+  days: string[];
+  totals: { detections: number; sessions: number; nudges: number; interrupts: number };
+  byType: Array<{ day: string } & Record<string, number | string>>;
+  types: string[];
+  byModel: Array<{ day: string } & Record<string, number | string>>;
+  models: string[];
+  severityByType: Array<{ patternType: string; minor: number; moderate: number; severe: number }>;
+  effectivenessByModel: Array<{ model: string; sent: number; effective: number; rate: number }>;
+  effectivenessByPattern: Array<{ patternType: string; sent: number; effective: number; rate: number }>;
+}
+
+export async function patternStats(
+  db: Db,
+  input: { workspaceId: string; days: number; now?: number; actionTools: string[] },
+): Promise<PatternStats> {
+  const now = input.now ?? Date.now();
+  const days = dayList(input.days, now);
+  const since = new Date(`${days[0]}T00:00:00.000Z`);
+  const ws = input.workspaceId;
+  const inRange = and(eq(patternDetection.workspaceId, ws), gte(patternDetection.ts, since));
+
+  const [typeRows, modelRows, sevRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
+    db
+      .select({ day: dayExpr(patternDetection.ts), t: patternDetection.patternType, n: count() })
+      .from(patternDetection)
+      .where(inRange)
+      .groupBy(sql`1`, patternDetection.patternType),
+    db
+      .select({ day: dayExpr(patternDetection.ts), m: sql<string>`coalesce(${patternDetection.model}, 'unknown')`, n: count() })
+      .from(patternDetection)
+      .where(inRange)
+      .groupBy(sql`1`, sql`2`),
+    db
+      .select({ t: patternDetection.patternType, s: patternDetection.severity, n: count() })
+      .from(patternDetection)
+      .where(inRange)
+      .groupBy(patternDetection.patternType, patternDetection.severity),
+    db
+      .select({ n: count(), sessions: sql<number>`count(distinct ${patternDetection.sessionId})` })
+      .from(patternDetection)
+      .where(inRange),
+    db
+      .select({ n: count(), interrupts: sql<number>`count(*) filter (where ${nudge.nudgeType} = 'interrupt')` })
+      .from(nudge)
+      .where(and(eq(nudge.workspaceId, ws), gte(nudge.ts, since))),
+    db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, ws)),
+    // A nudge is effective when a successful action-tool result follows it in the session before the
+    // same pattern is detected again (SPEC 5).
+    db.execute(sql`
+      select n.pattern_type as "patternType", count(*)::int as sent,
+        count(*) filter (where exists (
+          select 1 from event e
+          where e.workspace_id = n.workspace_id and e.session_id = n.session_id
+            and e.type = 'tool.result' and e.failed = false and e.ts >= n.ts
+            and e.tool_name = any(${toPgArray(input.actionTools)}::text[])
+            and not exists (
+              select 1 from pattern_detection p
+              where p.workspace_id = n.workspace_id and p.session_id = n.session_id
+                and p.pattern_type = n.pattern_type and p.ts > n.ts and p.ts < e.ts)
+        ))::int as effective
+      from nudge n
+      where n.workspace_id = ${ws} and n.ts >= ${since.toISOString()} and n.pattern_type is not null
+        and n.nudge_type <> 'guidance'
+      group by n.pattern_type
+      order by sent desc`),
+  ]);
+
+  const typeSet = new Map<string, number>();
+  const byTypeMap = new Map<string, Record<string, number | string>>(days.map((d) => [d, { day: d }]));
+  for (const r of typeRows) {
+    const row = byTypeMap.get(r.day);
+    if (!row) continue;
+    row[r.t] = Number(r.n);
+    typeSet.set(r.t, (typeSet.get(r.t) ?? 0) + Number(r.n));
+  }
+  const types = [...typeSet.entries()].sort((a, b) => b[1] - a[1]).map(([t]) => t);
+
+  const modelSet = new Map<string, number>();
+  const byModelMap = new Map<string, Record<string, number | string>>(days.map((d) => [d, { day: d }]));
+  for (const r of modelRows) {
+    const row = byModelMap.get(r.day);
+    if (!row) continue;
+    row[r.m] = Number(r.n);
+    modelSet.set(r.m, (modelSet.get(r.m) ?? 0) + Number(r.n));
+  }
+  const models = [...modelSet.entries()].sort((a, b) => b[1] - a[1]).map(([m]) => m);
+  for (const row of [...byTypeMap.values()]) for (const t of types) row[t] ??= 0;
+  for (const row of [...byModelMap.values()]) for (const m of models) row[m] ??= 0;
+
+  const sev = new Map<string, { patternType: string; minor: number; moderate: number; severe: number }>();
+  for (const r of sevRows) {
+    const e = sev.get(r.t) ?? { patternType: r.t, minor: 0, moderate: 0, severe: 0 };
+    if (r.s === "minor" || r.s === "moderate" || r.s === "severe") e[r.s] += Number(r.n);
+    sev.set(r.t, e);
+  }
+
+  const rows = (perPattern as unknown as { rows?: unknown[] }).rows ?? (perPattern as unknown as unknown[]);
+  return {
+    days,
+    totals: {
+      detections: Number(totalsRow[0]?.n ?? 0),
+      sessions: Number(totalsRow[0]?.sessions ?? 0),
+      nudges: Number(nudgeTotals[0]?.n ?? 0),
+      interrupts: Number(nudgeTotals[0]?.interrupts ?? 0),
+    },
+    byType: days.map((d) => byTypeMap.get(d)!) as PatternStats["byType"],
+    types,
+    byModel: days.map((d) => byModelMap.get(d)!) as PatternStats["byModel"],
+    models,
+    severityByType: [...sev.values()].sort((a, b) => b.minor + b.moderate + b.severe - (a.minor + a.moderate + a.severe)),
+    effectivenessByModel: profiles
+      .filter((p) => p.nudgesSent > 0)
+      .map((p) => ({ model: p.model, sent: p.nudgesSent, effective: p.nudgesEffective, rate: nudgeEffectiveness(p) }))
+      .sort((a, b) => b.sent - a.sent),
+    effectivenessByPattern: (rows as Array<{ patternType: string; sent: number; effective: number }>).map((r) => ({
+      patternType: r.patternType,
+      sent: Number(r.sent),
+      effective: Number(r.effective),
+      rate: Number(r.sent) > 0 ? Number(r.effective) / Number(r.sent) : 1,
+    })),
+  };
+}
+
+function toPgArray(values: string[]): string {
+  return "{" + values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",") + "}";
+}
+
+// ---------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------
+
+export interface ModelMatrix {
+  models: string[];
+  keys: Array<{ failureKey: string; attempts: number; failures: number }>;
+  cells: Record<string, Record<string, { attempts: number; failures: number; rate: number; lastFailureAt: string | null }>>;
+}
+
+export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12): Promise<ModelMatrix> {
+  // Top keys by failures (then attempts): the ones worth comparing models on.
+  const keyRows = await db
+    .select({
+      failureKey: modelToolProfile.failureKey,
+      attempts: sql<number>`sum(${modelToolProfile.attempts})::int`,
+      failures: sql<number>`sum(${modelToolProfile.failures})::int`,
+    })
+    .from(modelToolProfile)
+    .where(eq(modelToolProfile.workspaceId, workspaceId))
+    .groupBy(modelToolProfile.failureKey)
+    .orderBy(desc(sql`sum(${modelToolProfile.failures})`), desc(sql`sum(${modelToolProfile.attempts})`), asc(modelToolProfile.failureKey))
+    .limit(topKeys);
+  const keys = keyRows.map((k) => ({ failureKey: k.failureKey, attempts: Number(k.attempts), failures: Number(k.failures) }));
+  if (keys.length === 0) return { models: [], keys: [], cells: {} };
+  const cellsRows = await db
+    .select()
+    .from(modelToolProfile)
+    .where(and(eq(modelToolProfile.workspaceId, workspaceId), inArray(modelToolProfile.failureKey, keys.map((k) => k.failureKey))));
+  const cells: ModelMatrix["cells"] = {};
+  const modelAttempts = new Map<string, number>();
+  for (const c of cellsRows) {
+    (cells[c.model] ??= {})[c.failureKey] = {
+      attempts: c.attempts,
+      failures: c.failures,
+      rate: successRate(c),
+      lastFailureAt: c.lastFailureAt ? c.lastFailureAt.toISOString() : null,
+    };
+    modelAttempts.set(c.model, (modelAttempts.get(c.model) ?? 0) + c.attempts);
+  }
+  const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
+  return { models, keys, cells };
+}
+
+export async function behaviourProfiles(db: Db, workspaceId: string) {
+  const rows = await db
+    .select()
+    .from(modelBehaviourProfile)
+    .where(eq(modelBehaviourProfile.workspaceId, workspaceId))
+    .orderBy(desc(modelBehaviourProfile.turns), asc(modelBehaviourProfile.model));
+  return rows.map((p) => {
+    const patternCounts = (p.patternCounts ?? {}) as Partial<Record<PatternType, number>>;
+    const total = Object.values(patternCounts).reduce<number>((a, b) => a + (Number(b) || 0), 0);
+    return {
+      model: p.model,
+      turns: p.turns,
+      stalledTurns: p.stalledTurns,
+      stallRate: stallRate(p),
+      nudgesSent: p.nudgesSent,
+      nudgesEffective: p.nudgesEffective,
+      nudgeEffectiveness: nudgeEffectiveness(p),
+      mostCommonPattern: mostCommonPattern({ patternCounts }),
+      patternCounts,
+      totalPatterns: total,
+    };
+  });
+}
+
+export async function recentSuggestions(db: Db, workspaceId: string, limit = 50) {
+  const rows = await db
+    .select()
+    .from(modelSuggestion)
+    .where(eq(modelSuggestion.workspaceId, workspaceId))
+    .orderBy(desc(modelSuggestion.ts))
+    .limit(limit);
+  return rows.map((s) => ({ ...s, ts: s.ts.toISOString() }));
+}

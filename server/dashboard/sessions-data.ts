@@ -1,0 +1,289 @@
+/**
+ * Read models for the Sessions pages (dashboard part 2): the paginated session list and a
+ * session's timeline (events, pattern detections and nudges interleaved by time, paged from the
+ * newest backwards by event `seq`). Every query filters by workspace_id and uses the
+ * (workspace_id, …) indexes, so it stays fast with a large event log.
+ */
+import { and, asc, count, desc, eq, gte, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { agentSession, event, nudge, patternDetection } from "@/db/schema";
+
+export const SESSION_STATUSES = ["paused", "active", "ended"] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const SESSION_SORT_KEYS = ["last", "started", "events", "failures", "patterns"] as const;
+export type SessionSortKey = (typeof SESSION_SORT_KEYS)[number];
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export interface SessionRow {
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  startedAt: string | null;
+  endedAt: string | null;
+  lastEventAt: string | null;
+  paused: boolean;
+  pauseReason: string | null;
+  pausedAt: string | null;
+  eventCount: number;
+  callCount: number;
+  failureCount: number;
+  patternCount: number;
+  status: SessionStatus;
+}
+
+function statusOf(r: { paused: boolean; endedAt: Date | null }): SessionStatus {
+  if (r.paused) return "paused";
+  return r.endedAt ? "ended" : "active";
+}
+
+function toRow(r: typeof agentSession.$inferSelect): SessionRow {
+  return {
+    sessionId: r.sessionId,
+    agent: r.agent,
+    model: r.model,
+    startedAt: iso(r.startedAt ?? r.firstEventAt),
+    endedAt: iso(r.endedAt),
+    lastEventAt: iso(r.lastEventAt),
+    paused: r.paused,
+    pauseReason: r.pauseReason,
+    pausedAt: iso(r.pausedAt),
+    eventCount: r.eventCount,
+    callCount: r.callCount,
+    failureCount: r.failureCount,
+    patternCount: r.patternCount,
+    status: statusOf(r),
+  };
+}
+
+export async function listSessions(
+  db: Db,
+  input: {
+    workspaceId: string;
+    status?: SessionStatus | null;
+    agent?: string | null;
+    sort?: { key: SessionSortKey; dir: "asc" | "desc" };
+    page: number;
+    pageSize: number;
+  },
+): Promise<{ rows: SessionRow[]; total: number }> {
+  const conds: SQL[] = [eq(agentSession.workspaceId, input.workspaceId)];
+  if (input.status === "paused") conds.push(eq(agentSession.paused, true));
+  else if (input.status === "active") conds.push(eq(agentSession.paused, false), isNull(agentSession.endedAt));
+  else if (input.status === "ended") conds.push(eq(agentSession.paused, false), isNotNull(agentSession.endedAt));
+  if (input.agent) conds.push(eq(agentSession.agent, input.agent));
+  const where = and(...conds);
+
+  const sort = input.sort ?? { key: "last", dir: "desc" };
+  const col = {
+    last: agentSession.lastEventAt,
+    started: agentSession.startedAt,
+    events: agentSession.eventCount,
+    failures: agentSession.failureCount,
+    patterns: agentSession.patternCount,
+  }[sort.key];
+  const primary = sort.dir === "asc" ? sql`${col} asc nulls first` : sql`${col} desc nulls last`;
+
+  const [rows, [{ n }]] = await Promise.all([
+    db
+      .select()
+      .from(agentSession)
+      .where(where)
+      .orderBy(primary, asc(agentSession.sessionId))
+      .limit(input.pageSize)
+      .offset((input.page - 1) * input.pageSize),
+    db.select({ n: count() }).from(agentSession).where(where),
+  ]);
+  return { rows: rows.map(toRow), total: Number(n) };
+}
+
+export async function sessionStatusCounts(db: Db, workspaceId: string): Promise<Record<SessionStatus | "all", number>> {
+  const [r] = await db
+    .select({
+      all: count(),
+      paused: sql<number>`count(*) filter (where ${agentSession.paused})`,
+      ended: sql<number>`count(*) filter (where not ${agentSession.paused} and ${agentSession.endedAt} is not null)`,
+    })
+    .from(agentSession)
+    .where(eq(agentSession.workspaceId, workspaceId));
+  const all = Number(r?.all ?? 0);
+  const paused = Number(r?.paused ?? 0);
+  const ended = Number(r?.ended ?? 0);
+  return { all, paused, ended, active: all - paused - ended };
+}
+
+export async function listSessionAgents(db: Db, workspaceId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ agent: agentSession.agent })
+    .from(agentSession)
+    .where(eq(agentSession.workspaceId, workspaceId))
+    .orderBy(asc(agentSession.agent))
+    .limit(200);
+  return rows.map((r) => r.agent);
+}
+
+export async function getSessionRow(db: Db, workspaceId: string, sessionId: string) {
+  const [r] = await db
+    .select()
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
+  if (!r) return null;
+  return { ...toRow(r), settings: (r.settings ?? {}) as Record<string, unknown>, firstEventAt: iso(r.firstEventAt) };
+}
+
+// ---------------------------------------------------------------------------
+// Timeline
+// ---------------------------------------------------------------------------
+
+export type TimelineItem =
+  | {
+      kind: "event";
+      key: string;
+      ts: string;
+      seq: number;
+      id: string;
+      type: string;
+      model: string | null;
+      toolName: string | null;
+      callId: string | null;
+      failureKey: string | null;
+      failed: boolean | null;
+      severity: string | null;
+      turnIndex: number | null;
+      payload: Record<string, unknown>;
+    }
+  | {
+      kind: "pattern";
+      key: string;
+      ts: string;
+      patternType: string;
+      severity: string;
+      count: number;
+      toolSequence: string[];
+      model: string | null;
+    }
+  | { kind: "nudge"; key: string; ts: string; nudgeType: string; patternType: string | null; message: string };
+
+export interface TimelinePage {
+  items: TimelineItem[];
+  /** Pass as `before` to load the next (older) page; null when this page reaches the start. */
+  nextCursor: { seq: number; ts: string } | null;
+}
+
+const RANK = { event: 0, pattern: 1, nudge: 2 } as const;
+
+/**
+ * One page of a session's timeline, oldest first. Events are paged by `seq` (newest first);
+ * detections and nudges are attached to the page whose time range holds them:
+ * [oldest event ts of this page, oldest event ts of the newer page) — so each shows once.
+ */
+export async function sessionTimeline(
+  db: Db,
+  input: { workspaceId: string; sessionId: string; before?: { seq: number; ts: string } | null; limit?: number },
+): Promise<TimelinePage> {
+  const limit = Math.min(Math.max(input.limit ?? 150, 10), 500);
+  const conds: SQL[] = [eq(event.workspaceId, input.workspaceId), eq(event.sessionId, input.sessionId)];
+  if (input.before) conds.push(lt(event.seq, input.before.seq));
+  const events = await db
+    .select()
+    .from(event)
+    .where(and(...conds))
+    .orderBy(desc(event.seq))
+    .limit(limit + 1);
+  const more = events.length > limit;
+  const page = more ? events.slice(0, limit) : events;
+
+  const upper = input.before ? new Date(input.before.ts) : null;
+  const lower = more && page.length ? page[page.length - 1].ts : null;
+  const range = (tsCol: typeof patternDetection.ts | typeof nudge.ts) => {
+    const r: SQL[] = [];
+    if (lower) r.push(gte(tsCol, lower));
+    if (upper) r.push(lt(tsCol, upper));
+    return r;
+  };
+  // When paging back, events sharing the boundary timestamp may sit on both sides; keep the rule simple
+  // and exact for detections/nudges: [lower, upper).
+  const [patterns, nudges] = await Promise.all([
+    db
+      .select()
+      .from(patternDetection)
+      .where(and(eq(patternDetection.workspaceId, input.workspaceId), eq(patternDetection.sessionId, input.sessionId), ...range(patternDetection.ts)))
+      .orderBy(asc(patternDetection.ts))
+      .limit(2000),
+    db
+      .select()
+      .from(nudge)
+      .where(and(eq(nudge.workspaceId, input.workspaceId), eq(nudge.sessionId, input.sessionId), ...range(nudge.ts)))
+      .orderBy(asc(nudge.ts))
+      .limit(2000),
+  ]);
+
+  const items: (TimelineItem & { _t: number; _r: number; _o: number })[] = [];
+  for (const e of page) {
+    items.push({
+      kind: "event",
+      key: `e:${e.id}`,
+      ts: e.ts.toISOString(),
+      seq: e.seq,
+      id: e.id,
+      type: e.type,
+      model: e.model,
+      toolName: e.toolName,
+      callId: e.callId,
+      failureKey: e.failureKey,
+      failed: e.failed,
+      severity: e.severity,
+      turnIndex: e.turnIndex,
+      payload: (e.payload && typeof e.payload === "object" ? e.payload : {}) as Record<string, unknown>,
+      _t: e.ts.getTime(),
+      _r: RANK.event,
+      _o: e.seq,
+    });
+  }
+  for (const p of patterns) {
+    items.push({
+      kind: "pattern",
+      key: `p:${p.id}`,
+      ts: p.ts.toISOString(),
+      patternType: p.patternType,
+      severity: p.severity,
+      count: p.count,
+      toolSequence: Array.isArray(p.toolSequence) ? (p.toolSequence as unknown[]).map(String) : [],
+      model: p.model,
+      _t: p.ts.getTime(),
+      _r: RANK.pattern,
+      _o: p.id,
+    });
+  }
+  for (const n of nudges) {
+    items.push({
+      kind: "nudge",
+      key: `n:${n.id}`,
+      ts: n.ts.toISOString(),
+      nudgeType: n.nudgeType,
+      patternType: n.patternType,
+      message: n.message,
+      _t: n.ts.getTime(),
+      _r: RANK.nudge,
+      _o: n.id,
+    });
+  }
+  items.sort((a, b) => a._t - b._t || a._r - b._r || a._o - b._o);
+  const last = page[page.length - 1];
+  return {
+    items: items.map(({ _t, _r, _o, ...rest }) => rest as TimelineItem),
+    nextCursor: more && last ? { seq: last.seq, ts: last.ts.toISOString() } : null,
+  };
+}
+
+/** Detections of one session by type (for the session header). */
+export async function sessionPatternSummary(db: Db, workspaceId: string, sessionId: string) {
+  const rows = await db
+    .select({ patternType: patternDetection.patternType, n: count(), last: sql<string>`max(${patternDetection.ts})` })
+    .from(patternDetection)
+    .where(and(eq(patternDetection.workspaceId, workspaceId), eq(patternDetection.sessionId, sessionId)))
+    .groupBy(patternDetection.patternType)
+    .orderBy(desc(count()));
+  return rows.map((r) => ({ patternType: r.patternType, count: Number(r.n) }));
+}
+

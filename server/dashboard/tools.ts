@@ -1,0 +1,120 @@
+/** Read-only queries for the Tools page (every failure key, including @domain:/@tool: level states). */
+import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { keyState } from "@/db/schema";
+import { engineState, recoveryOf } from "./approvals";
+import { iso, likeEscape } from "./util";
+
+export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;
+export type KeySort = (typeof KEY_SORTS)[number];
+export const KEY_LEVELS = ["key", "domain", "tool"] as const;
+
+export interface KeyListQuery {
+  state?: string;
+  level?: string;
+  q?: string;
+  sort?: KeySort;
+  dir?: "asc" | "desc";
+  page?: number;
+  pageSize?: number;
+}
+
+export interface KeyRow {
+  failureKey: string;
+  toolName: string;
+  level: "key" | "domain" | "tool";
+  domain: string | null;
+  state: string;
+  effectiveState: string;
+  effectiveFailures: number;
+  threshold: number | null;
+  consecutiveFailures: number;
+  totalCalls: number;
+  totalFailures: number;
+  lastFailureAt: string | null;
+  lastEventAt: string | null;
+  escalationExpires: string | null;
+  escalationReason: string | null;
+  recovery: { successes: number; needed: number } | null;
+  approvalPending: boolean;
+}
+
+const STATE_RANK = sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`;
+
+function orderFor(sort: KeySort, dir: "asc" | "desc"): SQL[] {
+  const d = dir === "asc" ? asc : desc;
+  const nulls = dir === "asc" ? sql`nulls first` : sql`nulls last`;
+  switch (sort) {
+    case "key":
+      return [d(keyState.failureKey)];
+    case "state":
+      return [d(STATE_RANK), desc(keyState.effectiveFailures), asc(keyState.failureKey)];
+    case "failures":
+      return [d(keyState.effectiveFailures), asc(keyState.failureKey)];
+    case "consecutive":
+      return [d(keyState.consecutiveFailures), asc(keyState.failureKey)];
+    case "total":
+      return [d(keyState.totalFailures), asc(keyState.failureKey)];
+    case "last_failure":
+      return [sql`${keyState.lastFailureAt} ${sql.raw(dir)} ${nulls}`, asc(keyState.failureKey)];
+  }
+}
+
+export function keyFilters(workspaceId: string, q: Pick<KeyListQuery, "state" | "level" | "q">): SQL {
+  const conds: SQL[] = [eq(keyState.workspaceId, workspaceId)];
+  if (q.state) conds.push(eq(keyState.effectiveState, q.state));
+  if (q.level && (KEY_LEVELS as readonly string[]).includes(q.level)) conds.push(eq(keyState.level, q.level as "key"));
+  if (q.q) conds.push(ilike(keyState.failureKey, `%${likeEscape(q.q)}%`));
+  return and(...conds)!;
+}
+
+/** One page of keys plus the total (count(*) + limit/offset on the workspace's index range). */
+export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery = {}) {
+  const pageSize = Math.min(200, Math.max(1, query.pageSize ?? 50));
+  const page = Math.max(1, query.page ?? 1);
+  const where = keyFilters(workspaceId, query);
+  const [[{ total }], rows] = await Promise.all([
+    db.select({ total: sql<number>`count(*)::int` }).from(keyState).where(where),
+    db
+      .select()
+      .from(keyState)
+      .where(where)
+      .orderBy(...orderFor(query.sort ?? "state", query.dir ?? "desc"))
+      .limit(pageSize)
+      .offset((page - 1) * pageSize),
+  ]);
+  return { total, page, pageSize, rows: rows.map(toKeyRow) };
+}
+
+/** Keys per effective state (for the filter's counts). */
+export async function countKeysByState(db: Db, workspaceId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .select({ state: keyState.effectiveState, n: sql<number>`count(*)::int` })
+    .from(keyState)
+    .where(eq(keyState.workspaceId, workspaceId))
+    .groupBy(keyState.effectiveState);
+  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+}
+
+export function toKeyRow(r: typeof keyState.$inferSelect): KeyRow {
+  const data = (engineState(r.data) ?? {}) as { escalationReason?: string | null; approvalPending?: boolean };
+  return {
+    failureKey: r.failureKey,
+    toolName: r.toolName,
+    level: r.level,
+    domain: r.domain,
+    state: r.state,
+    effectiveState: r.effectiveState,
+    effectiveFailures: r.effectiveFailures,
+    threshold: r.threshold,
+    consecutiveFailures: r.consecutiveFailures,
+    totalCalls: r.totalCalls,
+    totalFailures: r.totalFailures,
+    lastFailureAt: iso(r.lastFailureAt),
+    lastEventAt: iso(r.lastEventAt),
+    escalationExpires: iso(r.escalationExpires),
+    escalationReason: data.escalationReason ?? null,
+    recovery: recoveryOf(r.data),
+    approvalPending: !!data.approvalPending,
+  };
+}
