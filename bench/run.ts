@@ -1,0 +1,248 @@
+/**
+ * `npm run bench` — figures, not assertions (issue #3). On a throwaway PostgreSQL cluster (and on
+ * in-memory PGlite for reference):
+ *  (a) applying 500-event batches (calls/results/text over ~50 keys and ~20 sessions, ~8% failures)
+ *      through `ingestEvents` directly and through the HTTP handler;
+ *  (b) guard.check latency vs an empty tRPC call (account.whoami) through the handler;
+ *  (d) dashboard-sized queries on 10k key_state rows and 100k failure rows, with EXPLAIN ANALYZE
+ *      of the slowest.
+ * Targets: a 500-event batch well under 100 ms on PostgreSQL; guard.check within a few ms of an
+ * empty call.  Flags: --batches <n> (30), --guards <n> (300), --no-pglite.
+ */
+import { performance } from "node:perf_hooks";
+import { migrateDatabase, openDatabase, type Database } from "@/db/client";
+import { ingestEvents } from "@/server/ingest";
+import type { EventInput } from "@/server/ingest/schema";
+import { startPgCluster } from "@/tests/support/pg-cluster";
+import { TestApp } from "@/tests/support/app";
+
+const argv = process.argv.slice(2);
+const flag = (name: string, def: number) => {
+  const i = argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(argv[i + 1]) : def;
+};
+const BATCHES = flag("batches", 30);
+const GUARDS = flag("guards", 300);
+const BATCH_SIZE = 500;
+
+// ------------------------------------------------------------------ helpers
+type Row = [string, ...(string | number)[]];
+const rows: Row[] = [];
+const ms = (v: number) => v.toFixed(1);
+function stats(xs: number[]) {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+  return { p50: at(0.5), p95: at(0.95), max: s[s.length - 1], n: s.length };
+}
+function record(label: string, xs: number[]) {
+  const s = stats(xs);
+  rows.push([label, s.n, ms(s.p50), ms(s.p95), ms(s.max)]);
+  console.log(`  ${label.padEnd(58)} p50 ${ms(s.p50).padStart(7)}  p95 ${ms(s.p95).padStart(7)}  max ${ms(s.max).padStart(7)} ms`);
+  return s;
+}
+async function time(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  await fn();
+  return performance.now() - t0;
+}
+function printTable() {
+  const head = ["measurement", "n", "p50 ms", "p95 ms", "max ms"];
+  const all = [head, ...rows.map((r) => r.map(String))];
+  const w = head.map((_, i) => Math.max(...all.map((r) => r[i].length)));
+  const line = (r: string[]) => "│ " + r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join(" │ ") + " │";
+  const sep = (l: string, m: string, r: string) => l + w.map((x) => "─".repeat(x + 2)).join(m) + r;
+  console.log("\n" + sep("┌", "┬", "┐"));
+  console.log(line(head));
+  console.log(sep("├", "┼", "┤"));
+  for (const r of all.slice(1)) console.log(line(r));
+  console.log(sep("└", "┴", "┘"));
+}
+
+// ------------------------------------------------------------------ workload
+const KEYS: { toolName: string; args: () => Record<string, unknown> }[] = [
+  ...Array.from({ length: 20 }, (_, k) => ({ toolName: "http_request", args: () => ({ url: `https://svc${k % 10}.example.com/v${k >> 3}/items/${Math.floor(Math.random() * 1e6)}`, method: "GET" }) })),
+  ...Array.from({ length: 10 }, (_, k) => ({ toolName: "Read", args: () => ({ file_path: `/repo/pkg${k}/src/file${Math.floor(Math.random() * 50)}.ts` }) })),
+  ...Array.from({ length: 10 }, (_, k) => ({ toolName: "Edit", args: () => ({ file_path: `/repo/pkg${k}/src/index.ts`, old_string: "a", new_string: "b" }) })),
+  ...["npm", "git", "ls", "make", "pytest"].map((c) => ({ toolName: "Bash", args: () => ({ command: `${c} ${Math.floor(Math.random() * 100)}` }) })),
+  ...["jira__search", "jira__get_issue", "github__get_pr", "slack__post", "linear__list"].map((t) => ({ toolName: `mcp__${t}`, args: () => ({ q: Math.random().toString(36).slice(2) }) })),
+];
+const MODELS = ["claude-sonnet-4.5", "gpt-4.1", "glm-4.6", "gemini-2.5-pro"];
+
+/** A workload generator: batches of ~500 events over 20 sessions, per-session time increasing. */
+function workload(prefix: string, sessions = 20) {
+  let n = 0;
+  let clock = Date.now() - 3 * 3600_000;
+  const started = new Set<string>();
+  return (): EventInput[] => {
+    const out: Record<string, unknown>[] = [];
+    while (out.length < BATCH_SIZE) {
+      const s = `${prefix}-s${n % sessions}`;
+      const ts = (clock += 150);
+      const id = `${prefix}-${++n}`;
+      if (!started.has(s)) {
+        started.add(s);
+        out.push({ type: "session.start", id: `${id}-start`, sessionId: s, agent: `agent-${n % 5}`, model: MODELS[n % MODELS.length], ts });
+      }
+      const r = Math.random();
+      if (r < 0.05) out.push({ type: "turn.start", id, sessionId: s, turnIndex: n, ts });
+      else if (r < 0.2) out.push({ type: "model.text", id, sessionId: s, text: "Looking at the failing request; the payload seems fine, checking the handler next.", ts });
+      else {
+        const key = KEYS[Math.floor(Math.random() * KEYS.length)];
+        const args = key.args();
+        const failed = Math.random() < 0.08;
+        out.push({ type: "tool.call", id: `${id}-c`, sessionId: s, callId: id, toolName: key.toolName, args, ts });
+        out.push({
+          type: "tool.result", id: `${id}-r`, sessionId: s, callId: id, toolName: key.toolName, args, ts: ts + 50, durationMs: 50,
+          ...(failed ? { success: false, error: "503 Service Unavailable", httpStatus: 503 } : { success: true, result: { ok: true } }),
+        });
+      }
+    }
+    return out.slice(0, BATCH_SIZE) as EventInput[];
+  };
+}
+
+// ------------------------------------------------------------------ (a) + (b)
+async function ingestAndGuard(kind: string, database: Database) {
+  const app = await TestApp.create(database);
+  console.log(`\n[${kind}] applying ${BATCHES} batches of ${BATCH_SIZE} events`);
+  for (const via of ["ingestEvents", "HTTP handler"] as const) {
+    const ws = await app.seedWorkspace();
+    const next = workload(`${kind}-${via === "HTTP handler" ? "h" : "d"}`);
+    const apply = async (events: EventInput[]) => {
+      if (via === "ingestEvents") return ingestEvents(database.db, { workspaceId: ws.workspaceId, organizationId: ws.organizationId }, events);
+      const res = await app.mutation("ingest.events", { events }, { key: ws.key });
+      if (res.status !== 200) throw new Error(`ingest.events → ${res.status}: ${JSON.stringify(res.body).slice(0, 300)}`);
+    };
+    for (let i = 0; i < 3; i++) await apply(next()); // warm-up (JIT, plan cache, first rows)
+    const xs: number[] = [];
+    for (let i = 0; i < BATCHES; i++) {
+      const events = next();
+      xs.push(await time(() => apply(events)));
+    }
+    record(`${kind}: 500-event batch via ${via}`, xs);
+  }
+
+  console.log(`[${kind}] guard.check vs account.whoami through the handler (${GUARDS} each, interleaved)`);
+  const ws = await app.seedWorkspace({ scope: "agent" });
+  const warm = workload(`${kind}-g`);
+  await app.mutation("ingest.events", { events: warm() }, { key: ws.key }); // some key history to decide on
+  const guard: number[] = [];
+  const empty: number[] = [];
+  for (let i = -20; i < GUARDS; i++) {
+    const key = KEYS[i & 31];
+    const input = { id: `${kind}-guard-${i}`, sessionId: `${kind}-g-s${(i + 40) % 20}`, callId: `gc-${i}`, toolName: key.toolName, args: key.args() };
+    const g = await time(async () => {
+      const r = await app.mutation("guard.check", input, { key: ws.key });
+      if (r.status !== 200) throw new Error(`guard.check → ${r.status}: ${JSON.stringify(r.body).slice(0, 300)}`);
+    });
+    const e = await time(() => app.query("account.whoami", undefined, { key: ws.key }));
+    if (i >= 0) (guard.push(g), empty.push(e));
+  }
+  const gs = record(`${kind}: guard.check (HTTP handler)`, guard);
+  const es = record(`${kind}: account.whoami, empty call (HTTP handler)`, empty);
+  console.log(`  → guard.check costs ${ms(gs.p50 - es.p50)} ms over an empty call at p50, ${ms(gs.p95 - es.p95)} ms at p95`);
+}
+
+// ------------------------------------------------------------------ (d) dashboard queries
+async function dashboardQueries(database: Database) {
+  const pg = database.pg!;
+  const app = await TestApp.create(database);
+  const ws = await app.seedWorkspace();
+  const wsId = ws.workspaceId;
+  const tools = Array.from({ length: 40 }, (_, i) => (i < 10 ? `http_request` : i < 20 ? `tool_${i}` : `mcp__srv${i % 7}__op${i}`));
+  const states = (i: number) => (i % 50 === 0 ? "blocked" : i % 50 < 3 ? "recovering" : i % 50 < 6 ? "escalated" : "trusted");
+  const now = Date.now();
+  const DAY = 86_400_000;
+  // drizzle's postgres-js driver passes timestamps through as strings: bind ISO strings, not Dates.
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  console.log("\n[postgres] seeding 10k key_state rows and 100k failure rows (bulk insert)");
+  const t0 = performance.now();
+  const keys = Array.from({ length: 10_000 }, (_, i) => {
+    const tool = tools[i % tools.length];
+    const last = i % 10 < 7 ? new Date(now - Math.random() * 30 * DAY) : null;
+    return {
+      workspace_id: wsId, failure_key: `${tool}|p=v${i}`, tool_name: tool, level: "key", domain: tool === "http_request" ? `svc${i % 100}.example.com` : null,
+      state: states(i), effective_state: states(i), effective_failures: Math.random() * 5, threshold: 3, consecutive_failures: i % 4,
+      total_calls: 100 + (i % 900), total_failures: i % 60, last_failure_at: iso(last), last_event_at: iso(last ?? new Date(now - Math.random() * 30 * DAY)),
+      escalation_expires: states(i) === "escalated" ? iso(new Date(now + 600_000)) : null, data: JSON.stringify({ state: { state: states(i) } }), updated_at: iso(new Date()),
+    };
+  });
+  for (let i = 0; i < keys.length; i += 2000) await pg`insert into key_state ${pg(keys.slice(i, i + 2000))}`;
+  const severities = ["server_error", "timeout", "not_found", "permission", "invalid_input", "security"];
+  for (let i = 0; i < 100_000; i += 2000) {
+    const part = Array.from({ length: 2000 }, (_, j) => {
+      const k = Math.floor(Math.pow(Math.random(), 3) * keys.length); // skewed: a few keys fail a lot
+      return {
+        workspace_id: wsId, event_id: `f-${i + j}`, failure_key: keys[k].failure_key, tool_name: keys[k].tool_name, domain: keys[k].domain,
+        severity: severities[(i + j) % severities.length], weight: 1, ts: iso(new Date(now - Math.random() * 30 * DAY)), session_id: `s-${(i + j) % 3000}`,
+        agent: `agent-${(i + j) % 12}`, model: MODELS[(i + j) % MODELS.length], error_message: "503 Service Unavailable", http_status: 503, args_hash: "deadbeef",
+      };
+    });
+    await pg`insert into failure ${pg(part)}`;
+  }
+  await pg`analyze key_state`;
+  await pg`analyze failure`;
+  console.log(`  seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s (then ANALYZE)`);
+
+  const since = iso(new Date(now - 7 * DAY));
+  const until = iso(new Date(now));
+  const queries: { label: string; text: string; params: unknown[] }[] = [
+    { label: "keys page: sort by last failure, limit 50", text: `select * from key_state where workspace_id = $1 order by last_failure_at desc nulls last, failure_key asc limit 50`, params: [wsId] },
+    { label: "keys page: count(*)", text: `select count(*)::int from key_state where workspace_id = $1`, params: [wsId] },
+    {
+      label: "keys page: default sort (state rank), limit 50",
+      text: `select * from key_state where workspace_id = $1 order by case effective_state when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end desc, effective_failures desc, failure_key asc limit 50`,
+      params: [wsId],
+    },
+    {
+      label: "failures page: tool + last 7 days, limit 50",
+      text: `select id, event_id, failure_key, tool_name, domain, severity, weight, ts, session_id, agent, model, error_message, http_status from failure where workspace_id = $1 and tool_name = $2 and ts >= $3 and ts < $4 order by ts desc, id desc limit 50`,
+      params: [wsId, "http_request", since, until],
+    },
+    { label: "failures page: count(*) tool + last 7 days", text: `select count(*)::int from failure where workspace_id = $1 and tool_name = $2 and ts >= $3 and ts < $4`, params: [wsId, "http_request", since, until] },
+    { label: "failures page: all, newest first, limit 50", text: `select * from failure where workspace_id = $1 order by ts desc, id desc limit 50`, params: [wsId] },
+  ];
+  let slowest = { p50: -1, q: queries[0] };
+  for (const q of queries) {
+    const xs: number[] = [];
+    for (let i = 0; i < 25; i++) {
+      const d = await time(() => pg.unsafe(q.text, q.params as never[]));
+      if (i >= 5) xs.push(d);
+    }
+    const s = record(`postgres: ${q.label}`, xs);
+    if (s.p50 > slowest.p50) slowest = { p50: s.p50, q };
+  }
+  console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the slowest — ${slowest.q.label}:`);
+  const plan = await pg.unsafe(`explain (analyze, buffers) ${slowest.q.text}`, slowest.q.params as never[]);
+  for (const r of plan) console.log("  " + (r as Record<string, string>)["QUERY PLAN"]);
+}
+
+// ------------------------------------------------------------------ main
+async function main() {
+  console.log("Starting a throwaway PostgreSQL cluster…");
+  const cluster = await startPgCluster();
+  try {
+    const database = await openDatabase({ url: cluster.url, poolSize: 10 });
+    await migrateDatabase(database);
+    const [{ version }] = await database.pg!`select version()`;
+    console.log(`  ${String(version).split(",")[0]}`);
+    await ingestAndGuard("postgres", database);
+    await dashboardQueries(database);
+    await database.close();
+    if (!argv.includes("--no-pglite")) {
+      const lite = await openDatabase({ dataDir: null });
+      await migrateDatabase(lite);
+      await ingestAndGuard("pglite", lite);
+      await lite.close();
+    }
+  } finally {
+    cluster.stop();
+  }
+  printTable();
+  console.log("Targets (issue #3): 500-event batch well under 100 ms on PostgreSQL; guard.check within a few ms of an empty call.");
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,65 @@
+/**
+ * `npm run demo` (scripts/demo.ts) against the real tRPC handler, in-process on PGlite:
+ * the scenario must produce what it promises — escalations, a recovery, a security block,
+ * stall patterns with a pause, and a model suggestion — through the public agent API only.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq, sql } from "drizzle-orm";
+import { createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { handleTrpcRequest } from "@/server/trpc/handler";
+import { agentSession, patternDetection } from "@/db/schema";
+import { runDemo, type FetchLike } from "@/scripts/demo";
+
+describe("demo simulator (scripts/demo.ts)", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase("pglite"));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("drives the whole scenario through the HTTP API", async () => {
+    const { key, workspaceId, slug } = await app.seedWorkspace();
+    const inProcess: FetchLike = (url, init) => handleTrpcRequest(new Request(url, init), app.runtime);
+    const lines: string[] = [];
+    const summary = await runDemo({ url: "http://vigil.test", apiKey: key, duration: 10, agents: 4, speed: "max", historyDays: 1, fetch: inProcess, log: (l) => lines.push(l) });
+
+    expect(summary.dashboard).toBe(`http://vigil.test/w/${slug}/overview`);
+    expect(summary.effects).toMatchObject({ escalated: expect.any(Number), blocked: expect.any(Number), recovered: expect.any(Number), paused: expect.any(Number), model_suggestion: expect.any(Number) });
+
+    const keys = (await app.query("reliability.status", {}, { key })).body.result!.data.keys as { failureKey: string; state: string; totalFailures: number }[];
+    const byKey = new Map(keys.map((k) => [k.failureKey, k]));
+    expect(byKey.get("@tool:Bash")?.state).toBe("blocked");
+    expect(byKey.get("Bash|command=sudo")?.state).toBe("blocked");
+    // The weather API degraded, escalated, and recovered within the replayed hour.
+    const weather = byKey.get("http_request|domain=api.flaky-weather.example|path_prefix=v2");
+    expect(weather?.totalFailures).toBeGreaterThanOrEqual(3);
+    expect(weather?.state).toBe("trusted");
+    expect(lines.some((l) => l.includes("RECOVERED http_request|domain=api.flaky-weather.example"))).toBe(true);
+    expect(lines.some((l) => l.includes("ESCALATED mcp__atlassian__"))).toBe(true);
+    expect(lines.some((l) => /model suggestion glm-4\.6 → claude-sonnet-4\.5/.test(l))).toBe(true);
+
+    // The glm agent stalled and was paused; its session waits for a human.
+    expect(summary.paused).toHaveLength(1);
+    const [pausedRow] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, summary.paused[0])));
+    expect(pausedRow).toMatchObject({ agent: "refactor-bot", model: "glm-4.6", paused: true });
+    const [patterns] = await app.db
+      .select({ n: sql<number>`count(*)::int`, days: sql<number>`count(distinct date_trunc('day', ${patternDetection.ts}))::int` })
+      .from(patternDetection)
+      .where(eq(patternDetection.workspaceId, workspaceId));
+    expect(patterns.n).toBeGreaterThan(3);
+    expect(patterns.days).toBeGreaterThanOrEqual(2); // history day + today
+
+    // Re-running the same day adds no duplicate history.
+    const again = await runDemo({ url: "http://vigil.test", apiKey: key, duration: 10, agents: 1, speed: "max", historyDays: 1, fetch: inProcess, log: (l) => lines.push(l) });
+    expect(again.accepted).toBeGreaterThan(0);
+    expect(lines).toContain("history: already present for these days (duplicates skipped)");
+  }, 60_000);
+
+  it("explains a rejected key in one line", async () => {
+    const inProcess: FetchLike = (url, init) => handleTrpcRequest(new Request(url, init), app.runtime);
+    await expect(runDemo({ url: "http://vigil.test", apiKey: "vgl_nope", duration: 1, agents: 1, speed: "max", historyDays: 0, fetch: inProcess, log: () => {} })).rejects.toThrow(/Settings → API keys/);
+  });
+});
