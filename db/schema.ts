@@ -249,7 +249,8 @@ export const failure = pgTable(
 
 /**
  * Trust state per failure key, including the `@domain:<d>` and `@tool:<t>` level states.
- * `data` is the engine's KeyState verbatim; the other columns mirror it for dashboard queries.
+ * `data` is the engine's KeyContext verbatim (state + recent failure/result history inside the rule window);
+ * the other columns mirror it for dashboard queries.
  */
 export const keyState = pgTable(
   "key_state",

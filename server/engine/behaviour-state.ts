@@ -83,8 +83,8 @@ export interface SessionBehaviour {
   currentTurn: number | null;
   turnHadPattern: boolean;
   /**
-   * Model-switch suggestions already made in this session, as `failureKey + "\u0000" + model`
-   * (SPEC 6: once per (session, key, current model)). See models.ts.
+   * Model-switch suggestions already made in this session, as `JSON.stringify([failureKey, model])`
+   * (SPEC 6: once per (session, key, current model)). No NUL separator: jsonb rejects \u0000. See models.ts.
    */
   modelSuggestions: string[];
   lastEventAt: number | null;

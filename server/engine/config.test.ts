@@ -169,6 +169,12 @@ describe("parseConfigDocument", () => {
     expect(parseConfigDocument({ default_rule: { severity_filter: [...SEVERITIES] } }).ok).toBe(true);
   });
 
+  it("refuses __proto__ as a rule name instead of silently dropping it", () => {
+    const r = parseConfigDocument(JSON.parse('{"tool_rules":{"__proto__":{"count_threshold":2}}}'));
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.issues[0].message).toContain("__proto__");
+  });
+
   it("property: valid rule documents round-trip", () => {
     const rule = fc.record(
       {
@@ -182,7 +188,7 @@ describe("parseConfigDocument", () => {
       { requiredKeys: [] },
     );
     fc.assert(
-      fc.property(fc.record({ default_rule: rule, tool_rules: fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }), rule) }, { requiredKeys: [] }), (doc) => {
+      fc.property(fc.record({ default_rule: rule, tool_rules: fc.dictionary(fc.string({ minLength: 1, maxLength: 10 }).filter((k) => k !== "__proto__"), rule) }, { requiredKeys: [] }), (doc) => {
         const r = parseConfigDocument(doc);
         expect(r.ok).toBe(true);
         if (r.ok) expect(toSnakeDocument(r.doc)).toEqual(doc);

@@ -192,6 +192,15 @@ function pathString(path: ReadonlyArray<PropertyKey>): string {
 
 /** Validates a snake_case document (unknown fields are errors naming their path). */
 export function parseConfigDocument(json: unknown): ParseConfigResult {
+  // "__proto__" cannot be kept as a plain-object key (zod drops it silently): refuse it by name.
+  if (json && typeof json === "object") {
+    for (const map of ["plugin_rules", "tool_rules", "domain_rules"]) {
+      const m = (json as Record<string, unknown>)[map];
+      if (m && typeof m === "object" && Object.prototype.hasOwnProperty.call(m, "__proto__")) {
+        return { ok: false, issues: [{ path: `${map}.__proto__`, message: `${map}.__proto__: "__proto__" is not allowed as a rule name` }] };
+      }
+    }
+  }
   const r = configDocumentSchema.safeParse(json);
   if (!r.success) {
     const issues: ConfigIssue[] = [];

@@ -141,6 +141,13 @@ describe("suggestModelSwitch", () => {
     expect(JSON.parse(JSON.stringify(st))).toEqual(st);
   });
 
+  it("the once-only bookkeeping is storable in PostgreSQL jsonb (no \\u0000 anywhere)", () => {
+    const st = recordModelSwitchSuggestion(createSessionBehaviour("s"), "bash|command=make", "model-a");
+    expect(JSON.stringify(st)).not.toContain("\\u0000");
+    expect(hasSuggestedModelSwitch(st, "bash|command=make", "model-a")).toBe(true);
+    expect(hasSuggestedModelSwitch(st, "bash|command=make", "model-b")).toBe(false);
+  });
+
   it("property: a suggestion always names a different model with ≥ minAttempts and a rate at least minSuccessRateDiff better", () => {
     const arbProf = fc.record({
       model: fc.constantFrom("cur", "a", "b", "c", "d"),

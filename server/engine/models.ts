@@ -134,7 +134,9 @@ export function suggestModelSwitch(input: SuggestModelSwitchInput): Effect | nul
  * stores `recordModelSwitchSuggestion(state, key, model)`.
  */
 export function modelSuggestionKey(failureKey: string, currentModel: string): string {
-  return `${failureKey}\u0000${currentModel}`;
+  // Not a NUL-separated string: this lands in the session's jsonb behaviour state, and
+  // PostgreSQL jsonb rejects \u0000 (every suggestion made ingest fail with a 500).
+  return JSON.stringify([failureKey, currentModel]);
 }
 
 export function hasSuggestedModelSwitch(state: SessionBehaviour, failureKey: string, currentModel: string): boolean {

@@ -20,7 +20,7 @@ import {
   type ModelToolProfile,
 } from "@/server/engine/models";
 import { applySettingsPatch, resolveSettings } from "@/server/engine/settings";
-import type { AgentEvent, Effect, EffectiveSettings, KeyContext, SessionTimeline, TrustState } from "@/server/engine/types";
+import type { AgentEvent, Effect, EffectiveSettings, KeyContext, Rule, SessionTimeline, TrustState } from "@/server/engine/types";
 import {
   callRef,
   existingEventIds,
@@ -30,6 +30,7 @@ import {
   loadTimelineSessions,
   lockKeyStates,
   lockSessions,
+  lockToolLevels,
   type SessionRow,
   type StoredCall,
   type WorkspaceConfigs,
@@ -52,6 +53,7 @@ export interface BatchResult {
   keyInfoByEventId: Map<string, StoredCall>;
 }
 
+const SUPERSEDED = "Superseded: the key failed again and was re-escalated";
 const DAY = (t: number) => new Date(t).toISOString().slice(0, 10);
 
 function callInfo(e: { toolName: string; args?: Record<string, unknown>; domain?: string; service?: string }, configs: WorkspaceConfigs): StoredCall {
@@ -104,6 +106,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const createKeys: { failureKey: string; toolName: string; domain: string | null }[] = [];
   const toolKeys = new Set<string>();
   const resultInfo = new Map<string, StoredCall>();
+  const possiblySecurityResults = new Set<string>();
   for (const e of fresh) {
     if (e.type !== "tool.result") continue;
     const info = infoFor(e);
@@ -114,10 +117,19 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     const possiblySecurity =
       isFailure(e) &&
       (e.severity === "security" || (info.kind === "command" && !!info.command && matchSecurityPattern(info.command, configs.effective.securityPatterns) !== null));
-    if (possiblySecurity) createKeys.push({ failureKey: TOOL_PREFIX + e.toolName, toolName: e.toolName, domain: null });
+    if (possiblySecurity) {
+      createKeys.push({ failureKey: TOOL_PREFIX + e.toolName, toolName: e.toolName, domain: null });
+      possiblySecurityResults.add(e.id);
+    }
     else toolKeys.add(TOOL_PREFIX + e.toolName);
   }
-  const contexts = await lockKeyStates(tx, workspaceId, createKeys, [...toolKeys]);
+  await lockToolLevels(tx, workspaceId, createKeys, toolKeys);
+  const { contexts, created } = await lockKeyStates(tx, workspaceId, createKeys, [...toolKeys]);
+  // A tool-level state whose row this batch creates (for a possibly-security failure) counts results
+  // only from that failure on: results earlier in the batch must not land on it, or one batch would
+  // differ from the same events sent one by one (the row would not exist yet for them).
+  const liveToolStates = new Set([...contexts.keys()].filter((k) => k.startsWith(TOOL_PREFIX) && !created.has(k)));
+
   const initialStates = new Map<string, TrustState>([...contexts].map(([k, c]) => [k, c.state.state]));
   const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
 
@@ -165,6 +177,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const effects: Effect[] = [];
   // Domains of keys as seen in this batch (stored on the key row).
   const keyDomains = new Map<string, string | null>();
+  // The rule each touched key was applied under (plugin rules need the event's pluginName).
+  const keyRules = new Map<string, Rule>();
   const settingsCache = new Map<string, EffectiveSettings>();
   const settingsOf = (s: SessionRow) => {
     let v = settingsCache.get(s.sessionId);
@@ -238,6 +252,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         const resolution = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
         const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
         const toolKey = TOOL_PREFIX + e.toolName;
+        if (possiblySecurityResults.has(e.id)) liveToolStates.add(toolKey);
+        const toolCtx = liveToolStates.has(toolKey) ? contexts.get(toolKey) ?? null : null;
         const model = e.model ?? s.model;
         let severity = null as ReturnType<typeof classifyFailure>["severity"] | null;
         if (failed) {
@@ -249,10 +265,10 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         const before = {
           key: keyCtx.state.state,
           domain: domainKey ? contexts.get(domainKey)?.state.state : undefined,
-          tool: contexts.get(toolKey)?.state.state,
+          tool: toolCtx?.state.state,
         };
         const applied = applyToolResult(
-          { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: contexts.get(toolKey) ?? null },
+          { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: toolCtx },
           { failed, severity, weight: severity ? failureWeight(severity) : undefined, sessionId: s.sessionId, agent: s.agent, toolName: e.toolName },
           resolution,
           settings.recoveryMode.value,
@@ -262,6 +278,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         contexts.set(key, applied.key);
         writes.touchedKeys.add(key);
         keyDomains.set(key, info.domain);
+        keyRules.set(key, resolution.rule);
+        if (domainKey) keyRules.set(domainKey, resolution.rule);
         if (applied.domain) {
           contexts.set(applied.domain.state.failureKey, applied.domain);
           writes.touchedKeys.add(applied.domain.state.failureKey);
@@ -277,8 +295,10 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         ];
         for (const [k, from, to] of transitions) {
           if (!k || !to || from === to) continue;
-          const reason = contexts.get(k)!.state.escalationReason;
-          writes.transitions.push({ workspaceId, failureKey: k, fromState: from ?? "trusted", toState: to, reason: to === "trusted" ? "recovered" : reason, actor: null, at: new Date(t) });
+          const st = contexts.get(k)!.state;
+          const reason =
+            to === "trusted" ? "recovered" : to === "recovering" ? `escalation expired and cooled down; ${st.recoverySuccesses}/${st.recoveryNeeded} successful calls` : st.escalationReason;
+          writes.transitions.push({ workspaceId, failureKey: k, fromState: from ?? "trusted", toState: to, reason, actor: null, at: new Date(t) });
           if (k !== key) writes.changedLevelStates.add(k);
           if (to === "escalated" || to === "blocked") writes.escalatedTools.add(e.toolName);
         }
@@ -294,7 +314,10 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
           if (!k) continue;
           const c = contexts.get(k)!;
           if (approvalPendingBefore.get(k) && !c.state.approvalPending && c.state.state !== "trusted") {
-            writes.approvalsSuperseded.push(k);
+            // Created earlier in this same batch: close the row before it is ever written as pending.
+            const inBatch = writes.approvalsCreated.find((a) => a.failureKey === k && a.status === "pending");
+            if (inBatch) Object.assign(inBatch, { status: "denied", resolvedAt: new Date(t), resolvedBy: "system", comment: SUPERSEDED });
+            else writes.approvalsSuperseded.push(k);
           }
           approvalPendingBefore.set(k, c.state.approvalPending);
         }
@@ -420,7 +443,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     writes.events.push(row);
   }
 
-  await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains });
+  await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains, keyRules, timeline });
   return { accepted: fresh.length, duplicates, effects, sessions, configs, keyInfoByEventId };
 }
 

@@ -135,6 +135,32 @@ export const callRef = (sessionId: string, callId: string) => `${sessionId}\u000
 export interface LockedKeys {
   contexts: Map<string, KeyContext>;
   /** Keys that had no row before this batch (placeholders are inserted for them). */
+  created: Set<string>;
+}
+
+/**
+ * Serializes batches that touch a tool with a batch that may create or change its `@tool:` state.
+ *
+ * Keys of a tool lock the `@tool:<name>` row only if it exists; a concurrent batch creating it (a
+ * security failure) holds an uncommitted row the others cannot see, and its refresh of effective
+ * states skips the key rows they hold — so those keys stayed effectively `trusted` under a blocked
+ * tool. A transaction-scoped advisory lock per (workspace, tool) closes the gap: exclusive for a
+ * batch with a possibly-security result of the tool, shared otherwise. Taken after the session rows
+ * and before the key rows, in tool-name order, like every other lock (no deadlock).
+ */
+export async function lockToolLevels(
+  tx: Tx,
+  workspaceId: string,
+  create: { failureKey: string }[],
+  existingOnly: Iterable<string>,
+): Promise<void> {
+  const exclusive = new Set(create.map((c) => c.failureKey).filter((k) => k.startsWith("@tool:")));
+  const all = [...new Set([...exclusive, ...existingOnly])].sort();
+  for (const k of all) {
+    const lockKey = sql`hashtextextended(${`${workspaceId}:${k}`}, 0)`;
+    if (exclusive.has(k)) await tx.execute(sql`select pg_advisory_xact_lock(${lockKey})`);
+    else await tx.execute(sql`select pg_advisory_xact_lock_shared(${lockKey})`);
+  }
 }
 
 /**
@@ -146,12 +172,13 @@ export async function lockKeyStates(
   workspaceId: string,
   create: { failureKey: string; toolName: string; domain: string | null }[],
   existingOnly: string[],
-): Promise<Map<string, KeyContext>> {
+): Promise<LockedKeys> {
   const toCreate = [...new Map(create.map((c) => [c.failureKey, c])).values()].sort((a, b) =>
     a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0,
   );
+  const created = new Set<string>();
   if (toCreate.length) {
-    await tx
+    const inserted = await tx
       .insert(keyState)
       .values(
         toCreate.map((c) => {
@@ -168,11 +195,13 @@ export async function lockKeyStates(
           };
         }),
       )
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning({ failureKey: keyState.failureKey });
+    for (const r of inserted) created.add(r.failureKey);
   }
   const all = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
   const out = new Map<string, KeyContext>();
-  if (!all.length) return out;
+  if (!all.length) return { contexts: out, created };
   const rows = await tx
     .select({ failureKey: keyState.failureKey, data: keyState.data })
     .from(keyState)
@@ -180,7 +209,7 @@ export async function lockKeyStates(
     .orderBy(keyState.failureKey)
     .for("update");
   for (const r of rows) out.set(r.failureKey, r.data as KeyContext);
-  return out;
+  return { contexts: out, created };
 }
 
 /** Sessions needed for session decay: those of the failures, and later starts of their agents. */

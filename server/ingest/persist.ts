@@ -1,5 +1,6 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, getTableName, inArray, sql } from "drizzle-orm";
+import type { PgTable } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import {
   agentSession,
@@ -17,8 +18,7 @@ import {
 } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
-import { buildSessionTimeline } from "@/server/engine/decay";
-import type { KeyContext, PatternType } from "@/server/engine/types";
+import type { KeyContext, PatternType, Rule, SessionTimeline } from "@/server/engine/types";
 import type { SessionRow } from "./load";
 import type { BatchScope } from "./apply";
 import { loadConfigs } from "./load";
@@ -52,16 +52,63 @@ async function chunked<T>(rows: T[], fn: (part: T[]) => Promise<unknown>) {
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
+/** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
+function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
+  const client = (tx as unknown as { session?: { client?: { unsafe?: unknown; savepoint?: unknown } } }).session?.client;
+  return client && typeof client.unsafe === "function" && typeof client.savepoint === "function" ? (client as unknown as import("postgres").TransactionSql) : null;
+}
+
+/**
+ * A plain multi-row insert. On PostgreSQL it goes through postgres-js directly (`sql(rows)`):
+ * drizzle's builder spends tens of ms on a 500-row VALUES list (bench/run.ts). Values go through
+ * the columns' own drizzle mappers, so the stored rows are identical. Rows must all set the same
+ * columns (as the batch writers build them); anything else takes the drizzle path.
+ */
+async function insertRows<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][]): Promise<void> {
+  if (!rows.length) return;
+  const pg = postgresJs(tx);
+  const columns = getTableColumns(table) as Record<string, { name: string; mapToDriverValue(v: unknown): unknown }>;
+  const props = Object.keys(rows[0] as object).filter((p) => (rows[0] as Record<string, unknown>)[p] !== undefined);
+  const uniform = rows.every((r) => {
+    const keys = Object.keys(r as object).filter((p) => (r as Record<string, unknown>)[p] !== undefined);
+    return keys.length === props.length && props.every((p) => (r as Record<string, unknown>)[p] !== undefined && p in columns);
+  });
+  if (!pg || !uniform) {
+    await chunked(rows, (part) => tx.insert(table).values(part as never));
+    return;
+  }
+  const names = props.map((p) => columns[p].name);
+  const mapped = rows.map((r) => {
+    const out: Record<string, unknown> = {};
+    for (let i = 0; i < props.length; i++) {
+      const v = (r as Record<string, unknown>)[props[i]];
+      out[names[i]] = v === null ? null : columns[props[i]].mapToDriverValue(v);
+    }
+    return out;
+  });
+  const tableName: string = getTableName(table);
+  await chunked(mapped, (part) => pg`insert into ${pg(tableName)} ${pg(part as never, names)}`);
+}
+
 export async function writeBatch(
   tx: Tx,
   scope: BatchScope,
-  input: { writes: BatchWrites; contexts: Map<string, KeyContext>; sessions: Map<string, SessionRow>; keyDomains: Map<string, string | null> },
+  input: {
+    writes: BatchWrites;
+    contexts: Map<string, KeyContext>;
+    sessions: Map<string, SessionRow>;
+    keyDomains: Map<string, string | null>;
+    /** The rule each touched key was applied under; others are resolved here (without a plugin name). */
+    keyRules: Map<string, Rule>;
+    /** The session timeline the batch was applied with (sessions of the keys' failures + the batch's). */
+    timeline: SessionTimeline;
+  },
 ): Promise<void> {
   const { workspaceId } = scope;
-  const { writes, contexts, sessions, keyDomains } = input;
+  const { writes, contexts, sessions, keyDomains, keyRules, timeline } = input;
 
-  await chunked(writes.events, (part) => tx.insert(event).values(part));
-  await chunked(writes.failures, (part) => tx.insert(failure).values(part));
+  await insertRows(tx, event, writes.events);
+  await insertRows(tx, failure, writes.failures);
   await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
   await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
   await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
@@ -69,12 +116,14 @@ export async function writeBatch(
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
     const configs = await loadConfigs(tx, workspaceId);
-    const timeline = buildSessionTimeline([...sessions.values()].map((s) => ({ sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt })));
+    // effectiveFailures must use the same timeline as the engine did: a timeline of the batch's
+    // sessions only would miss the ended sessions of older failures, so the column would depend
+    // on how the events were batched (session decay applied or not).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
       const domain = st.level === "domain" ? k.slice(DOMAIN_PREFIX.length) : st.level === "key" ? keyDomains.get(k) ?? null : null;
-      const rule = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: st.toolName, domain }).rule;
+      const rule = keyRules.get(k) ?? resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: st.toolName, domain }).rule;
       const metrics = keyMetrics(ctx, rule, timeline);
       const levelStates =
         st.level === "key"

@@ -174,6 +174,37 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
     expect((await status(key, "bash")).map((k) => k.failureKey).sort()).toEqual(["bash|command=git", "bash|command=rm"]);
   });
 
+  it("accepts NUL characters in text and args (stored as U+FFFD) instead of failing the batch", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const res = await ingest(key, [
+      { type: "model.text", id: uid(), sessionId: s, text: "binary\u0000output" },
+      result(s, "bash", { command: "cat a\u0000b" }, { success: false, error: "bad\u0000byte" }),
+    ]);
+    expect(res.status).toBe(200);
+    expect(res.body.result!.data.accepted).toBe(2);
+    const rows = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
+    expect(JSON.stringify(rows.map((r) => r.payload))).toContain("binary\uFFFDoutput");
+  });
+
+  it("an approval requested and superseded within one batch is not left pending", async () => {
+    const { key } = await app.seedWorkspace();
+    await app.mutation("config.put", { default_rule: { count_threshold: 1, escalation_duration_seconds: 60, cooldown_seconds: 60, success_count_to_recover: 1 }, settings: { recovery_mode: "ask" } }, { key });
+    const s = uid("s");
+    const base = Date.now() - 20 * 60_000;
+    const url = "https://sup.example.com/x";
+    const r = await ingest(key, [
+      result(s, "fetch", { url }, { success: false, httpStatus: 500 }, { ts: at(base, 0) }),
+      result(s, "fetch", { url }, { success: true }, { ts: at(base, 5) }),
+      result(s, "fetch", { url }, { success: false, httpStatus: 500 }, { ts: at(base, 6) }),
+    ]);
+    expect(r.body.result!.data.effects.map((e: any) => e.type)).toEqual(["escalated", "recovering", "recovery_pending", "escalated"]);
+    const pending = await app.query("approvals.list", { status: "pending" }, { key });
+    expect(pending.body.result!.data.approvals).toEqual([]);
+    const denied = await app.query("approvals.list", { status: "denied" }, { key });
+    expect(denied.body.result!.data.approvals).toHaveLength(1);
+  });
+
   describe("bad input", () => {
     it("rejects a batch with one invalid event: 400 naming the field, nothing written", async () => {
       const { key, workspaceId } = await app.seedWorkspace();
