@@ -6,39 +6,14 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Runtime } from "@/server/runtime";
 import { appRouter } from "./root";
 import { createContext } from "./init";
+import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
 
-export const MAX_BODY_BYTES = 1024 * 1024;
+export { MAX_BODY_BYTES };
+
 export const TRPC_ENDPOINT = "/api/trpc";
 
 function errorResponse(status: number, code: string, message: string): Response {
   return Response.json({ error: { message, code: -32000, data: { code, httpStatus: status } } }, { status });
-}
-
-/** Reads the body with a hard cap, so a chunked upload cannot exceed the limit either. */
-async function readLimitedBody(req: Request): Promise<Uint8Array | "too_large"> {
-  const declared = Number(req.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) return "too_large";
-  if (!req.body) return new Uint8Array();
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel().catch(() => {});
-      return "too_large";
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const c of chunks) {
-    body.set(c, offset);
-    offset += c.byteLength;
-  }
-  return body;
 }
 
 export async function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {

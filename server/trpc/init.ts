@@ -132,7 +132,8 @@ export function protectedOrgProcedure(minRole: Role = "viewer") {
   });
 }
 
-function bearerToken(req: Request): string | null {
+/** The value of `Authorization: Bearer <value>`, or null. */
+export function bearerToken(req: Request): string | null {
   const header = req.headers.get("authorization");
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

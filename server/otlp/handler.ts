@@ -1,0 +1,89 @@
+/**
+ * `POST /api/otlp/v1/traces` (SPEC 7.4), independent of Next.js so tests can drive it with plain
+ * Request objects. Order of checks: API key (401), rate limit (429 + Retry-After), content type
+ * (415), body size before and after gunzip (413), OTLP shape (400); then the spans are mapped
+ * (server/otlp/map.ts) and ingested like `ingest.events`. Answers use the request's encoding.
+ */
+import type { Runtime } from "@/server/runtime";
+import { authenticateApiKey } from "@/server/services/api-keys";
+import { consumeRateLimit } from "@/server/trpc/rate-limit";
+import { bearerToken } from "@/server/trpc/init";
+import { ingestEvents } from "@/server/ingest";
+import { MAX_EVENTS_PER_BATCH } from "@/server/ingest/schema";
+import { readLimitedBody } from "@/server/http/limited-body";
+import {
+  OtlpRequestError,
+  decodeContentEncoding,
+  decodeTraceRequest,
+  encodeExportResponse,
+  encodeStatus,
+  formatOf,
+  responseContentType,
+  type OtlpFormat,
+} from "./decode";
+import { describeRejections, mapSpans } from "./map";
+
+export const OTLP_TRACES_PATH = "/api/otlp/v1/traces";
+
+/** gRPC status codes carried in the `google.rpc.Status` of error answers. */
+const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16, INTERNAL: 13, UNIMPLEMENTED: 12 } as const;
+
+function answer(status: number, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}): Response {
+  return new Response(body as BodyInit, { status, headers: { "content-type": contentType, ...headers } });
+}
+
+export async function handleOtlpTraces(req: Request, runtime: Runtime): Promise<Response> {
+  const requestType = req.headers.get("content-type");
+  const format: OtlpFormat = formatOf(requestType) ?? "json";
+  const contentType = responseContentType(requestType);
+  const fail = (status: number, code: number, message: string, headers?: Record<string, string>) =>
+    answer(status, encodeStatus(format, code, message), contentType, headers);
+
+  if (req.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, "Use POST", { allow: "POST" });
+
+  const db = runtime.database.db;
+  const token = bearerToken(req);
+  if (!token) return fail(401, GRPC.UNAUTHENTICATED, "Missing API key: send Authorization: Bearer <key>");
+  const key = await authenticateApiKey(db, token);
+  if (!key) return fail(401, GRPC.UNAUTHENTICATED, "Invalid or revoked API key");
+  const limited = await consumeRateLimit(key.keyId);
+  if (limited) {
+    return fail(429, GRPC.RESOURCE_EXHAUSTED, `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s`, { "retry-after": String(limited.retryAfterSeconds) });
+  }
+
+  if (!formatOf(requestType)) {
+    return fail(415, GRPC.INVALID_ARGUMENT, "Unsupported Content-Type: send application/json or application/x-protobuf");
+  }
+
+  const raw = await readLimitedBody(req);
+  if (raw === "too_large") return fail(413, GRPC.RESOURCE_EXHAUSTED, "Request body exceeds 1 MiB");
+
+  let decoded;
+  try {
+    const body = await decodeContentEncoding(raw, req.headers.get("content-encoding"));
+    decoded = decodeTraceRequest(body, format);
+  } catch (err) {
+    if (err instanceof OtlpRequestError) {
+      return fail(err.status, err.status === 413 ? GRPC.RESOURCE_EXHAUSTED : GRPC.INVALID_ARGUMENT, err.message);
+    }
+    throw err;
+  }
+
+  const receivedAt = Date.now();
+  const mapped = mapSpans(decoded.spans, receivedAt);
+  const scope = { workspaceId: key.workspaceId, organizationId: key.organizationId };
+  try {
+    // Chunks of the agent API's batch size; each applies atomically, and a retried export only
+    // re-applies what a failed chunk did not write (event ids come from span ids).
+    for (let i = 0; i < mapped.events.length; i += MAX_EVENTS_PER_BATCH) {
+      await ingestEvents(db, scope, mapped.events.slice(i, i + MAX_EVENTS_PER_BATCH), receivedAt);
+    }
+  } catch (err) {
+    console.error("[vigil] OTLP ingest failed:", err);
+    return fail(500, GRPC.INTERNAL, "Internal server error");
+  }
+
+  const rejected = [...decoded.malformed.map((m) => ({ spanId: m.spanId, reason: m.reason })), ...mapped.rejected];
+  const partial = rejected.length ? { rejectedSpans: rejected.length, errorMessage: describeRejections(rejected) } : null;
+  return answer(200, encodeExportResponse(format, partial), contentType);
+}
