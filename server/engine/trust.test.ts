@@ -467,7 +467,12 @@ describe("clock (SPEC 4.4)", () => {
     k.fail(T0 + 5 * MIN, "timeout");
     k.fail(T0 + 12 * MIN, "timeout");
     expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
-    expect(k.ctx.results).toHaveLength(2);
+    expect(k.ctx.results).toHaveLength(0); // no rate threshold: results are not kept at all
+    const r = new Key({ ...baseRule, windowSeconds: 60, rateThreshold: 0.5 });
+    r.fail(T0, "timeout");
+    r.fail(T0 + 5 * MIN, "timeout");
+    r.fail(T0 + 12 * MIN, "timeout");
+    expect(r.ctx.results.map((x) => x.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
   });
 
   it("inputs are not mutated", () => {

@@ -240,6 +240,11 @@ function trustAgain(s: KeyState): void {
 }
 
 function trimHistory(ctx: KeyContext, rule: Rule, t: number): void {
+  // Results only feed the failure rate: without a rate threshold they are not kept, so a hot key's
+  // stored state stays small (a busy key sees thousands of results per window).
+  if (rule.rateThreshold === undefined) {
+    ctx.results = [];
+  }
   const keep = Math.max(rule.windowSeconds * 1000, MIN_HISTORY_MS);
   const from = t - keep;
   if (ctx.failures.length && ctx.failures[0].ts < from) ctx.failures = ctx.failures.filter((f) => f.ts >= from);
