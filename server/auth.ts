@@ -44,10 +44,17 @@ export async function createAuth(db: Db) {
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 },
     // The dashboard may be reached under any host name (localhost, a LAN address, a proxy):
     // same-origin requests are trusted; VIGIL_TRUSTED_ORIGINS adds more.
-    trustedOrigins: async (request) => [
-      request ? new URL(request.url).origin : undefined,
-      ...(process.env.VIGIL_TRUSTED_ORIGINS?.split(",").map((s) => s.trim()) ?? []),
-    ],
+    // Same-origin requests are trusted: the Origin must name the host the browser talked to (the
+    // Host header; request.url may carry the server's bind address instead). A cross-site page
+    // cannot make a browser send a matching Origin, so CSRF protection holds.
+    trustedOrigins: async (request) => {
+      const host = request?.headers.get("host");
+      return [
+        ...(host ? [`http://${host}`, `https://${host}`] : []),
+        ...(process.env.VIGIL_BASE_URL ? [new URL(process.env.VIGIL_BASE_URL).origin] : []),
+        ...(process.env.VIGIL_TRUSTED_ORIGINS?.split(",").map((s) => s.trim()).filter(Boolean) ?? []),
+      ];
+    },
     rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100 },
     telemetry: { enabled: false },
   });
