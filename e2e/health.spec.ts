@@ -15,3 +15,11 @@ test("the headless-init API key authenticates agent calls; a wrong key is 401", 
   const bad = await request.get("/api/trpc/account.whoami", { headers: { authorization: "Bearer vgl_nope_nope_nope_nope_nope" } });
   expect(bad.status()).toBe(401);
 });
+
+test("sign-up from another site is refused (CSRF); from the app's own origin it works", async ({ request, baseURL }) => {
+  const body = (email: string) => ({ email, password: "long-enough-pw", name: "x" });
+  const cross = await request.post("/api/auth/sign-up/email", { data: body(`cross-${Date.now()}@example.com`), headers: { origin: "https://evil.example" } });
+  expect(cross.status()).toBe(403);
+  const same = await request.post("/api/auth/sign-up/email", { data: body(`same-${Date.now()}@example.com`), headers: { origin: baseURL! } });
+  expect(same.status()).toBe(200);
+});
