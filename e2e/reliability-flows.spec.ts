@@ -1,0 +1,77 @@
+import { expect, test } from "@playwright/test";
+import { freshWorkspace, minutesAgo, query, signIn, toolResult, trpc } from "./support";
+
+/** The things users come for: see what agents did, and act on it. */
+
+test("browse a workspace's reliability after agents posted events", async ({ page }) => {
+  await signIn(page);
+  const { slug, key } = await freshWorkspace(page, "browse");
+  const url = "https://api.weather.example/v2/forecast";
+  const res = await trpc(page.request, "ingest.events", {
+    events: [
+      { type: "session.start", id: "s-start", sessionId: "crawler-1", agent: "crawler", model: "gpt-4.1", ts: minutesAgo(30) },
+      toolResult("crawler-1", "http_request", { url }, false, minutesAgo(29)),
+      toolResult("crawler-1", "http_request", { url }, false, minutesAgo(28)),
+      toolResult("crawler-1", "http_request", { url }, false, minutesAgo(27)),
+      toolResult("crawler-1", "readFile", { path: "/srv/app/config.yml" }, true, minutesAgo(26)),
+    ],
+  }, key);
+  expect(res.status).toBe(200);
+  expect(res.body.result.data.effects.map((e: { type: string }) => e.type)).toContain("escalated");
+
+  await page.goto(`/w/${slug}/tools`);
+  const table = page.getByRole("table", { name: "Failure keys" });
+  await expect(table).toBeVisible();
+  const row = table.getByRole("row").filter({ hasText: "api.weather.example" });
+  await expect(row).toContainText(/escalated/i);
+  await expect(table.getByRole("row").filter({ hasText: "/srv/app" })).toContainText(/trusted/i);
+
+  await row.getByRole("link").first().click();
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("http_request");
+  await expect(page.getByText("3 failures in 3600s").first()).toBeVisible();
+
+  await page.goto(`/w/${slug}/failures`);
+  await expect(page.getByText("503 Service Unavailable").first()).toBeVisible();
+
+  await page.goto(`/w/${slug}/overview`);
+  await expect(page.getByText(/escalated/i).first()).toBeVisible();
+});
+
+test("approve a pending recovery in ask mode and see the key become trusted", async ({ page }) => {
+  await signIn(page);
+  const { slug, key } = await freshWorkspace(page, "approve");
+  const put = await trpc(page.request, "config.put", {
+    default_rule: { count_threshold: 2, escalation_duration_seconds: 60, cooldown_seconds: 60, success_count_to_recover: 2 },
+    settings: { recovery_mode: "ask" },
+  }, key);
+  expect(put.status).toBe(200);
+  const url = "https://billing.example/v1/invoices";
+  const res = await trpc(page.request, "ingest.events", {
+    events: [
+      toolResult("billing-1", "fetch", { url }, false, minutesAgo(30)),
+      toolResult("billing-1", "fetch", { url }, false, minutesAgo(29)),
+      toolResult("billing-1", "fetch", { url }, true, minutesAgo(20)),
+      toolResult("billing-1", "fetch", { url }, true, minutesAgo(19)),
+    ],
+  }, key);
+  expect(res.body.result.data.effects.map((e: { type: string }) => e.type)).toContain("recovery_pending");
+
+  await page.goto(`/w/${slug}/approvals`);
+  const card = page.getByRole("article", { name: /Pending recovery of fetch\|domain=billing.example/ });
+  await expect(card).toBeVisible();
+  // The sidebar badge counts it.
+  await expect(page.getByRole("link", { name: /Approvals/ }).first()).toContainText("1");
+  await card.getByRole("button", { name: "Approve" }).click();
+  const dialog = page.getByRole("dialog");
+  await dialog.getByLabel("Comment").fill("upstream fixed, verified by hand");
+  await dialog.getByRole("button", { name: "Approve" }).click();
+  await expect(card).toHaveCount(0);
+
+  const status = await query(page.request, "reliability.status", { toolName: "fetch" }, key);
+  expect(status.body.result.data.keys[0]).toMatchObject({ state: "trusted", effectiveState: "trusted" });
+  await page.goto(`/w/${slug}/tools`);
+  await expect(page.getByRole("table", { name: "Failure keys" }).getByRole("row").filter({ hasText: "billing.example" })).toContainText(/trusted/i);
+  await page.goto(`/w/${slug}/audit`);
+  await expect(page.getByRole("table").getByText("approval.approve")).toBeVisible();
+  await expect(page.getByRole("table").getByText("upstream fixed, verified by hand", { exact: false })).toBeVisible();
+});
