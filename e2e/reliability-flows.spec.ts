@@ -75,3 +75,30 @@ test("approve a pending recovery in ask mode and see the key become trusted", as
   await expect(page.getByRole("table").getByText("approval.approve")).toBeVisible();
   await expect(page.getByRole("table").getByText("upstream fixed, verified by hand", { exact: false })).toBeVisible();
 });
+
+test("edit a threshold in the rules editor and the very next ingested failure follows it", async ({ page }) => {
+  await signIn(page);
+  const { slug, key } = await freshWorkspace(page, "rules");
+  const url = "https://search.example/v1/query";
+  // One failure with the built-in threshold (3): still trusted.
+  const first = await trpc(page.request, "ingest.events", { events: [toolResult("rules-1", "http_request", { url }, false, minutesAgo(10))] }, key);
+  expect(first.body.result.data.effects).toEqual([]);
+
+  await page.goto(`/w/${slug}/settings?tab=rules`);
+  await page.getByRole("button", { name: "Edit default rule" }).click();
+  const form = page.getByRole("form", { name: "Edit default rule" });
+  // Invalid first: an error next to the field, nothing saved.
+  await form.getByLabel("Count threshold").fill("-1");
+  await form.getByRole("button", { name: "Save rule" }).click();
+  await expect(form.getByRole("alert")).toBeVisible();
+  expect((await query(page.request, "config.get", undefined, key)).body.result.data).toEqual({});
+  // Then 2.
+  await form.getByLabel("Count threshold").fill("2");
+  await form.getByRole("button", { name: "Save rule" }).click();
+  await expect(page.getByTestId("default-rule-table")).toBeVisible();
+  expect((await query(page.request, "config.get", undefined, key)).body.result.data).toMatchObject({ default_rule: { count_threshold: 2 } });
+
+  // The very next failure escalates at the new threshold.
+  const second = await trpc(page.request, "ingest.events", { events: [toolResult("rules-1", "http_request", { url }, false, minutesAgo(9))] }, key);
+  expect(second.body.result.data.effects).toMatchObject([{ type: "escalated", failureKey: "http_request|domain=search.example|path_prefix=v1", reason: "2 failures in 3600s" }]);
+});
