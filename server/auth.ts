@@ -57,6 +57,9 @@ export async function createAuth(db: Db) {
     },
     rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100 },
     telemetry: { enabled: false },
+    // better-auth warns about an unset base URL on every start; Vigil derives it per request on
+    // purpose (see trustedOrigins). Errors still reach the log.
+    logger: { level: "error" },
   });
 }
 
