@@ -6,7 +6,7 @@
  * and a "which rule applies to tool X" preview backed by the engine's describeRuleResolution.
  */
 import { useQuery } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import { ConfirmDialog } from "@/components/confirm-dialog";
 import { Button, Checkbox, Field, NumberInput, Select, TextInput } from "@/components/form";
 import { humanize } from "@/components/format";
@@ -141,6 +141,9 @@ function RuleForm({
   const [submitted, setSubmitted] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const [formError, setFormError] = useState<string | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const focusFirstInvalid = () =>
+    requestAnimationFrame(() => formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
   const v = validateForm(s, { nameRequired: !!nameLabel, takenNames, originalName: initialName });
   const show = (k: string) => (submitted || touched[k] ? v.errors[k] : undefined) ?? serverErrors[k];
   const touch = (k: string) => setTouched((t) => ({ ...t, [k]: true }));
@@ -152,6 +155,7 @@ function RuleForm({
     setFormError(null);
     if (Object.keys(v.errors).length > 0) {
       setFormError("Fix the highlighted fields; nothing was saved.");
+      focusFirstInvalid();
       return;
     }
     const res = await onSubmit(v.rule, v.name);
@@ -159,11 +163,12 @@ function RuleForm({
       const mapped = issuesUnder(res.issues ?? [], pathPrefix(v.name));
       setServerErrors(mapped);
       setFormError(res.message ?? "Nothing was saved.");
+      focusFirstInvalid();
     }
   };
 
   return (
-    <form className="dash2-rule-form stack" onSubmit={submit} noValidate aria-label={title}>
+    <form ref={formRef} className="dash2-rule-form stack" onSubmit={submit} noValidate aria-label={title}>
       <div className="row">
         <h3 className="section-title">{title}</h3>
       </div>
@@ -557,6 +562,7 @@ function RulePreview() {
         <div className="card-body stack">
           <form
             className="dash2-preview-form"
+            aria-label="Rule preview"
             onSubmit={(e) => {
               e.preventDefault();
               if (form.toolName.trim()) setQuery({ ...form });

@@ -14,14 +14,14 @@ import { getRuntime } from "@/server/runtime";
 export const metadata: Metadata = { title: "Models" };
 export const dynamic = "force-dynamic";
 
-/** Success rate → a cell colour from red (0) through amber to green (1). */
+/** Success rate → a cell colour on a red (0) → amber (0.7) → green (1) scale. */
 function cellStyle(rate: number): React.CSSProperties {
-  const tone = rate >= 0.9 ? "trusted" : rate >= 0.7 ? "recovering" : rate >= 0.5 ? "escalated" : "blocked";
-  const strength = rate >= 0.9 ? 0.35 + (rate - 0.9) * 6.5 : 1 - Math.abs(rate - 0.5);
-  return {
-    background: `color-mix(in srgb, var(--${tone}-dot) ${Math.round(18 + 30 * Math.min(1, Math.max(0, strength)))}%, var(--surface))`,
-    color: "var(--text)",
-  };
+  const r = Math.min(1, Math.max(0, rate));
+  const hue =
+    r < 0.7
+      ? `color-mix(in srgb, var(--escalated-dot) ${Math.round((r / 0.7) * 100)}%, var(--blocked-dot))`
+      : `color-mix(in srgb, var(--trusted-dot) ${Math.round(((r - 0.7) / 0.3) * 100)}%, var(--escalated-dot))`;
+  return { background: `color-mix(in srgb, ${hue} 30%, var(--surface))`, color: "var(--text)" };
 }
 
 type Profile = Awaited<ReturnType<typeof behaviourProfiles>>[number];
@@ -138,10 +138,12 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                     {matrix.keys.map((k) => (
                       <tr key={k.failureKey}>
                         <th scope="row" className="dash2-matrix-key">
-                          <FailureKey value={k.failureKey} />
-                          <span className="subtle text-xs">
-                            {formatNumber(k.failures)} / {formatNumber(k.attempts)} failed
-                          </span>
+                          <div>
+                            <FailureKey value={k.failureKey} />
+                          </div>
+                          <div className="subtle text-xs">
+                            {formatNumber(k.failures)} of {formatNumber(k.attempts)} attempts failed
+                          </div>
                         </th>
                         {matrix.models.map((m) => {
                           const c = matrix.cells[m]?.[k.failureKey];
@@ -160,7 +162,7 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                               title={`${m} on ${k.failureKey}: ${formatNumber(c.attempts - c.failures)} of ${formatNumber(c.attempts)} attempts succeeded (${formatNumber(c.failures)} failed)`}
                             >
                               {formatPercent(c.rate, 0)}
-                              <span className="dash2-cell-n">{formatNumber(c.attempts)}</span>
+                              <span className="dash2-cell-n">{formatNumber(c.attempts)} attempts</span>
                             </td>
                           );
                         })}

@@ -1,6 +1,6 @@
 "use client";
 
-import { Bar, BarChart, CartesianGrid, Cell, Tooltip, XAxis, YAxis } from "recharts";
+import { Bar, BarChart, CartesianGrid, Cell, LabelList, Tooltip, XAxis, YAxis } from "recharts";
 import { ChartCard, ChartTooltip } from "@/components/chart-card";
 import { PATTERN_COLORS, PATTERN_SEVERITY_COLORS, axisProps, gridProps, seriesColor, tooltipProps } from "@/components/chart-theme";
 import { formatNumber, formatPercent, humanize } from "@/components/format";
@@ -141,7 +141,7 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
       emptyDescription="A nudge is effective when the agent's next successful action-tool result comes before the same pattern is detected again."
       height={height}
     >
-      <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 12, left: 0, bottom: 0 }} barCategoryGap="28%">
+      <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 40, left: 0, bottom: 0 }} barCategoryGap="28%">
         <CartesianGrid {...gridProps} vertical horizontal={false} />
         <XAxis type="number" domain={[0, 1]} {...axisProps} tickFormatter={(v: number) => formatPercent(v, 0)} />
         <YAxis type="category" dataKey="label" {...axisProps} width={132} />
@@ -150,6 +150,7 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
           {rows.map((r, i) => (
             <Cell key={r.label} fill={colorFor(r, i)} />
           ))}
+          <LabelList dataKey="rate" position="right" fontSize={11} fill="var(--text-muted)" formatter={(v: unknown) => formatPercent(Number(v), 0)} />
         </Bar>
       </BarChart>
     </ChartCard>

@@ -84,7 +84,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
           <div className="grid-stats">
             <StatCard label="Detections" value={formatNumber(stats.totals.detections)} hint={rangeLabel} />
             <StatCard label="Sessions affected" value={formatNumber(stats.totals.sessions)} hint={rangeLabel} />
-            <StatCard label="Nudges sent" value={formatNumber(stats.totals.nudges)} hint="gentle, direct, interrupt and guidance" />
+            <StatCard label="Nudges sent" value={formatNumber(stats.totals.nudges)} hint={rangeLabel} />
             <StatCard label="Interrupts (pauses)" value={formatNumber(stats.totals.interrupts)} hint={rangeLabel} />
           </div>
           <div className="grid grid-2">

@@ -1,5 +1,4 @@
 import type { Metadata } from "next";
-import { EmptyState } from "@/components/empty-state";
 import { PageHeader } from "@/components/page-header";
 import { CONFIG_TABS, ConfigTabBody, ConfigTabNav, readTab, type ConfigTabId } from "@/components/config/config-tabs";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -18,10 +17,11 @@ export default async function SettingsPage({ params, searchParams }: { params: P
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const { workspaceDoc, orgDoc } = await loadEffectiveConfig(db, page.access.workspace.id);
-  const tabs: ConfigTabId[] = CONFIG_TABS.map((t) => t.id);
+  const canEdit = page.permissions.canConfigure;
+  // API keys are an admin matter: the tab is not shown to members and viewers.
+  const tabs: ConfigTabId[] = CONFIG_TABS.map((t) => t.id).filter((t) => canEdit || t !== "api-keys");
   const tab = readTab(sp.tab, tabs);
   const base = `/w/${encodeURIComponent(slug)}/settings`;
-  const canEdit = page.permissions.canConfigure;
 
   return (
     <>
@@ -39,13 +39,7 @@ export default async function SettingsPage({ params, searchParams }: { params: P
           inheritedDocument={toSnakeDocument(orgDoc)}
           canEdit={canEdit}
           fileName={`vigil-${page.access.workspace.slug}-config.json`}
-          apiKeys={
-            canEdit ? (
-              <ApiKeysPanel workspaceSlug={page.access.workspace.slug} />
-            ) : (
-              <EmptyState bordered icon="settings" title="API keys are managed by admins" description="Ask an admin or owner of this organization to create or revoke keys." />
-            )
-          }
+          apiKeys={canEdit ? <ApiKeysPanel workspaceSlug={page.access.workspace.slug} /> : null}
         />
       </div>
     </>

@@ -31,6 +31,16 @@ function safeDecode(s: string) {
   }
 }
 
+const SETTING_LABELS: Record<string, string> = {
+  nudgeLevel: "Nudge level",
+  nudgeEnabled: "Nudges enabled",
+  recoveryMode: "Recovery mode",
+  modelSwitchStrategy: "Model switch",
+  patternDetectionEnabled: "Pattern detection",
+  blockedDecision: "Blocked decision",
+  preferredModels: "Preferred models",
+};
+
 function formatSettingValue(v: unknown): string {
   if (Array.isArray(v)) return v.length ? v.join(", ") : "(none)";
   if (typeof v === "boolean") return v ? "on" : "off";
@@ -129,6 +139,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
             </div>
             <div className="card-body">
               <KeyValue
+                layout="grid"
                 items={[
                   { label: "Agent", value: session.agent },
                   { label: "Model", value: session.model ? <span className="mono">{session.model}</span> : "—" },
@@ -152,21 +163,19 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               </div>
             </div>
             <div className="card-body">
-              <dl className="kv">
+              <ul className="dash2-plain-list dash2-settings-list">
                 {SETTING_NAMES.map((name) => (
-                  <div key={name} style={{ display: "contents" }}>
-                    <dt>{humanize(name.replace(/([A-Z])/g, "_$1").toLowerCase())}</dt>
-                    <dd>
-                      <span className="row row-wrap" style={{ gap: 6 }}>
-                        <span className="mono text-sm">{formatSettingValue(settings[name].value)}</span>
-                        <Badge tone={settings[name].source === "default" ? "outline" : settings[name].source === "session" ? "info" : "neutral"} square>
-                          {settings[name].source}
-                        </Badge>
-                      </span>
-                    </dd>
-                  </div>
+                  <li key={name}>
+                    <span className="muted">{SETTING_LABELS[name]}</span>
+                    <span className="dash2-setting-value">
+                      <span className="mono text-sm">{formatSettingValue(settings[name].value)}</span>
+                      <Badge tone={settings[name].source === "default" ? "outline" : settings[name].source === "session" ? "info" : "neutral"} square>
+                        {settings[name].source}
+                      </Badge>
+                    </span>
+                  </li>
                 ))}
-              </dl>
+              </ul>
             </div>
           </section>
 

@@ -125,8 +125,7 @@ function Row({ item }: { item: TimelineItem }) {
             <div className="row row-wrap">
               <Icon name="arrowUp" size={12} />
               <span className="dash2-tl-label">Call</span>
-              <strong className="mono">{item.toolName}</strong>
-              {item.failureKey && <FailureKey value={item.failureKey} />}
+              {item.failureKey ? <FailureKey value={item.failureKey} /> : <strong className="mono">{item.toolName}</strong>}
               {str(p.pluginName) && <span className="muted text-sm">plugin {str(p.pluginName)}</span>}
             </div>
             {preview && preview !== "{}" && (
@@ -166,7 +165,7 @@ function Row({ item }: { item: TimelineItem }) {
               {http !== null && <span className="muted text-sm mono">HTTP {http}</span>}
               {duration !== null && <span className="muted text-sm">{formatMs(duration)}</span>}
             </div>
-            {item.failureKey && (
+            {failed && item.failureKey && (
               <div className="text-sm">
                 <FailureKey value={item.failureKey} />
               </div>
