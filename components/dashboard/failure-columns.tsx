@@ -29,7 +29,7 @@ export function failureColumns(opts: { slug: string; now: Date; withKey: boolean
         </span>
       ),
     },
-    { id: "model", header: "Model", width: 140, cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
+    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
     {
       id: "session",
       header: "Session",
