@@ -2,7 +2,7 @@
  * Agent-facing entry points of the engine shell: `ingest.events` and `guard.check`.
  * One transaction per request; a request either applies completely or writes nothing.
  */
-import { and, eq, inArray } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { globalToolPattern, keyState } from "@/db/schema";
 import { resolveRule } from "@/server/engine/rules";
@@ -62,13 +62,9 @@ export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, r
       const info = extractFailureKey(ev.toolName, ev.args, {}, effective.extractors);
       const resolution = resolveRule(workspaceDoc, orgDoc, { toolName: ev.toolName, pluginName: ev.pluginName, domain: info.domain });
       const levelKeys = [info.failureKey, TOOL_PREFIX + ev.toolName, ...(info.domain ? [DOMAIN_PREFIX + info.domain] : [])];
-      const states = await loadStates(tx, scope.workspaceId, levelKeys);
+      const { states, global } = await loadDecisionInputs(tx, scope, levelKeys, ev.toolName);
       const strictest = strictestState(levelKeys.map((k) => states.get(k)?.state));
       const state = effectiveState(levelKeys.map((k) => states.get(k)?.state));
-      const [global] = await tx
-        .select({ toolName: globalToolPattern.toolName })
-        .from(globalToolPattern)
-        .where(and(eq(globalToolPattern.organizationId, scope.organizationId), eq(globalToolPattern.toolName, ev.toolName), eq(globalToolPattern.status, "active")));
       const settings = resolveSettings(session.settings, workspaceDoc.settings, orgDoc.settings);
       const decision = guardDecision({ paused: session.paused, effectiveState: state, globalPattern: !!global, blockedDecision: settings.blockedDecision.value });
       let reason: string | null = null;
@@ -87,10 +83,14 @@ export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, r
   );
 }
 
-async function loadStates(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, KeyContext>> {
+/** The key, domain- and tool-level states and the global-pattern flag, in one round trip. */
+async function loadDecisionInputs(tx: Tx, scope: BatchScope, keys: string[], toolName: string) {
+  const global = sql<boolean>`exists (select 1 from ${globalToolPattern} where ${globalToolPattern.organizationId} = ${scope.organizationId} and ${globalToolPattern.toolName} = ${toolName} and ${globalToolPattern.status} = 'active')`;
   const rows = await tx
-    .select({ failureKey: keyState.failureKey, data: keyState.data })
-    .from(keyState)
-    .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, keys)));
-  return new Map(rows.map((r) => [r.failureKey, r.data as KeyContext]));
+    .select({ failureKey: keyState.failureKey, data: keyState.data, global })
+    .from(sql`(select 1) as one`)
+    .leftJoin(keyState, and(eq(keyState.workspaceId, scope.workspaceId), inArray(keyState.failureKey, keys)));
+  const states = new Map<string, KeyContext>();
+  for (const r of rows) if (r.failureKey) states.set(r.failureKey, r.data as KeyContext);
+  return { states, global: rows.some((r) => r.global) };
 }

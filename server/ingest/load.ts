@@ -54,16 +54,13 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
   const ids = [...new Set(sessionIds)].sort();
   const out = new Map<string, SessionRow>();
   if (!ids.length) return out;
-  await tx
+  // One round trip: the upsert creates missing rows and row-locks existing ones (ON CONFLICT DO
+  // UPDATE locks like FOR UPDATE), in session-id order, and returns them all.
+  const rows = await tx
     .insert(agentSession)
     .values(ids.map((sessionId) => ({ workspaceId, sessionId })))
-    .onConflictDoNothing();
-  const rows = await tx
-    .select()
-    .from(agentSession)
-    .where(and(eq(agentSession.workspaceId, workspaceId), inArray(agentSession.sessionId, ids)))
-    .orderBy(agentSession.sessionId)
-    .for("update");
+    .onConflictDoUpdate({ target: [agentSession.workspaceId, agentSession.sessionId], set: { agent: sql`${agentSession.agent}` } })
+    .returning();
   for (const r of rows) {
     out.set(r.sessionId, {
       sessionId: r.sessionId,
