@@ -213,7 +213,6 @@ export const event = pgTable(
     primaryKey({ columns: [t.workspaceId, t.id] }),
     index("event_ws_session_idx").on(t.workspaceId, t.sessionId, t.seq),
     index("event_ws_time_idx").on(t.workspaceId, t.ts),
-    index("event_ws_key_time_idx").on(t.workspaceId, t.failureKey, t.ts),
     index("event_ws_call_idx").on(t.workspaceId, t.sessionId, t.callId),
   ],
 );

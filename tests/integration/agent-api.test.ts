@@ -159,6 +159,14 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
     expect(f).toMatchObject({ failureKey: "readFile|path_prefix=/etc", severity: "not_found" });
   });
 
+  it("ids with quotes, backslashes, commas and braces are deduplicated exactly", async () => {
+    const { key } = await app.seedWorkspace();
+    const weird = ['a"b', "c\\d", "e,f", "{g}", "h i", "NULL", "ünï"].map((id) => ({ type: "turn.start", id, sessionId: "s-weird", turnIndex: 1 }));
+    expect((await ingest(key, weird)).body.result!.data).toMatchObject({ accepted: 7, duplicates: 0 });
+    expect((await ingest(key, weird)).body.result!.data).toMatchObject({ accepted: 0, duplicates: 7 });
+    expect((await ingest(key, [{ type: "turn.start", id: "a", sessionId: "s-weird", turnIndex: 2 }])).body.result!.data.accepted).toBe(1);
+  });
+
   it("a result without args uses the args of its tool.call", async () => {
     const { key } = await app.seedWorkspace();
     const s = uid("s");

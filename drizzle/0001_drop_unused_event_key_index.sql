@@ -1,0 +1,1 @@
+DROP INDEX "event_ws_key_time_idx";
