@@ -19,6 +19,7 @@ import {
   type StretchCall,
 } from "./behaviour-state";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
+import { DEFAULT_PATTERN_CONFIG } from "./config";
 import {
   PATTERN_SEVERITIES,
   PATTERN_TYPES,
@@ -37,23 +38,8 @@ import {
 export { createSessionBehaviour, activePatterns } from "./behaviour-state";
 export type { SessionBehaviour, Stretch, StretchCall } from "./behaviour-state";
 
-/** Built-in pattern configuration (SPEC 5 table). To be folded into config.ts's DEFAULT_PATTERN_CONFIG. */
-export const BUILTIN_PATTERN_CONFIG: PatternConfig = {
-  introspectionTools: ["list_tools", "get_tool_schemas", "askPermission"],
-  readOnlyTools: ["readFile", "list_tools", "get_tool_schemas", "glob", "grep", "Read", "Glob", "Grep", "LS"],
-  actionTools: ["writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "Bash"],
-  announcePhrases: ["proceeding now", "let me", "i'll now", "executing", "running", "starting", "proceeding"],
-  thresholds: {
-    repetitive_calls: { minor: 3, moderate: 4, severe: 6 },
-    introspection_loop: { minor: 2, moderate: 4, severe: 6 },
-    read_only_loop: { minor: 5, moderate: 8, severe: 12 },
-    announce_no_action: { minor: 2, moderate: 3, severe: 4 },
-    error_retry_loop: { minor: 3, moderate: 4, severe: 6 },
-    planning_loop: { minor: 3, moderate: 4, severe: 6 },
-    alternating_calls: { minor: 6, moderate: 8, severe: 10 },
-    tool_avoidance: { minor: 2, moderate: 3, severe: 4 },
-  },
-};
+/** Built-in pattern configuration (SPEC 5 table): one definition, in config.ts. */
+export const BUILTIN_PATTERN_CONFIG: PatternConfig = DEFAULT_PATTERN_CONFIG;
 
 /**
  * Structural minimum count of each pattern, whatever the configured ladder says: a "run" of
