@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+
+/**
+ * "Nothing ever answers 500 for client input": arbitrary JSON, and near-valid events with one
+ * field replaced by arbitrary JSON, sent to every agent procedure — always a 2xx or 4xx.
+ */
+describe("client input never causes a 500", () => {
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase("pglite"));
+    key = (await app.seedWorkspace()).key;
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  const mutations = ["ingest.events", "guard.check", "sessions.setSettings", "config.put", "approvals.resolve", "keys.reset", "sessions.resume"];
+  const queries = ["reliability.status", "sessions.get", "approvals.list", "config.get"];
+
+  it("arbitrary JSON bodies", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...mutations, ...queries), fc.jsonValue(), async (path, input) => {
+        const res = queries.includes(path) ? await app.query(path, input, { key }) : await app.mutation(path, input, { key });
+        expect(res.status, `${path} ${JSON.stringify(input).slice(0, 200)}`).toBeLessThan(500);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("events with one field replaced by arbitrary JSON", async () => {
+    const base = {
+      type: "tool.result",
+      id: "x",
+      sessionId: "s",
+      callId: "c",
+      toolName: "bash",
+      args: { command: "ls" },
+      success: false,
+      error: "boom",
+      httpStatus: 500,
+      ts: Date.now(),
+    };
+    const fields = [...Object.keys(base), "result", "severity", "domain", "service", "durationMs", "turnIndex", "model", "pluginName"];
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...fields), fc.jsonValue(), async (field, value) => {
+        const ev = { ...base, id: `fuzz-${n++}`, [field]: value };
+        const res = await app.mutation("ingest.events", { events: [ev] }, { key });
+        expect(res.status, `${field}=${JSON.stringify(value).slice(0, 200)}`).toBeLessThan(500);
+        const guard = await app.mutation("guard.check", { id: `g-${n}`, sessionId: "s", callId: "c", toolName: "bash", args: { command: "ls" }, [field]: value }, { key });
+        expect(guard.status).toBeLessThan(500);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
