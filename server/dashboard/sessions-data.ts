@@ -6,7 +6,7 @@
  */
 import { and, asc, count, desc, eq, gte, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { agentSession, event, nudge, patternDetection } from "@/db/schema";
+import { agentSession, auditLog, event, nudge, patternDetection } from "@/db/schema";
 
 export const SESSION_STATUSES = ["paused", "active", "ended"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -162,7 +162,9 @@ export type TimelineItem =
       toolSequence: string[];
       model: string | null;
     }
-  | { kind: "nudge"; key: string; ts: string; nudgeType: string; patternType: string | null; message: string };
+  | { kind: "nudge"; key: string; ts: string; nudgeType: string; patternType: string | null; message: string }
+  /** A person resumed the session (from the audit log); guidance reaches the agent on its next call. */
+  | { kind: "resume"; key: string; ts: string; actor: string; guidance: string | null };
 
 export interface TimelinePage {
   items: TimelineItem[];
@@ -170,7 +172,7 @@ export interface TimelinePage {
   nextCursor: { seq: number; ts: string } | null;
 }
 
-const RANK = { event: 0, pattern: 1, nudge: 2 } as const;
+const RANK = { event: 0, pattern: 1, nudge: 2, resume: 3 } as const;
 
 /**
  * One page of a session's timeline, oldest first. Events are paged by `seq` (newest first);
@@ -203,7 +205,7 @@ export async function sessionTimeline(
   };
   // When paging back, events sharing the boundary timestamp may sit on both sides; keep the rule simple
   // and exact for detections/nudges: [lower, upper).
-  const [patterns, nudges] = await Promise.all([
+  const [patterns, nudges, resumes] = await Promise.all([
     db
       .select()
       .from(patternDetection)
@@ -216,6 +218,20 @@ export async function sessionTimeline(
       .where(and(eq(nudge.workspaceId, input.workspaceId), eq(nudge.sessionId, input.sessionId), ...range(nudge.ts)))
       .orderBy(asc(nudge.ts))
       .limit(2000),
+    db
+      .select({ id: auditLog.id, at: auditLog.createdAt, actor: auditLog.actorLabel, after: auditLog.after })
+      .from(auditLog)
+      .where(
+        and(
+          eq(auditLog.workspaceId, input.workspaceId),
+          eq(auditLog.action, "session.resume"),
+          eq(auditLog.target, input.sessionId),
+          ...(lower ? [gte(auditLog.createdAt, lower)] : []),
+          ...(upper ? [lt(auditLog.createdAt, upper)] : []),
+        ),
+      )
+      .orderBy(asc(auditLog.createdAt))
+      .limit(500),
   ]);
 
   const items: (TimelineItem & { _t: number; _r: number; _o: number })[] = [];
@@ -266,6 +282,19 @@ export async function sessionTimeline(
       _t: n.ts.getTime(),
       _r: RANK.nudge,
       _o: n.id,
+    });
+  }
+  for (const r of resumes) {
+    const guidance = (r.after as { guidance?: unknown } | null)?.guidance;
+    items.push({
+      kind: "resume",
+      key: `a:${r.id}`,
+      ts: r.at.toISOString(),
+      actor: r.actor,
+      guidance: typeof guidance === "string" ? guidance : null,
+      _t: r.at.getTime(),
+      _r: RANK.resume,
+      _o: r.id,
     });
   }
   items.sort((a, b) => a._t - b._t || a._r - b._r || a._o - b._o);

@@ -259,4 +259,21 @@ describe.each(DATABASE_KINDS)("workspace configuration on %s", (kind) => {
     expect(timeline.status).toBe(200);
     expect(timeline.body.result?.data).toEqual({ items: [], nextCursor: null });
   });
+
+  it("shows a resume with its guidance in the session timeline right away", async () => {
+    const events = [
+      { type: "session.start", id: "tl-start", sessionId: "tl-1", agent: "coder" },
+      ...[1, 2, 3, 4].map((i) => ({ type: "model.text", id: `tl-t${i}`, sessionId: "tl-1", text: "Proceeding now with the fix." })),
+    ];
+    // Earlier tests leave settings on this workspace and its organization: start from built-ins.
+    expect((await app.mutation("config.put", {}, { key: ws.key })).status).toBe(200);
+    await putConfigDocument(app.db, { level: "organization", organizationId: ws.organizationId, document: {}, actor: SYSTEM_ACTOR });
+    const ingest = await app.mutation("ingest.events", { events }, { key: ws.key });
+    expect(ingest.body.result!.data.effects.map((e: { type: string }) => e.type)).toContain("paused");
+    const resume = await app.mutation("wsConfig.sessions.resume", { workspaceSlug: ws.slug, sessionId: "tl-1", guidance: "Edit src/tax.ts now." }, { cookie: memberUser.cookie });
+    expect(resume.status).toBe(200);
+    const timeline = await app.query("wsConfig.sessions.timeline", { workspaceSlug: ws.slug, sessionId: "tl-1" }, { cookie: viewer.cookie });
+    const items = timeline.body.result!.data.items as { kind: string; actor?: string; guidance?: string }[];
+    expect(items.at(-1)).toMatchObject({ kind: "resume", actor: `cfg-member-${kind}@example.com`, guidance: "Edit src/tax.ts now." });
+  });
 });

@@ -71,6 +71,27 @@ function Row({ item }: { item: TimelineItem }) {
       </li>
     );
   }
+  if (item.kind === "resume") {
+    return (
+      <li className="timeline-item" data-kind="resume">
+        <span className="timeline-dot" data-tone="trusted" />
+        <div className="stack stack-sm" style={{ gap: 4 }}>
+          <div className="row row-wrap">
+            <Icon name="play" size={14} />
+            <strong>Resumed by {item.actor}</strong>
+          </div>
+          {item.guidance ? (
+            <div className="dash2-nudge" data-tone="info">
+              <Collapsible text={item.guidance} />
+            </div>
+          ) : (
+            <span className="text-sm muted">No guidance given.</span>
+          )}
+        </div>
+        {time}
+      </li>
+    );
+  }
   if (item.kind === "nudge") {
     const tone = item.nudgeType === "interrupt" ? "danger" : item.nudgeType === "guidance" ? "info" : item.nudgeType === "direct" ? "warning" : "neutral";
     return (
