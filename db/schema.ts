@@ -153,7 +153,14 @@ export const apiKey = pgTable(
     lastUsedAt: ts("last_used_at"),
     revokedAt: ts("revoked_at"),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), uniqueIndex("api_key_hash_idx").on(t.hash)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    // Keys are looked up by hash alone (the bearer value names no workspace); uniqueness is per
+    // workspace so the table stays distributable by workspace_id (SPEC 9). 256-bit random values
+    // do not collide; headless init refuses a value already registered elsewhere.
+    index("api_key_hash_idx").on(t.hash),
+    uniqueIndex("api_key_ws_hash_idx").on(t.workspaceId, t.hash),
+  ],
 );
 
 export const auditLog = pgTable(

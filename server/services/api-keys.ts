@@ -110,7 +110,7 @@ export interface AuthenticatedKey {
 /** Resolves a bearer value to its active key and workspace, or null. Touches lastUsedAt at most once a minute. */
 export async function authenticateApiKey(db: Db, value: string, now = new Date()): Promise<AuthenticatedKey | null> {
   if (!value.startsWith("vgl_") || value.length > 200) return null;
-  const [row] = await db
+  const rows = await db
     .select({
       keyId: apiKey.id,
       prefix: apiKey.prefix,
@@ -123,8 +123,11 @@ export async function authenticateApiKey(db: Db, value: string, now = new Date()
     })
     .from(apiKey)
     .innerJoin(workspace, eq(workspace.id, apiKey.workspaceId))
-    .where(eq(apiKey.hash, hashApiKey(value)));
-  if (!row || row.revokedAt) return null;
+    .where(eq(apiKey.hash, hashApiKey(value)))
+    .limit(2);
+  const row = rows[0];
+  // Two workspaces holding the same value would be ambiguous: refuse rather than guess.
+  if (!row || row.revokedAt || rows.length > 1) return null;
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     const staleBefore = new Date(now.getTime() - 60_000);
     await db
