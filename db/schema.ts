@@ -191,9 +191,11 @@ export const auditLog = pgTable(
 // ---------------------------------------------------------------------------
 
 /**
- * The raw event log. Idempotent by (workspace_id, id): a re-sent event id is a duplicate.
- * Arguments are never stored verbatim: `payload` holds the extracted key params, the args hash
- * and a redacted preview (SPEC 2).
+ * The raw event log, partitioned by day on `ts` (native range partitioning, see
+ * drizzle/0003_partition_event_log.sql and server/services/partitions.ts) so retention drops whole
+ * partitions. A partitioned table's unique keys must include `ts`, so idempotency by
+ * (workspace_id, id) lives in `event_id` below. Arguments are never stored verbatim: `payload`
+ * holds the extracted key params, the args hash and a redacted preview (SPEC 2).
  */
 export const event = pgTable(
   "event",
@@ -217,11 +219,22 @@ export const event = pgTable(
     payload: jsonb("payload").notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.workspaceId, t.id] }),
+    primaryKey({ columns: [t.workspaceId, t.id, t.ts] }),
     index("event_ws_session_idx").on(t.workspaceId, t.sessionId, t.seq),
     index("event_ws_time_idx").on(t.workspaceId, t.ts),
     index("event_ws_call_idx").on(t.workspaceId, t.sessionId, t.callId),
   ],
+);
+
+/** Every accepted event id (the idempotency key of the partitioned event log). */
+export const eventId = pgTable(
+  "event_id",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: text("id").notNull(),
+    ts: ts("ts").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index("event_id_ws_time_idx").on(t.workspaceId, t.ts)],
 );
 
 /** Failure history: one row per failed tool.result, with its classification. */

@@ -6,6 +6,7 @@
 import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { createAuth, type Auth } from "./auth";
 import { pruneAll } from "./services/retention";
+import { ensureEventPartitions } from "./services/partitions";
 import { applyHeadlessInit, type HeadlessInitEnv } from "./services/headless-init";
 
 export interface Runtime {
@@ -22,6 +23,7 @@ async function boot(): Promise<Runtime> {
   const auth = await createAuth(database.db);
   const created = await applyHeadlessInit(database.db, auth, process.env as HeadlessInitEnv);
   if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
+  await ensureEventPartitions(database.db).catch((err) => console.error("[vigil] event partitions:", err));
   schedulePruning(database);
   return { database, auth };
 }
@@ -29,7 +31,8 @@ async function boot(): Promise<Runtime> {
 /** The retention pruning job: shortly after start, then hourly (idempotent across instances). */
 function schedulePruning(database: Database) {
   const run = () =>
-    pruneAll(database.db)
+    ensureEventPartitions(database.db)
+      .then(() => pruneAll(database.db))
       .then((n) => n && console.log(`[vigil] retention: pruned ${n} rows`))
       .catch((err) => console.error("[vigil] retention pruning failed:", err));
   setTimeout(run, 30_000).unref();

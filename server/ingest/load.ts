@@ -1,7 +1,7 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "@/db/client";
-import { agentSession, event, keyState, modelToolProfile, organization, workspace } from "@/db/schema";
+import { agentSession, event, eventId, keyState, modelToolProfile, organization, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
 import type { ConfigDocument, EffectiveConfig, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
@@ -94,10 +94,10 @@ function textArray(values: string[]) {
 export async function existingEventIds(tx: Tx, workspaceId: string, ids: string[]): Promise<Set<string>> {
   if (!ids.length) return new Set();
   const rows = await tx
-    .select({ id: event.id })
-    .from(event)
+    .select({ id: eventId.id })
+    .from(eventId)
     // One array parameter instead of up to 1000 (a statement text that stays the same and is prepared once).
-    .where(and(eq(event.workspaceId, workspaceId), sql`${event.id} = any(${textArray([...new Set(ids)])})`));
+    .where(and(eq(eventId.workspaceId, workspaceId), sql`${eventId.id} = any(${textArray([...new Set(ids)])})`));
   return new Set(rows.map((r) => r.id));
 }
 

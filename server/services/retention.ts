@@ -4,8 +4,9 @@
  */
 import { and, eq, lt } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { event, failure, nudge, organization, patternDetection, stateTransition, workspace } from "@/db/schema";
-import { mergeEffectiveConfig } from "@/server/engine/config";
+import { event, eventId, failure, nudge, organization, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
+import { dropEventPartitionsBefore } from "./partitions";
 import type { ConfigDocument } from "@/server/engine/types";
 
 const DAY_MS = 86_400_000;
@@ -15,6 +16,7 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
   const deleted: Record<string, number> = {};
   for (const [name, table, col] of [
     ["events", event, event.ts],
+    ["eventIds", eventId, eventId.ts],
     ["failures", failure, failure.ts],
     ["patterns", patternDetection, patternDetection.ts],
     ["nudges", nudge, nudge.ts],
@@ -29,17 +31,22 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
   return deleted;
 }
 
-/** Prunes every workspace with its effective retention. */
+/**
+ * Prunes every workspace with its effective retention. Daily event partitions older than the
+ * longest retention of all workspaces are dropped whole; shorter retentions delete rows.
+ */
 export async function pruneAll(db: Db, now = Date.now()) {
   const rows = await db
     .select({ id: workspace.id, ws: workspace.config, org: organization.config })
     .from(workspace)
     .innerJoin(organization, eq(organization.id, workspace.organizationId));
+  const retention = rows.map((r) => ({ id: r.id, days: mergeEffectiveConfig(r.ws as ConfigDocument, r.org as ConfigDocument).retentionDays }));
+  const longest = retention.length ? Math.max(...retention.map((r) => r.days)) : DEFAULT_RETENTION_DAYS;
+  const dropped = await dropEventPartitionsBefore(db, now - longest * DAY_MS);
   let total = 0;
-  for (const r of rows) {
-    const { retentionDays } = mergeEffectiveConfig(r.ws as ConfigDocument, r.org as ConfigDocument);
-    const d = await pruneWorkspace(db, r.id, retentionDays, now);
+  for (const r of retention) {
+    const d = await pruneWorkspace(db, r.id, r.days, now);
     total += Object.values(d).reduce((a, b) => a + b, 0);
   }
-  return total;
+  return total + dropped.length;
 }

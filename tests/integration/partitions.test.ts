@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eq, sql } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+import { event, eventId } from "@/db/schema";
+import { ensureEventPartitions, listEventPartitions } from "@/server/services/partitions";
+import { pruneAll } from "@/server/services/retention";
+
+const DAY = 86_400_000;
+
+describe.each(DATABASE_KINDS)("event log partitions on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("daily partitions hold the events; pruning drops whole old partitions; duplicates still detected", async () => {
+    const now = Date.now();
+    const created = await ensureEventPartitions(app.db, now, 10, 1);
+    expect(created).toHaveLength(12);
+    expect(await ensureEventPartitions(app.db, now, 10, 1)).toEqual([]); // idempotent
+
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const old = result(s, "fetch", { url: "https://a.example/x" }, { success: true }, { ts: now - 5 * DAY });
+    const fresh = result(s, "fetch", { url: "https://a.example/x" }, { success: true }, { ts: now - 1000 });
+    expect((await app.mutation("ingest.events", { events: [old, fresh] }, { key })).body.result!.data.accepted).toBe(2);
+
+    const parts = (await app.db.execute(sql`select tableoid::regclass::text as part, id from event where workspace_id = ${workspaceId} order by ts`)) as unknown;
+    const rows = (Array.isArray(parts) ? parts : (parts as { rows: unknown[] }).rows) as { part: string; id: string }[];
+    const day = (ms: number) => `event_p${new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    expect(rows.map((r) => r.part)).toEqual([day(now - 5 * DAY), day(now - 1000)]);
+
+    // Re-sent: duplicates, through event_id.
+    expect((await app.mutation("ingest.events", { events: [old, fresh] }, { key })).body.result!.data).toMatchObject({ accepted: 0, duplicates: 2 });
+
+    // Every workspace keeps 3 days: partitions before that are dropped, newer ones stay.
+    await app.mutation("config.put", { retention_days: 3 }, { key });
+    const { workspace } = await import("@/db/schema");
+    await app.db.update(workspace).set({ config: { retentionDays: 3 } });
+    await pruneAll(app.db, now);
+    const remaining = (await listEventPartitions(app.db)).map((p) => p.name);
+    expect(remaining).not.toContain(day(now - 5 * DAY));
+    expect(remaining).toContain(day(now - 1000));
+    expect(remaining).toContain(day(now - 3 * DAY));
+    const left = await app.db.select({ id: event.id }).from(event).where(eq(event.workspaceId, workspaceId));
+    expect(left.map((r) => r.id)).toEqual([fresh.id]);
+    const ids = await app.db.select({ id: eventId.id }).from(eventId).where(eq(eventId.workspaceId, workspaceId));
+    expect(ids.map((r) => r.id)).toEqual([fresh.id]);
+  });
+
+  it("a day whose rows already sit in the default partition gets its partition, rows moved", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const now = Date.now();
+    const far = now - 20 * DAY; // outside the partitions created above (10 days back)
+    const ev = result(uid("s"), "fetch", { url: "https://b.example/y" }, { success: true }, { ts: far });
+    expect((await app.mutation("ingest.events", { events: [ev] }, { key })).status).toBe(200);
+    const where = async () => {
+      const r = (await app.db.execute(sql`select tableoid::regclass::text as part from event where workspace_id = ${workspaceId}`)) as unknown;
+      return ((Array.isArray(r) ? r : (r as { rows: unknown[] }).rows) as { part: string }[]).map((x) => x.part);
+    };
+    expect(await where()).toEqual(["event_default"]);
+    await ensureEventPartitions(app.db, now, 25, 1);
+    expect(await where()).toEqual([`event_p${new Date(far).toISOString().slice(0, 10).replaceAll("-", "")}`]);
+    // Still a duplicate after the move.
+    expect((await app.mutation("ingest.events", { events: [ev] }, { key })).body.result!.data).toMatchObject({ duplicates: 1 });
+  });
+});
