@@ -50,7 +50,9 @@ function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsC
   useEffect(() => {
     // Organization pages show the organization of the last workspace visited.
     document.cookie = `vigil_org=${encodeURIComponent(org.id)}; path=/; max-age=31536000; samesite=lax`;
-  }, [org.id]);
+    // …and keep that workspace selected there, so its pages stay one click away.
+    if (currentWorkspace) document.cookie = `vigil_ws=${encodeURIComponent(currentWorkspace)}; path=/; max-age=31536000; samesite=lax`;
+  }, [org.id, currentWorkspace]);
   const approvalsCount = usePendingApprovalsCount(currentWorkspace, initialApprovalsCount);
   return (
     <AppShell org={org} workspaces={workspaces} currentWorkspace={currentWorkspace} user={user} approvalsCount={approvalsCount}>
