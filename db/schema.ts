@@ -279,6 +279,8 @@ export const keyState = pgTable(
     toolName: text("tool_name").notNull(),
     level: text("level").$type<"key" | "domain" | "tool">().notNull(),
     domain: text("domain"),
+    /** Plugin of the key's last result (plugin rules apply by it, e.g. when a recovery is denied). */
+    pluginName: text("plugin_name"),
     state: text("state").notNull(),
     effectiveState: text("effective_state").notNull(),
     effectiveFailures: doublePrecision("effective_failures").notNull().default(0),

@@ -177,6 +177,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const effects: Effect[] = [];
   // Domains of keys as seen in this batch (stored on the key row).
   const keyDomains = new Map<string, string | null>();
+  const keyPlugins = new Map<string, string | null>();
   // The rule each touched key was applied under (plugin rules need the event's pluginName).
   const keyRules = new Map<string, Rule>();
   const settingsCache = new Map<string, EffectiveSettings>();
@@ -278,6 +279,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         contexts.set(key, applied.key);
         writes.touchedKeys.add(key);
         keyDomains.set(key, info.domain);
+        keyPlugins.set(key, e.pluginName ?? null);
         keyRules.set(key, resolution.rule);
         if (domainKey) keyRules.set(domainKey, resolution.rule);
         if (applied.domain) {
@@ -443,7 +445,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     writes.events.push(row);
   }
 
-  await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains, keyRules, timeline });
+  await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline });
   return { accepted: fresh.length, duplicates, effects, sessions, configs, keyInfoByEventId };
 }
 

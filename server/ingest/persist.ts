@@ -120,6 +120,7 @@ export async function writeBatch(
     contexts: Map<string, KeyContext>;
     sessions: Map<string, SessionRow>;
     keyDomains: Map<string, string | null>;
+    keyPlugins: Map<string, string | null>;
     /** The rule each touched key was applied under; others are resolved here (without a plugin name). */
     keyRules: Map<string, Rule>;
     /** The session timeline the batch was applied with (sessions of the keys' failures + the batch's). */
@@ -127,7 +128,7 @@ export async function writeBatch(
   },
 ): Promise<void> {
   const { workspaceId } = scope;
-  const { writes, contexts, sessions, keyDomains, keyRules, timeline } = input;
+  const { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = input;
 
   await writeRows(tx, event, writes.events);
   await writeRows(tx, eventId, writes.events.map((e) => ({ workspaceId: e.workspaceId, id: e.id, ts: e.ts })));
@@ -158,6 +159,7 @@ export async function writeBatch(
         toolName: st.toolName,
         level: st.level,
         domain,
+        pluginName: keyPlugins.get(k) ?? null,
         state: st.state,
         effectiveState: effectiveState([st, ...levelStates]),
         effectiveFailures: metrics.effectiveFailures,
@@ -177,6 +179,7 @@ export async function writeBatch(
       set: {
         toolName: sql`excluded.tool_name`,
         domain: sql`coalesce(excluded.domain, ${keyState.domain})`,
+        pluginName: sql`coalesce(excluded.plugin_name, ${keyState.pluginName})`,
         state: sql`excluded.state`,
         effectiveState: sql`excluded.effective_state`,
         effectiveFailures: sql`excluded.effective_failures`,

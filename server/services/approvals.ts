@@ -53,7 +53,7 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
     if (!a) throw notFound("Approval");
     if (a.status !== "pending") throw badRequest(`This approval was already ${a.status}`, "approvalId");
     const [row] = await tx
-      .select({ data: keyState.data, domain: keyState.domain })
+      .select({ data: keyState.data, domain: keyState.domain, pluginName: keyState.pluginName })
       .from(keyState)
       .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)))
       .for("update");
@@ -61,7 +61,7 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
     if (row) {
       const ctx = row.data as KeyContext;
       const configs = await loadConfigs(tx, input.workspaceId);
-      const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain }).rule;
+      const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
       const result = input.decision === "approve" ? approveRecovery(ctx.state, now) : denyRecovery(ctx.state, rule, now);
       if (result.applied) {
         await tx

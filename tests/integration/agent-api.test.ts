@@ -140,6 +140,31 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
     }
   });
 
+  it("denying a recovery uses the plugin rule the key escalated under", async () => {
+    const { key } = await app.seedWorkspace();
+    await app.mutation("config.put", {
+      default_rule: { escalation_duration_seconds: 60 },
+      plugin_rules: { web: { count_threshold: 1, escalation_duration_seconds: 600, cooldown_seconds: 60, success_count_to_recover: 1 } },
+      settings: { recovery_mode: "ask" },
+    }, { key });
+    const s = uid("s");
+    const base = Date.now() - 60 * 60_000;
+    const url = "https://plug.example/x";
+    const r = await ingest(key, [
+      result(s, "fetch", { url }, { success: false, httpStatus: 500 }, { ts: at(base, 0), pluginName: "web" }),
+      result(s, "fetch", { url }, { success: true }, { ts: at(base, 20), pluginName: "web" }),
+    ]);
+    const pending = r.body.result!.data.effects.find((e: any) => e.type === "recovery_pending");
+    expect(pending).toBeTruthy();
+    const before = Date.now();
+    expect((await app.mutation("approvals.resolve", { approvalId: pending.approvalId, decision: "deny" }, { key })).status).toBe(200);
+    const st = (await status(key, "fetch"))[0];
+    expect(st.state).toBe("escalated");
+    const expires = Date.parse(st.escalationExpires);
+    expect(expires).toBeGreaterThanOrEqual(before + 600_000 - 5_000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + 600_000 + 5_000);
+  });
+
   it("re-sent events are duplicates and change nothing", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const s = uid("s");

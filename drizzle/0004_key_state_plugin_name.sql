@@ -1,0 +1,1 @@
+ALTER TABLE "key_state" ADD COLUMN "plugin_name" text;
