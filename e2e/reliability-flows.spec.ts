@@ -102,3 +102,18 @@ test("edit a threshold in the rules editor and the very next ingested failure fo
   const second = await trpc(page.request, "ingest.events", { events: [toolResult("rules-1", "http_request", { url }, false, minutesAgo(9))] }, key);
   expect(second.body.result.data.effects).toMatchObject([{ type: "escalated", failureKey: "http_request|domain=search.example|path_prefix=v1", reason: "2 failures in 3600s" }]);
 });
+
+test("a state change appears on the open Tools page without a reload", async ({ page }) => {
+  await signIn(page);
+  const { slug, key } = await freshWorkspace(page, "live");
+  const url = "https://live.example/v1/feed";
+  await trpc(page.request, "ingest.events", { events: [toolResult("live-1", "http_request", { url }, true, minutesAgo(10))] }, key);
+  await page.goto(`/w/${slug}/tools`);
+  const row = page.getByRole("table", { name: "Failure keys" }).getByRole("row").filter({ hasText: "live.example" });
+  await expect(row).toContainText(/trusted/i);
+  await trpc(page.request, "ingest.events", {
+    events: [1, 2, 3].map((i) => toolResult("live-1", "http_request", { url }, false, minutesAgo(9 - i))),
+  }, key);
+  // No reload: the page polls and re-renders itself.
+  await expect(row).toContainText(/escalated/i, { timeout: 15_000 });
+});

@@ -8,6 +8,7 @@ import { FailureKey } from "@/components/failure-key";
 import { ButtonLink } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
+import { LiveRefresh } from "@/components/dashboard/live-refresh";
 import { RelativeTime } from "@/components/relative-time";
 import { StateBadge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -126,7 +127,12 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
       <PageHeader
         title="Tools"
         description="Every failure key (tool + parameters) with its trust state, including domain- and tool-level states."
-        actions={page.permissions.canOperate ? <ResetAllButton slug={ws.slug} count={notTrusted} /> : undefined}
+        actions={
+          <div className="row" style={{ gap: 12 }}>
+            <LiveRefresh slug={ws.slug} />
+            {page.permissions.canOperate && <ResetAllButton slug={ws.slug} count={notTrusted} />}
+          </div>
+        }
       />
       <nav className="segmented state-filter" aria-label="Filter by state">
         <a href={withSearchParams(path, sp, { state: null, page: null })} aria-current={!state ? "page" : undefined}>
