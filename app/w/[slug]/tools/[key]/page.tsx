@@ -1,3 +1,4 @@
+import { LiveRefresh } from "@/components/dashboard/live-refresh";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
@@ -74,7 +75,12 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
           </span>
         }
         description={k ? `Tool ${k.toolName}${k.domain ? ` · domain ${k.domain}` : ""}` : "This key has no state yet."}
-        actions={page.permissions.canOperate && k ? <ResetKeyButton slug={ws.slug} failureKey={failureKey} state={effective} size="md" /> : undefined}
+        actions={
+          <div className="row" style={{ gap: 12 }}>
+            <LiveRefresh slug={ws.slug} />
+            {page.permissions.canOperate && k && <ResetKeyButton slug={ws.slug} failureKey={failureKey} state={effective} size="md" />}
+          </div>
+        }
       />
 
       <StatusCallout detail={detail} slug={ws.slug} now={now} />
