@@ -3,24 +3,32 @@
 /**
  * Keeps a server-rendered page current: polls the workspace's live counts and re-renders the page
  * (same URL, same filters) when a key changed state, an approval arrived or a session paused.
+ * `initial` are the counts the page was rendered with, so a change between render and the first
+ * poll is not mistaken for the starting point.
  */
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useEffect, useRef } from "react";
 import { useTRPC } from "@/lib/trpc/client";
+import type { LiveCounts } from "@/server/dashboard/overview";
 import { OVERVIEW_POLL_MS } from "./live-overview";
 
-export function LiveRefresh({ slug }: { slug: string }) {
+// State changes, new keys, approvals and pauses — not every event, so busy workspaces do not re-render constantly.
+const signatureOf = (c: LiveCounts) => JSON.stringify([c.keys, c.levelAlerts, c.totalKeys, c.pendingApprovals, c.pausedSessions]);
+
+export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCounts }) {
   const trpc = useTRPC();
   const router = useRouter();
-  const q = useQuery(trpc.ws.overview.live.queryOptions({ workspaceSlug: slug }, { refetchInterval: OVERVIEW_POLL_MS, staleTime: 2_000 }));
-  const c = q.data;
-  const signature = c ? JSON.stringify([c.keys, c.levelAlerts, c.totalKeys, c.pendingApprovals, c.pausedSessions, c.lastEventAt]) : null;
-  const last = useRef<string | null>(null);
+  const q = useQuery(
+    trpc.ws.overview.live.queryOptions({ workspaceSlug: slug }, { refetchInterval: OVERVIEW_POLL_MS, staleTime: 0, refetchOnMount: "always" }),
+  );
+  const last = useRef(signatureOf(initial));
+  const signature = q.data ? signatureOf(q.data) : last.current;
   useEffect(() => {
-    if (signature === null) return;
-    if (last.current !== null && last.current !== signature) router.refresh();
-    last.current = signature;
+    if (last.current !== signature) {
+      last.current = signature;
+      router.refresh();
+    }
   }, [signature, router]);
   return (
     <span className="text-xs subtle" aria-live="polite" title={`Refreshes when something changes (checked every ${OVERVIEW_POLL_MS / 1000} s)`}>

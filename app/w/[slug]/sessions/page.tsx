@@ -3,7 +3,7 @@ import { DataTable, readTableParams, withSearchParams, type Column } from "@/com
 import { EmptyState } from "@/components/empty-state";
 import { formatNumber } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
-import { LiveRefresh } from "@/components/dashboard/live-refresh";
+import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import {
@@ -109,7 +109,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       <PageHeader
         title="Sessions"
         description="Every agent session posting to this workspace: its calls, failures and detected stalls. A session paused by an interrupt nudge waits for a person to resume it."
-        actions={<LiveRefresh slug={slug} />}
+        actions={<LivePageRefresh slug={slug} workspaceId={workspaceId} />}
       />
       <div className="toolbar dash2-toolbar">
         <nav className="segmented" aria-label="Filter by status">

@@ -8,7 +8,7 @@ import { FailureKey } from "@/components/failure-key";
 import { ButtonLink } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
-import { LiveRefresh } from "@/components/dashboard/live-refresh";
+import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
 import { StateBadge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -129,7 +129,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
         description="Every failure key (tool + parameters) with its trust state, including domain- and tool-level states."
         actions={
           <div className="row" style={{ gap: 12 }}>
-            <LiveRefresh slug={ws.slug} />
+            <LivePageRefresh slug={ws.slug} workspaceId={ws.id} />
             {page.permissions.canOperate && <ResetAllButton slug={ws.slug} count={notTrusted} />}
           </div>
         }

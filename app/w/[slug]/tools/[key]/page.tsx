@@ -1,4 +1,4 @@
-import { LiveRefresh } from "@/components/dashboard/live-refresh";
+import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
@@ -77,7 +77,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
         description={k ? `Tool ${k.toolName}${k.domain ? ` · domain ${k.domain}` : ""}` : "This key has no state yet."}
         actions={
           <div className="row" style={{ gap: 12 }}>
-            <LiveRefresh slug={ws.slug} />
+            <LivePageRefresh slug={ws.slug} workspaceId={ws.id} />
             {page.permissions.canOperate && k && <ResetKeyButton slug={ws.slug} failureKey={failureKey} state={effective} size="md" />}
           </div>
         }
