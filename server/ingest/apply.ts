@@ -23,7 +23,7 @@ import { applySettingsPatch, resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, Effect, EffectiveSettings, KeyContext, Rule, SessionTimeline, TrustState } from "@/server/engine/types";
 import {
   callRef,
-  existingEventIds,
+  claimEventIds,
   loadConfigs,
   loadModelProfiles,
   loadStoredCalls,
@@ -73,13 +73,12 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const configs = await loadConfigs(tx, workspaceId);
   const sessions = await lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
 
-  // Duplicates: earlier batches (under the session locks, so concurrent re-sends serialize) and repeats within this one.
-  const existing = await existingEventIds(tx, workspaceId, events.map((e) => e.id));
-  const seen = new Set<string>();
+  // Duplicates: ids claimed by earlier batches (a concurrent claim of the same id waits for the
+  // other transaction) and repeats within this one. Claiming is the idempotency record itself.
+  const claimed = await claimEventIds(tx, workspaceId, events);
   const fresh: AgentEvent[] = [];
   for (const e of events) {
-    if (existing.has(e.id) || seen.has(e.id)) continue;
-    seen.add(e.id);
+    if (!claimed.delete(e.id)) continue;
     fresh.push(e);
   }
   const duplicates = events.length - fresh.length;

@@ -7,7 +7,6 @@ import {
   approval,
   dailyToolStat,
   event,
-  eventId,
   failure,
   keyState,
   modelBehaviourProfile,
@@ -131,7 +130,6 @@ export async function writeBatch(
   const { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = input;
 
   await writeRows(tx, event, writes.events);
-  await writeRows(tx, eventId, writes.events.map((e) => ({ workspaceId: e.workspaceId, id: e.id, ts: e.ts })));
   await writeRows(tx, failure, writes.failures);
   await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
   await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
