@@ -15,6 +15,8 @@ export type AppShellProps = {
   approvalsCount?: number;
   /** Right side of the top bar (global actions). Page actions belong in <PageHeader actions>. */
   topbarActions?: ReactNode;
+  /** Workspaces of the user's other organizations, listed under their names in the switcher. */
+  otherOrganizations?: { name: string; workspaces: { slug: string; name: string }[] }[];
   children: ReactNode;
 };
 
@@ -74,7 +76,7 @@ function useBreadcrumbs(pathname: string, props: AppShellProps) {
 }
 
 export function AppShell(props: AppShellProps) {
-  const { org, workspaces, currentWorkspace, user, approvalsCount, topbarActions, children } = props;
+  const { org, workspaces, currentWorkspace, user, approvalsCount, topbarActions, otherOrganizations, children } = props;
   const pathname = usePathname() ?? "/";
   const [navOpen, setNavOpen] = useState(false);
   const sidebarRef = useRef<HTMLElement>(null);
@@ -119,7 +121,7 @@ export function AppShell(props: AppShellProps) {
             Vigil
             <span className="brand-org">· {org.name}</span>
           </Link>
-          <WorkspaceSwitcher workspaces={workspaces} current={ws} section={currentSection} />
+          <WorkspaceSwitcher workspaces={workspaces} current={ws} section={currentSection} orgName={org.name} others={otherOrganizations ?? []} />
         </div>
         <nav className="sidebar-scroll" aria-label="Main">
           {ws && (
@@ -236,10 +238,14 @@ function WorkspaceSwitcher({
   workspaces,
   current,
   section,
+  orgName,
+  others,
 }: {
   workspaces: { slug: string; name: string }[];
   current: { slug: string; name: string } | null;
   section?: string;
+  orgName: string;
+  others: { name: string; workspaces: { slug: string; name: string }[] }[];
 }) {
   const [open, setOpen] = useState(false);
   const root = useRef<HTMLDivElement>(null);
@@ -296,7 +302,7 @@ function WorkspaceSwitcher({
       </button>
       {open && (
         <div className="menu ws-menu" id="ws-menu">
-          <div className="menu-label">Workspaces</div>
+          <div className="menu-label">{others.length ? orgName : "Workspaces"}</div>
           <ul style={{ listStyle: "none", margin: 0, padding: 0 }}>
             {workspaces.map((w) => (
               <li key={w.slug}>
@@ -315,6 +321,24 @@ function WorkspaceSwitcher({
               </li>
             ))}
           </ul>
+          {others.map((o) => (
+            <div key={o.name}>
+              <div className="divider" style={{ margin: "4px 0" }} />
+              <div className="menu-label">{o.name}</div>
+              <ul style={{ listStyle: "none", margin: 0, padding: 0 }}>
+                {o.workspaces.map((w) => (
+                  <li key={w.slug}>
+                    <Link className="menu-item" href={`/w/${w.slug}/overview`} onClick={() => setOpen(false)}>
+                      <span className="ws-avatar" aria-hidden="true">
+                        {w.name.slice(0, 1)}
+                      </span>
+                      <span className="ws-name">{w.name}</span>
+                    </Link>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          ))}
           <div className="divider" style={{ margin: "4px 0" }} />
           <Link className="menu-item" href="/org/workspaces" onClick={() => setOpen(false)}>
             <Icon name="workspaces" style={{ color: "var(--text-subtle)" }} />

@@ -117,3 +117,16 @@ test("a state change appears on the open Tools page without a reload", async ({ 
   // No reload: the page polls and re-renders itself.
   await expect(row).toContainText(/escalated/i, { timeout: 15_000 });
 });
+
+test("a person in two organizations reaches the other one's workspaces from the switcher", async ({ page }) => {
+  await signIn(page);
+  const slug = `second-${Date.now().toString(36)}`;
+  expect((await trpc(page.request, "account.createOrganization", { name: `Second Org ${slug}`, workspaceSlug: slug })).status).toBe(200);
+  await page.goto("/w/e2e/overview");
+  await page.getByRole("button", { name: /e2e/ }).first().click();
+  const item = page.getByRole("link", { name: slug });
+  await expect(page.getByText(`Second Org ${slug}`)).toBeVisible();
+  await item.click();
+  await page.waitForURL(`**/w/${slug}/overview`);
+  await expect(page.getByRole("heading", { level: 1 })).toContainText("Overview");
+});

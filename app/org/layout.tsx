@@ -1,7 +1,7 @@
 import type { ReactNode } from "react";
 import { cookies } from "next/headers";
 import { DashboardShell } from "@/components/dashboard/workspace-shell";
-import { requireOrgPage } from "@/server/dashboard/access";
+import { otherOrganizations, requireOrgPage } from "@/server/dashboard/access";
 
 export const dynamic = "force-dynamic";
 
@@ -16,6 +16,7 @@ export default async function OrganizationLayout({ children }: { children: React
       workspaces={page.orgWorkspaces.map((w) => ({ slug: w.slug, name: w.name }))}
       currentWorkspace={current}
       user={{ email: page.user.email, role: page.role }}
+      otherOrganizations={await otherOrganizations(page.user.id, page.organization.id)}
     >
       {children}
     </DashboardShell>

@@ -15,6 +15,7 @@ export type ShellProps = {
   currentWorkspace: string | null;
   user: { email: string; role: string };
   initialApprovalsCount?: number;
+  otherOrganizations?: { name: string; workspaces: { slug: string; name: string }[] }[];
   children: ReactNode;
 };
 
@@ -46,7 +47,7 @@ export function usePendingApprovalsCount(slug: string | null, initial?: number):
   return q.data ?? initial;
 }
 
-function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsCount, children }: ShellProps) {
+function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsCount, otherOrganizations, children }: ShellProps) {
   useEffect(() => {
     // Organization pages show the organization of the last workspace visited.
     document.cookie = `vigil_org=${encodeURIComponent(org.id)}; path=/; max-age=31536000; samesite=lax`;
@@ -55,7 +56,14 @@ function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsC
   }, [org.id, currentWorkspace]);
   const approvalsCount = usePendingApprovalsCount(currentWorkspace, initialApprovalsCount);
   return (
-    <AppShell org={org} workspaces={workspaces} currentWorkspace={currentWorkspace} user={user} approvalsCount={approvalsCount}>
+    <AppShell
+      org={org}
+      workspaces={workspaces}
+      currentWorkspace={currentWorkspace}
+      user={user}
+      approvalsCount={approvalsCount}
+      otherOrganizations={otherOrganizations}
+    >
       {children}
     </AppShell>
   );

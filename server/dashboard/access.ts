@@ -71,6 +71,20 @@ export const requireWorkspacePage = cache(async (slug: string): Promise<Workspac
   return { user, access, role: access.role, permissions: permissionsFor(access.role), orgWorkspaces };
 });
 
+/** The workspaces of the user's other organizations, for the workspace switcher. */
+export async function otherOrganizations(userId: string, currentOrganizationId: string) {
+  const { database } = await getRuntime();
+  const memberships = await listMemberships(database.db, userId);
+  return Promise.all(
+    memberships
+      .filter((m) => m.organizationId !== currentOrganizationId)
+      .map(async (m) => ({
+        name: m.organizationName,
+        workspaces: (await listWorkspaces(database.db, m.organizationId)).map((w) => ({ slug: w.slug, name: w.name })),
+      })),
+  );
+}
+
 export interface OrgPage {
   user: DashboardUser;
   organization: { id: string; name: string };

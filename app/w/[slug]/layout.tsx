@@ -1,6 +1,6 @@
 import type { ReactNode } from "react";
 import { DashboardShell } from "@/components/dashboard/workspace-shell";
-import { requireWorkspacePage } from "@/server/dashboard/access";
+import { otherOrganizations, requireWorkspacePage } from "@/server/dashboard/access";
 import { countPendingApprovals } from "@/server/dashboard/approvals";
 import { getRuntime } from "@/server/runtime";
 
@@ -17,6 +17,7 @@ export default async function WorkspaceLayout({ children, params }: { children: 
       workspaces={page.orgWorkspaces.map((w) => ({ slug: w.slug, name: w.name }))}
       currentWorkspace={page.access.workspace.slug}
       user={{ email: page.user.email, role: page.role }}
+      otherOrganizations={await otherOrganizations(page.user.id, page.access.organization.id)}
       initialApprovalsCount={pending}
     >
       {children}
