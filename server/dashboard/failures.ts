@@ -3,19 +3,8 @@ import { and, asc, desc, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm"
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 
-export const SEVERITIES = [
-  "transient",
-  "not_found",
-  "invalid_input",
-  "permission",
-  "validation",
-  "timeout",
-  "server_error",
-  "crash",
-  "corruption",
-  "security",
-  "repeated_auth",
-] as const;
+// One list of severities: the engine's (SPEC 3).
+export { SEVERITIES } from "@/server/engine/types";
 
 export const TIME_RANGES = { "1h": 3600_000, "24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000 } as const;
 export type TimeRange = keyof typeof TIME_RANGES | "all";
