@@ -1,9 +1,8 @@
+import { FilterActions } from "@/components/dashboard/filter-actions";
 import type { Metadata } from "next";
 import { JsonDiff } from "@/components/dashboard/json-diff";
 import { DataTable, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
-import { ButtonLink } from "@/components/form";
-import { Icon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
@@ -73,15 +72,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
           <option value="api_key">API keys</option>
           <option value="system">System</option>
         </select>
-        <button type="submit" className="btn btn-secondary btn-sm">
-          <Icon name="filter" />
-          Apply
-        </button>
-        {(action || actor) && (
-          <ButtonLink href={path} size="sm" variant="ghost">
-            Clear
-          </ButtonLink>
-        )}
+        <FilterActions clearHref={path} filtered={!!(action || actor)} />
       </form>
       <DataTable
         label="Audit log"

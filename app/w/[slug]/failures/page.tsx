@@ -1,11 +1,10 @@
+import { FilterActions } from "@/components/dashboard/filter-actions";
 import type { Metadata } from "next";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { failureColumns } from "@/components/dashboard/failure-columns";
 import { DataTable, withSearchParams } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
-import { ButtonLink } from "@/components/form";
 import { humanize } from "@/components/format";
-import { Icon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { getBaseUrl } from "@/server/dashboard/base-url";
@@ -132,15 +131,7 @@ export default async function FailuresPage({ params, searchParams }: { params: P
           </label>
           <input id="f-to" className="input input-sm" type="date" name="to" defaultValue={toDay} />
         </span>
-        <button type="submit" className="btn btn-secondary btn-sm">
-          <Icon name="filter" />
-          Apply
-        </button>
-        {filtered && (
-          <ButtonLink href={path} size="sm" variant="ghost">
-            Clear
-          </ButtonLink>
-        )}
+        <FilterActions clearHref={path} filtered={filtered} />
       </form>
       <DataTable
         label="Failures"

@@ -1,3 +1,4 @@
+import { FilterActions } from "@/components/dashboard/filter-actions";
 import type { Metadata } from "next";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { FailuresMeter, KeyProgress, LevelBadge } from "@/components/dashboard/key-status";
@@ -5,8 +6,6 @@ import { ResetAllButton } from "@/components/dashboard/reset-keys";
 import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
-import { ButtonLink } from "@/components/form";
-import { Icon } from "@/components/icons";
 import { PageHeader } from "@/components/page-header";
 import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
@@ -156,15 +155,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
           <option value="domain">Domain-level</option>
           <option value="tool">Tool-level</option>
         </select>
-        <button type="submit" className="btn btn-secondary btn-sm">
-          <Icon name="filter" />
-          Apply
-        </button>
-        {filtered && (
-          <ButtonLink href={path} size="sm" variant="ghost">
-            Clear
-          </ButtonLink>
-        )}
+        <FilterActions clearHref={path} filtered={filtered} />
       </form>
       <DataTable
         label="Failure keys"
