@@ -500,3 +500,52 @@ export const installation = pgTable("installation", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+// ---------------------------------------------------------------------------
+// OpenTelemetry ingest (SPEC 7.4 revision 2): spans are stored on receipt, traces applied later
+// ---------------------------------------------------------------------------
+
+/** An acknowledged span, kept until retention: a 200 never loses a span. `appliedAt` null = not applied yet. */
+export const otlpSpan = pgTable(
+  "otlp_span",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    traceId: text("trace_id").notNull(),
+    spanId: text("span_id").notNull(),
+    /** The decoded span (server/otlp/store.ts serializes it; nanosecond times as strings). */
+    span: jsonb("span").notNull(),
+    startAt: ts("start_at").notNull(),
+    receivedAt: ts("received_at").notNull(),
+    appliedAt: ts("applied_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId, t.spanId] }), index("otlp_span_ws_received_idx").on(t.workspaceId, t.receivedAt)],
+);
+
+/** One row per trace with spans waiting: applied once `dueAt` has passed (root arrived → at once; else settle time). */
+export const otlpTrace = pgTable(
+  "otlp_trace",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    traceId: text("trace_id").notNull(),
+    organizationId: text("organization_id").notNull(),
+    lastSpanAt: ts("last_span_at").notNull(),
+    dueAt: ts("due_at").notNull(),
+    /** True while some span of the trace is not applied. */
+    pending: boolean("pending").notNull().default(true),
+    appliedAt: ts("applied_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.traceId] }), index("otlp_trace_due_idx").on(t.pending, t.dueAt)],
+);
+
+/** Sessions fed by OTLP, so they can be ended after the idle time (SPEC 7.4 "Session end"). */
+export const otlpSession = pgTable(
+  "otlp_session",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    organizationId: text("organization_id").notNull(),
+    lastSpanAt: ts("last_span_at").notNull(),
+    endedAt: ts("ended_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.sessionId] }), index("otlp_session_open_idx").on(t.endedAt, t.lastSpanAt)],
+);

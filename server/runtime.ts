@@ -7,7 +7,8 @@ import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } 
 import { createAuth, type Auth } from "./auth";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
-import { applyHeadlessInit, type HeadlessInitEnv } from "./services/headless-init";
+import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
+import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
 
 export interface Runtime {
   database: Database;
@@ -18,6 +19,9 @@ const globalKey = Symbol.for("vigil.runtime");
 type GlobalWithRuntime = typeof globalThis & { [globalKey]?: Promise<Runtime> };
 
 async function boot(): Promise<Runtime> {
+  // Settings first: a bad value stops start-up before anything is opened.
+  checkHeadlessInitEnv(process.env as HeadlessInitEnv);
+  const otlpTiming = otlpTimingFromEnv();
   const database = await openDatabase(databaseOptionsFromEnv());
   await migrateDatabase(database);
   const auth = await createAuth(database.db);
@@ -25,6 +29,8 @@ async function boot(): Promise<Runtime> {
   if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
   await ensureEventPartitions(database.db).catch((err) => console.error("[vigil] event partitions:", err));
   schedulePruning(database);
+  // Applies stored OTLP traces as they settle, and whatever a previous process left unapplied.
+  startOtlpApplier(database.db, otlpTiming);
   return { database, auth };
 }
 

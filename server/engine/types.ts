@@ -94,7 +94,7 @@ export type AgentEvent =
       durationMs?: number;
       turnIndex?: number;
     })
-  | (EventBase & { type: "model.text"; text: string; turnIndex?: number })
+  | (EventBase & { type: "model.text"; text: string; reasoningOnly?: boolean; turnIndex?: number })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;

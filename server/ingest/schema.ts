@@ -54,7 +54,7 @@ export const eventSchema = z.discriminatedUnion("type", [
     durationMs: z.number().min(0).optional(),
     turnIndex: turnIndex.optional(),
   }),
-  z.strictObject({ ...base, type: z.literal("model.text"), text: z.string(), turnIndex: turnIndex.optional() }),
+  z.strictObject({ ...base, type: z.literal("model.text"), text: z.string(), reasoningOnly: z.boolean().optional(), turnIndex: turnIndex.optional() }),
   z.strictObject({
     ...base,
     type: z.literal("permission.resolved"),

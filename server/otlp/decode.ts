@@ -4,10 +4,9 @@
  * - `application/json`: the OTLP JSON encoding as `@opentelemetry/exporter-trace-otlp-http` and
  *   the collector send it: lowerCamelCase (snake_case accepted too), ids as hex (base64 accepted,
  *   as older exporters sent them), 64-bit integers as numbers or strings, enums as numbers or names.
- * - `application/x-protobuf` (or `application/protobuf`): decoded with the protobufjs code generated
- *   from the official opentelemetry-proto definitions that `@opentelemetry/otlp-transformer` ships,
- *   then converted to the same JSON shape (`longs: String`, `bytes: base64`), so both encodings go
- *   through one normalizer.
+ * - `application/x-protobuf` (or `application/protobuf`): decoded by protobufjs with the OTLP
+ *   trace schema of ./proto.ts, then converted to the same JSON shape (`longs: String`,
+ *   `bytes: base64`), so both encodings go through one normalizer.
  * - `Content-Encoding: gzip`: decompressed with a cap on the output (a zip bomb → 413).
  *
  * A body that is not an OTLP export is an `OtlpRequestError` (400, or 413/415); a span whose ids or
@@ -15,8 +14,7 @@
  */
 import { gunzip } from "node:zlib";
 import { promisify } from "node:util";
-import protobuf from "protobufjs";
-import generatedRoot from "@opentelemetry/otlp-transformer/build/src/generated/root";
+import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "./proto";
 import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 
 // ---------------------------------------------------------------------------
@@ -128,35 +126,6 @@ export async function decodeContentEncoding(body: Uint8Array, contentEncoding: s
 }
 
 // ---------------------------------------------------------------------------
-// The generated OTLP protobuf code (protobufjs static module)
-// ---------------------------------------------------------------------------
-
-interface GeneratedType<T = unknown> {
-  decode(reader: Uint8Array): T;
-  encode(message: T): { finish(): Uint8Array };
-  fromObject(object: Record<string, unknown>): T;
-  toObject(message: T, options?: protobuf.IConversionOptions): Record<string, unknown>;
-}
-
-interface TraceServiceTypes {
-  ExportTraceServiceRequest: GeneratedType;
-  ExportTraceServiceResponse: GeneratedType;
-}
-
-/** `opentelemetry.proto.collector.trace.v1` of the generated root (typed by hand: its d.ts is a bare Root). */
-export const traceService = (generatedRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: TraceServiceTypes } } } } }).opentelemetry.proto.collector
-  .trace.v1;
-
-/** `google.rpc.Status`, the body of OTLP error answers, built with protobufjs reflection. */
-const rpcStatus = (() => {
-  const root = new protobuf.Root();
-  const type = new protobuf.Type("Status").add(new protobuf.Field("code", 1, "int32")).add(new protobuf.Field("message", 2, "string"));
-  root.define("google.rpc").add(type);
-  root.resolveAll();
-  return type;
-})();
-
-// ---------------------------------------------------------------------------
 // Decoding
 // ---------------------------------------------------------------------------
 
@@ -165,11 +134,11 @@ export function decodeTraceRequest(body: Uint8Array, format: OtlpFormat): Decode
   if (format === "protobuf") {
     let message: unknown;
     try {
-      message = traceService.ExportTraceServiceRequest.decode(body);
+      message = ExportTraceServiceRequest.decode(body);
     } catch (err) {
       throw new OtlpRequestError(400, `Request body is not an OTLP ExportTraceServiceRequest: ${(err as Error).message}`);
     }
-    const object = traceService.ExportTraceServiceRequest.toObject(message, { longs: String, bytes: String, enums: Number, arrays: true });
+    const object = ExportTraceServiceRequest.toObject(message as never, { longs: String, bytes: String, enums: Number, arrays: true });
     return normalizeExport(object);
   }
   let parsed: unknown;
@@ -380,7 +349,7 @@ export interface PartialSuccess {
 /** `ExportTraceServiceResponse`: `{}` on success, `{ partialSuccess }` when spans were rejected. */
 export function encodeExportResponse(format: OtlpFormat, partial: PartialSuccess | null): Uint8Array | string {
   if (format === "protobuf") {
-    const T = traceService.ExportTraceServiceResponse;
+    const T = ExportTraceServiceResponse;
     const message = T.fromObject(partial ? { partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage } } : {});
     return T.encode(message).finish();
   }
@@ -390,17 +359,17 @@ export function encodeExportResponse(format: OtlpFormat, partial: PartialSuccess
 
 /** The body of an error answer: a `google.rpc.Status` in the request's encoding. */
 export function encodeStatus(format: OtlpFormat, code: number, message: string): Uint8Array | string {
-  if (format === "protobuf") return rpcStatus.encode(rpcStatus.create({ code, message })).finish();
+  if (format === "protobuf") return RpcStatus.encode(RpcStatus.create({ code, message })).finish();
   return JSON.stringify({ code, message });
 }
 
 /** For tests and tools: decode an `ExportTraceServiceResponse` body. */
 export function decodeExportResponse(body: Uint8Array): Record<string, unknown> {
-  const T = traceService.ExportTraceServiceResponse;
+  const T = ExportTraceServiceResponse;
   return T.toObject(T.decode(body), { longs: String });
 }
 
 /** For tests and tools: decode a protobuf `google.rpc.Status` body. */
 export function decodeStatus(body: Uint8Array): { code?: number; message?: string } {
-  return rpcStatus.toObject(rpcStatus.decode(body)) as { code?: number; message?: string };
+  return RpcStatus.toObject(RpcStatus.decode(body)) as { code?: number; message?: string };
 }

@@ -1,15 +1,14 @@
 /**
  * `POST /api/otlp/v1/traces` (SPEC 7.4), independent of Next.js so tests can drive it with plain
  * Request objects. Order of checks: API key (401), rate limit (429 + Retry-After), content type
- * (415), body size before and after gunzip (413), OTLP shape (400); then the spans are mapped
- * (server/otlp/map.ts) and ingested like `ingest.events`. Answers use the request's encoding.
+ * (415), body size before and after gunzip (413), OTLP shape (400); then the spans are stored
+ * durably (./store.ts) before the answer, and traces whose root arrived are applied right away
+ * (./applier.ts; the background applier does the rest). Answers use the request's encoding.
  */
 import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey } from "@/server/services/api-keys";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
-import { ingestEvents } from "@/server/ingest";
-import { MAX_EVENTS_PER_BATCH } from "@/server/ingest/schema";
 import { readLimitedBody } from "@/server/http/limited-body";
 import {
   OtlpRequestError,
@@ -21,7 +20,9 @@ import {
   responseContentType,
   type OtlpFormat,
 } from "./decode";
-import { describeRejections, mapSpans } from "./map";
+import { describeRejections, spanProblem } from "./map";
+import { acceptSpans } from "./store";
+import { applyTrace, otlpTimingFromEnv, type OtlpTiming } from "./applier";
 
 export const OTLP_TRACES_PATH = "/api/otlp/v1/traces";
 
@@ -32,7 +33,7 @@ function answer(status: number, body: Uint8Array | string, contentType: string, 
   return new Response(body as BodyInit, { status, headers: { "content-type": contentType, ...headers } });
 }
 
-export async function handleOtlpTraces(req: Request, runtime: Runtime): Promise<Response> {
+export async function handleOtlpTraces(req: Request, runtime: Runtime, timing: OtlpTiming = otlpTimingFromEnv()): Promise<Response> {
   const requestType = req.headers.get("content-type");
   const format: OtlpFormat = formatOf(requestType) ?? "json";
   const contentType = responseContentType(requestType);
@@ -70,20 +71,28 @@ export async function handleOtlpTraces(req: Request, runtime: Runtime): Promise<
   }
 
   const receivedAt = Date.now();
-  const mapped = mapSpans(decoded.spans, receivedAt);
   const scope = { workspaceId: key.workspaceId, organizationId: key.organizationId };
+  // A span that cannot be mapped on its own is reported (and not stored); the rest is acknowledged.
+  const problems = decoded.spans.map((s) => ({ span: s, reason: spanProblem(s, receivedAt) }));
+  const accepted = problems.filter((p) => p.reason === null).map((p) => p.span);
+  let traceIds: string[];
   try {
-    // Chunks of the agent API's batch size; each applies atomically, and a retried export only
-    // re-applies what a failed chunk did not write (event ids come from span ids).
-    for (let i = 0; i < mapped.events.length; i += MAX_EVENTS_PER_BATCH) {
-      await ingestEvents(db, scope, mapped.events.slice(i, i + MAX_EVENTS_PER_BATCH), receivedAt);
-    }
+    traceIds = await acceptSpans(db, scope, accepted, receivedAt, timing.settleMs);
   } catch (err) {
-    console.error("[vigil] OTLP ingest failed:", err);
+    console.error("[vigil] OTLP spans could not be stored:", err);
     return fail(500, GRPC.INTERNAL, "Internal server error");
   }
+  // Stored: the 200 is safe. Traces whose root arrived are applied now (others when they settle).
+  for (const traceId of traceIds) {
+    await applyTrace(db, { workspaceId: key.workspaceId, traceId }, receivedAt).catch((err) =>
+      console.error(`[vigil] OTLP trace ${traceId} will be applied by the background applier:`, err),
+    );
+  }
 
-  const rejected = [...decoded.malformed.map((m) => ({ spanId: m.spanId, reason: m.reason })), ...mapped.rejected];
+  const rejected = [
+    ...decoded.malformed.map((m) => ({ spanId: m.spanId, reason: m.reason })),
+    ...problems.filter((p) => p.reason !== null).map((p) => ({ spanId: p.span.spanId, name: p.span.name, reason: p.reason! })),
+  ];
   const partial = rejected.length ? { rejectedSpans: rejected.length, errorMessage: describeRejections(rejected) } : null;
   return answer(200, encodeExportResponse(format, partial), contentType);
 }

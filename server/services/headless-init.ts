@@ -9,7 +9,8 @@ import { apiKey, member, organization, user, workspace } from "@/db/schema";
 import type { Auth } from "@/server/auth";
 import { createApiKey, hashApiKey } from "./api-keys";
 import { SYSTEM_ACTOR, writeAudit } from "./audit";
-import { createWorkspace, validateSlug } from "./tenancy";
+import { WORKSPACE_SLUG_PATTERN, createWorkspace, validateSlug } from "./tenancy";
+import { MIN_PASSWORD_LENGTH } from "@/server/auth";
 import { randomUUID } from "node:crypto";
 
 export interface HeadlessInitEnv {
@@ -22,6 +23,40 @@ export interface HeadlessInitEnv {
 
 export class HeadlessInitError extends Error {}
 
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/**
+ * Checks the VIGIL_INIT_* values before anything is opened, so a bad value stops start-up with a
+ * message naming the variable (instead of a server that answers 500 to every request).
+ * Returns one message per problem; empty when the values are usable (or none is set).
+ */
+export function headlessInitProblems(env: HeadlessInitEnv): string[] {
+  const orgName = env.VIGIL_INIT_ORG?.trim();
+  const slug = env.VIGIL_INIT_WORKSPACE?.trim();
+  const keyValue = env.VIGIL_INIT_API_KEY?.trim();
+  const email = env.VIGIL_INIT_USER_EMAIL?.trim();
+  const password = env.VIGIL_INIT_USER_PASSWORD;
+  if (!orgName && !slug && !keyValue && !email && !password) return [];
+  const problems: string[] = [];
+  if (!orgName) problems.push("VIGIL_INIT_ORG is required when any VIGIL_INIT_* variable is set");
+  if (slug !== undefined && slug !== "" && !WORKSPACE_SLUG_PATTERN.test(slug)) {
+    problems.push(`VIGIL_INIT_WORKSPACE "${slug}" is not a valid slug: 2–63 characters, lowercase letters, digits and '-', starting with a letter or digit`);
+  }
+  if (keyValue && !slug) problems.push("VIGIL_INIT_API_KEY needs VIGIL_INIT_WORKSPACE (the workspace the key belongs to)");
+  if (keyValue && (!keyValue.startsWith("vgl_") || keyValue.length < 20)) problems.push("VIGIL_INIT_API_KEY must start with vgl_ and be at least 20 characters long");
+  if (email && !EMAIL_PATTERN.test(email)) problems.push(`VIGIL_INIT_USER_EMAIL "${email}" is not an email address`);
+  if (email && !password) problems.push("VIGIL_INIT_USER_PASSWORD is required with VIGIL_INIT_USER_EMAIL");
+  if (password && !email) problems.push("VIGIL_INIT_USER_EMAIL is required with VIGIL_INIT_USER_PASSWORD");
+  if (password && password.length < MIN_PASSWORD_LENGTH) problems.push(`VIGIL_INIT_USER_PASSWORD must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  return problems;
+}
+
+/** Throws a HeadlessInitError listing every problem of the VIGIL_INIT_* values. */
+export function checkHeadlessInitEnv(env: HeadlessInitEnv): void {
+  const problems = headlessInitProblems(env);
+  if (problems.length) throw new HeadlessInitError(`Invalid headless init settings:\n  - ${problems.join("\n  - ")}`);
+}
+
 export async function applyHeadlessInit(db: Db, auth: Auth, env: HeadlessInitEnv): Promise<string[]> {
   const done: string[] = [];
   const orgName = env.VIGIL_INIT_ORG?.trim();
@@ -29,13 +64,9 @@ export async function applyHeadlessInit(db: Db, auth: Auth, env: HeadlessInitEnv
   const keyValue = env.VIGIL_INIT_API_KEY?.trim();
   const email = env.VIGIL_INIT_USER_EMAIL?.trim().toLowerCase();
   const password = env.VIGIL_INIT_USER_PASSWORD;
-  if (!orgName && !slug && !keyValue && !email) return done;
-
-  if (!orgName) throw new HeadlessInitError("VIGIL_INIT_ORG is required when any VIGIL_INIT_* variable is set");
-  if ((keyValue || email) && !slug && keyValue) throw new HeadlessInitError("VIGIL_INIT_API_KEY needs VIGIL_INIT_WORKSPACE");
+  checkHeadlessInitEnv(env);
+  if (!orgName) return done;
   if (slug) validateSlug(slug);
-  if (keyValue && !keyValue.startsWith("vgl_")) throw new HeadlessInitError("VIGIL_INIT_API_KEY must start with vgl_");
-  if (email && !password) throw new HeadlessInitError("VIGIL_INIT_USER_PASSWORD is required with VIGIL_INIT_USER_EMAIL");
 
   // Organization, by name.
   let [org] = await db.select().from(organization).where(eq(organization.name, orgName)).limit(1);

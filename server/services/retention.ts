@@ -1,10 +1,10 @@
 /**
  * Retention (SPEC 6): raw events, failure history, pattern detections and nudges older than the
- * workspace's retention (default 30 days) are deleted; states, profiles and daily roll-ups stay.
+ * workspace's retention (default 30 days) are deleted, and so are received OTLP spans; states, profiles and daily roll-ups stay.
  */
 import { and, eq, lt } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { event, eventId, failure, nudge, organization, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
 import { dropEventPartitionsBefore } from "./partitions";
 import type { ConfigDocument } from "@/server/engine/types";
@@ -21,6 +21,10 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
     ["patterns", patternDetection, patternDetection.ts],
     ["nudges", nudge, nudge.ts],
     ["transitions", stateTransition, stateTransition.at],
+    // OTLP spans as received (SPEC 7.4), and the trace and session rows that schedule them.
+    ["otlpSpans", otlpSpan, otlpSpan.receivedAt],
+    ["otlpTraces", otlpTrace, otlpTrace.lastSpanAt],
+    ["otlpSessions", otlpSession, otlpSession.lastSpanAt],
   ] as const) {
     const rows = await db
       .delete(table)

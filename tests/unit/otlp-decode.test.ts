@@ -13,8 +13,10 @@ import {
   parseId,
   parseNanos,
   responseContentType,
-  traceService,
 } from "@/server/otlp/decode";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
+import { SpanStatusCode, context, trace } from "@opentelemetry/api";
 
 const TRACE_HEX = "0af7651916cd43dd8448eb211c80319c";
 const SPAN_HEX = "b7ad6b7169203331";
@@ -118,32 +120,39 @@ describe("decodeTraceRequest (JSON)", () => {
 });
 
 describe("decodeTraceRequest (protobuf)", () => {
-  it("decodes with the generated OTLP types into the same spans", () => {
-    const T = traceService.ExportTraceServiceRequest;
-    const bytes = T.encode(
-      T.fromObject({
-        resourceSpans: [
-          {
-            scopeSpans: [
-              {
-                spans: [
-                  {
-                    traceId: Buffer.from(TRACE_HEX, "hex"),
-                    spanId: Buffer.from(SPAN_HEX, "hex"),
-                    name: "ai.toolCall",
-                    startTimeUnixNano: "1700000000000000000",
-                    attributes: [{ key: "i", value: { intValue: "7" } }, { key: "s", value: { stringValue: "v" } }],
-                    status: { code: 2, message: "x" },
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-      }),
-    ).finish();
-    const { spans } = decodeTraceRequest(bytes, "protobuf");
-    expect(spans[0]).toMatchObject({ traceId: TRACE_HEX, spanId: SPAN_HEX, name: "ai.toolCall", startTimeUnixNano: 1700000000000000000n, endTimeUnixNano: null, attributes: { i: 7, s: "v" }, status: { code: 2, message: "x" } });
+  it("decodes what the OpenTelemetry SDK's own protobuf serializer (exporter-trace-otlp-proto) writes", () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const tracer = provider.getTracer("ai", "7.0.0");
+    const start = Date.UTC(2026, 0, 1, 12, 0, 0);
+    const root = tracer.startSpan("invoke_agent", { startTime: start, attributes: { "gen_ai.agent.name": "weather" } });
+    {
+      const tool = tracer.startSpan(
+        "execute_tool get_weather",
+        { startTime: start + 5, attributes: { i: 7, big: 2 ** 40, d: 1.5, b: true, arr: ["x", "y"], "gen_ai.tool.name": "get_weather" } },
+        trace.setSpan(context.active(), root),
+      );
+      tool.addEvent("exception", { "exception.type": "Error", "exception.message": "boom" }, start + 6);
+      tool.setStatus({ code: SpanStatusCode.ERROR, message: "x" });
+      tool.end(start + 7);
+      root.end(start + 10);
+    }
+    const bytes = ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans())!;
+    const { spans, malformed } = decodeTraceRequest(bytes, "protobuf");
+    expect(malformed).toEqual([]);
+    const [tool, rootSpan] = spans;
+    expect(rootSpan).toMatchObject({ name: "invoke_agent", parentSpanId: null, attributes: { "gen_ai.agent.name": "weather" }, scope: { name: "ai", version: "7.0.0" } });
+    expect(tool).toMatchObject({
+      traceId: rootSpan.traceId,
+      parentSpanId: rootSpan.spanId,
+      name: "execute_tool get_weather",
+      startTimeUnixNano: BigInt(start + 5) * 1_000_000n,
+      endTimeUnixNano: BigInt(start + 7) * 1_000_000n,
+      attributes: { i: 7, big: 2 ** 40, d: 1.5, b: true, arr: ["x", "y"] },
+      status: { code: 2, message: "x" },
+      events: [{ name: "exception", attributes: { "exception.message": "boom" } }],
+    });
+    expect(tool.traceId).toMatch(/^[0-9a-f]{32}$/);
   });
 
   it("400 for bytes that are not a protobuf message", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Attributes, OtlpSpan } from "@/server/otlp/decode";
-import { argsOf, assistantTextOf, classifySpan, describeRejections, failureOf, mapSpans, modelOf, sessionIdOf, toolNameOf } from "@/server/otlp/map";
+import { argsOf, assistantOutputOf, classifySpan, describeRejections, failureOf, httpStatusOf, mapTrace, modelOf, ownSessionId, resultOf, toolNameOf } from "@/server/otlp/map";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -44,6 +44,14 @@ describe("classifySpan — every row of the SPEC 7.4 table", () => {
     ["the Vercel outer ai.generateText", span({ name: "ai.generateText" }), null],
     ["a name that only starts like chat", span({ name: "chatter" }), null],
     ["OpenInference CHAIN", span({ name: "chain", attrs: { "openinference.span.kind": "CHAIN" } }), null],
+    ["ai.operationId = ai.toolCall", span({ name: "x", attrs: { "ai.operationId": "ai.toolCall" } }), "tool"],
+    ["pydantic-ai tool span", span({ name: "running tool", attrs: { "gen_ai.tool.name": "f", tool_arguments: "{}" } }), "tool"],
+    ["text_completion …", span({ name: "text_completion m" }), "inference"],
+    ["generate_content …", span({ name: "generate_content gemini" }), "inference"],
+    ["OpenLLMetry llm.request.type = chat", span({ name: "openai.chat", attrs: { "llm.request.type": "chat" } }), "inference"],
+    ["OpenLLMetry llm.request.type = completion", span({ name: "openai.completion", attrs: { "llm.request.type": "completion" } }), "inference"],
+    ["OpenInference AGENT", span({ name: "agent", attrs: { "openinference.span.kind": "AGENT" } }), "agent"],
+    ["Traceloop agent", span({ name: "a.agent", attrs: { "traceloop.span.kind": "agent" } }), "agent"],
   ])("%s", (_label, s, kind) => {
     expect(classifySpan(s)).toBe(kind);
   });
@@ -72,6 +80,10 @@ describe("attribute precedence", () => {
     expect(argsOf(span({ attrs: { "input.value": "[1,2]" } }))).toEqual({ input: [1, 2] });
     expect(argsOf(span({ attrs: { "gen_ai.tool.call.arguments": { path: "/tmp" } } }))).toEqual({ path: "/tmp" });
     expect(argsOf(span())).toEqual({});
+    expect(argsOf(span({ attrs: { "traceloop.entity.input": JSON.stringify({ args: [], kwargs: { city: "Oslo" } }) } }))).toEqual({ city: "Oslo" });
+    expect(argsOf(span({ attrs: { tool_arguments: '{"a":1}' } }))).toEqual({ a: 1 });
+    expect(argsOf(span({ attrs: { "gcp.vertex.agent.tool_call_args": '{"b":2}' } }))).toEqual({ b: 2 });
+    expect(argsOf(span({ attrs: { "input.value": '[{"q":"x"}]' } }))).toEqual({ q: "x" });
   });
 
   it("model: gen_ai.response.model > gen_ai.request.model > ai.model.id > llm.model_name", () => {
@@ -83,23 +95,40 @@ describe("attribute precedence", () => {
     expect(modelOf(span())).toBeUndefined();
   });
 
-  it("session id: gen_ai.conversation.id > session.id > trace id; span attributes over resource attributes", () => {
-    expect(sessionIdOf(span({ attrs: { "gen_ai.conversation.id": "conv-1", "session.id": "sess-1" } }))).toBe("conv-1");
-    expect(sessionIdOf(span({ attrs: { "session.id": "sess-1" } }))).toBe("sess-1");
-    expect(sessionIdOf(span())).toBe(TRACE);
-    expect(sessionIdOf(span({ resource: { "session.id": "from-resource" } }))).toBe("from-resource");
-    expect(sessionIdOf(span({ attrs: { "session.id": "span" }, resource: { "session.id": "resource" } }))).toBe("span");
+  it("session keys, in order; span attributes over resource attributes", () => {
+    expect(ownSessionId(span({ attrs: { "gen_ai.conversation.id": "conv-1", "session.id": "sess-1" } }))).toBe("conv-1");
+    expect(ownSessionId(span({ attrs: { "session.id": "sess-1", "ai.telemetry.metadata.sessionId": "x" } }))).toBe("sess-1");
+    expect(ownSessionId(span({ attrs: { "ai.telemetry.metadata.sessionId": "m" } }))).toBe("m");
+    expect(ownSessionId(span({ attrs: { "ai.telemetry.metadata.conversationId": "mc" } }))).toBe("mc");
+    expect(ownSessionId(span({ attrs: { "traceloop.association.properties.session_id": "tl" } }))).toBe("tl");
+    expect(ownSessionId(span({ attrs: { "gcp.vertex.agent.session_id": "adk" } }))).toBe("adk");
+    expect(ownSessionId(span())).toBeUndefined();
+    expect(ownSessionId(span({ attrs: { "session.id": "span" }, resource: { "session.id": "resource" } }))).toBe("span");
   });
 
-  it("assistant text: text parts of assistant messages in gen_ai.output.messages, else ai.response.text", () => {
+  it("assistant output: text parts of gen_ai.output.messages, else ai.response.text / OpenLLMetry / gen_ai.choice; reasoning only flagged", () => {
     const messages = JSON.stringify([
       { role: "assistant", parts: [{ type: "text", content: "Checking the weather." }, { type: "tool_call", id: "c1", name: "get_weather", arguments: {} }, { type: "text", content: "One moment." }], finish_reason: "tool_call" },
     ]);
-    expect(assistantTextOf(span({ attrs: { "gen_ai.output.messages": messages, "ai.response.text": "ignored" } }))).toBe("Checking the weather.\nOne moment.");
-    expect(assistantTextOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", content: "legacy shape" }]) } }))).toBe("legacy shape");
-    expect(assistantTextOf(span({ attrs: { "ai.response.text": "Hello" } }))).toBe("Hello");
-    expect(assistantTextOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "tool_call", name: "x" }] }]) } }))).toBeUndefined();
-    expect(assistantTextOf(span({ attrs: { "gen_ai.output.messages": "not json", "ai.response.text": "fallback" } }))).toBe("fallback");
+    expect(assistantOutputOf(span({ attrs: { "gen_ai.output.messages": messages, "ai.response.text": "ignored" } }))).toEqual({ text: "Checking the weather.\nOne moment.", reasoningOnly: false });
+    expect(assistantOutputOf(span({ attrs: { "ai.response.text": "Hello" } }))?.text).toBe("Hello");
+    expect(assistantOutputOf(span({ attrs: { "gen_ai.completion.0.content": "tl" } }))?.text).toBe("tl");
+    expect(assistantOutputOf(span({ attrs: { "llm.output_messages.0.message.content": "oi" } }))?.text).toBe("oi");
+    expect(assistantOutputOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "tool_call", name: "x" }] }]) } }))).toEqual({ text: "", reasoningOnly: false });
+    expect(assistantOutputOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "reasoning", content: "hmm" }] }]) } }))).toEqual({ text: "", reasoningOnly: true });
+    expect(assistantOutputOf(span({ events: [{ name: "gen_ai.choice", timeUnixNano: null, attributes: { message: JSON.stringify({ content: "ev" }) } }] }))?.text).toBe("ev");
+    expect(assistantOutputOf(span())).toBeUndefined();
+  });
+
+  it("results and HTTP status", () => {
+    expect(resultOf(span({ attrs: { "gen_ai.tool.call.result": '{"status_code":500,"error":"boom"}' } }))).toEqual({ status_code: 500, error: "boom" });
+    expect(resultOf(span({ attrs: { "ai.toolCall.result": '"ok"' } }))).toBe("ok");
+    expect(resultOf(span({ attrs: { "output.value": "plain" } }))).toBe("plain");
+    expect(resultOf(span({ attrs: { "traceloop.entity.output": "{}" } }))).toEqual({});
+    expect(resultOf(span())).toBeUndefined();
+    expect(httpStatusOf(span({ attrs: { "http.response.status_code": 404 } }))).toBe(404);
+    expect(httpStatusOf(span({ attrs: { "error.type": "503" } }))).toBe(503);
+    expect(httpStatusOf(span({ attrs: { "error.type": "TimeoutError" } }))).toBeUndefined();
   });
 });
 
@@ -121,7 +150,10 @@ describe("failure detection", () => {
   });
 });
 
-describe("mapSpans", () => {
+describe("mapTrace", () => {
+  const types = (events: { event: { type: string; toolName?: string } }[]) => events.map((e) => `${e.event.type}${"toolName" in e.event && e.event.toolName ? ":" + e.event.toolName : ""}`);
+  const child = (parent: OtlpSpan, over: Parameters<typeof span>[0]) => span({ parentSpanId: parent.spanId, ...over });
+
   it("a tool span → tool.call at the start and tool.result at the end, ids from the span id", () => {
     const s = span({
       name: "execute_tool get_weather",
@@ -129,128 +161,117 @@ describe("mapSpans", () => {
       endMs: NOW - 3_750,
       attrs: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1", "gen_ai.tool.call.arguments": '{"city":"Paris"}', "gen_ai.conversation.id": "conv-1" },
     });
-    const out = mapSpans([s], NOW);
-    expect(out).toMatchObject({ mappedSpans: 1, ignoredSpans: 0, rejected: [] });
-    expect(out.events).toEqual([
+    const out = mapTrace([s], NOW);
+    expect(out.rejected).toEqual([]);
+    expect(out.events.map((e) => e.event)).toEqual([
       { type: "tool.call", id: `otel:${s.spanId}:call`, sessionId: "conv-1", callId: "call_1", toolName: "get_weather", args: { city: "Paris" }, ts: NOW - 5_000 },
-      { type: "tool.result", id: `otel:${s.spanId}:result`, sessionId: "conv-1", callId: "call_1", toolName: "get_weather", args: { city: "Paris" }, success: true, durationMs: 1250, ts: NOW - 3_750 },
+      { type: "tool.result", id: `otel:${s.spanId}:result`, sessionId: "conv-1", callId: "call_1", toolName: "get_weather", args: { city: "Paris" }, durationMs: 1250, ts: NOW - 3_750 },
+    ]);
+    expect(out.sessions).toEqual(new Map([["conv-1", NOW - 3_750]]));
+  });
+
+  it("the conversation id on the agent and chat spans only: the tool spans join the same session", () => {
+    const agent = span({ name: "invoke_agent", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather", "gen_ai.conversation.id": "conv-9" } });
+    const chat = child(agent, { name: "chat gpt-4o", startMs: NOW - 29_000, endMs: NOW - 28_000, attrs: { "gen_ai.request.model": "gpt-4o", "gen_ai.conversation.id": "conv-9" } });
+    const tool = child(agent, { name: "execute_tool get_weather", startMs: NOW - 27_000, endMs: NOW - 26_000, attrs: { "gen_ai.tool.name": "get_weather" } });
+    const orphan = span({ name: "execute_tool x", parentSpanId: "ffffffffffffffff", startMs: NOW - 20_000, endMs: NOW - 19_000 });
+    const out = mapTrace([tool, orphan, chat, agent], NOW);
+    expect(new Set(out.events.map((e) => e.event.sessionId))).toEqual(new Set(["conv-9"]));
+    expect(types(out.events)).toEqual(["session.start", "model.text", "tool.call:get_weather", "tool.result:get_weather", "tool.call:x", "tool.result:x"]);
+    expect(out.events[0].event).toMatchObject({ agent: "weather" });
+  });
+
+  it("the model of a tool call is the requesting inference span's (sibling before it, or its parent)", () => {
+    const agent = span({ name: "invoke_agent", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "gen_ai.operation.name": "invoke_agent" } });
+    const chat1 = child(agent, { name: "chat a", startMs: NOW - 29_000, endMs: NOW - 28_000, attrs: { "gen_ai.response.model": "model-a" } });
+    const tool1 = child(agent, { name: "execute_tool one", startMs: NOW - 27_500, endMs: NOW - 27_000 });
+    const chat2 = child(agent, { name: "chat b", startMs: NOW - 26_000, endMs: NOW - 25_000, attrs: { "gen_ai.request.model": "model-b" } });
+    const tool2 = child(agent, { name: "execute_tool two", startMs: NOW - 24_000, endMs: NOW - 23_000 });
+    const vercelLlm = child(agent, { name: "ai.generateText.doGenerate", startMs: NOW - 22_000, endMs: NOW - 21_000, attrs: { "ai.model.id": "model-c" } });
+    const vercelTool = child(vercelLlm, { name: "ai.toolCall", startMs: NOW - 21_500, endMs: NOW - 21_200, attrs: { "ai.toolCall.name": "three" } });
+    const out = mapTrace([vercelTool, tool2, tool1, chat2, chat1, vercelLlm, agent], NOW);
+    const calls = out.events.filter((e) => e.event.type === "tool.call").map((e) => [(e.event as { toolName: string }).toolName, e.event.model]);
+    expect(calls).toEqual([
+      ["one", "model-a"],
+      ["two", "model-b"],
+      ["three", "model-c"],
     ]);
   });
 
-  it("a failed Vercel ai.toolCall: call id defaults to ai.toolCall.id, error from the exception event", () => {
-    const s = span({
-      name: "ai.toolCall",
-      attrs: { "ai.toolCall.name": "fetch", "ai.toolCall.id": "tc-9", "ai.toolCall.args": '{"url":"https://api.example.com/v1/x"}' },
-      status: { code: 2, message: null },
-      events: [{ name: "exception", timeUnixNano: ns(NOW - 9_100), attributes: { "exception.type": "Error", "exception.message": "HTTP 503" } }],
-    });
-    const [call, result] = mapSpans([s], NOW).events;
-    expect(call).toMatchObject({ type: "tool.call", callId: "tc-9", toolName: "fetch", sessionId: TRACE });
-    expect(result).toMatchObject({ type: "tool.result", callId: "tc-9", success: false, error: "Error: HTTP 503", args: { url: "https://api.example.com/v1/x" } });
-  });
-
-  it("the call id falls back to the span id", () => {
-    const s = span({ name: "search", attrs: { "openinference.span.kind": "TOOL", "tool.name": "search", "input.value": '{"q":"x"}' } });
-    expect(mapSpans([s], NOW).events[0]).toMatchObject({ callId: s.spanId, toolName: "search", args: { q: "x" } });
-  });
-
-  it("an inference span → model.text with the model, at the span end", () => {
-    const s = span({ name: "chat gpt-4o", endMs: NOW - 2_000, attrs: { "gen_ai.request.model": "gpt-4o", "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "Done." }] }]), "session.id": "s-1" } });
-    expect(mapSpans([s], NOW).events).toEqual([{ type: "model.text", id: `otel:${s.spanId}:text`, sessionId: "s-1", text: "Done.", model: "gpt-4o", ts: NOW - 2_000 }]);
-  });
-
-  it("an inference span without text gives its model to the session's later events of the export", () => {
-    const llm = span({ name: "ai.generateText.doGenerate", startMs: NOW - 10_000, endMs: NOW - 9_000, attrs: { "ai.model.id": "claude-x", "session.id": "s" } });
-    const tool = span({ name: "ai.toolCall", startMs: NOW - 8_000, endMs: NOW - 7_000, attrs: { "ai.toolCall.name": "bash", "session.id": "s" } });
-    const otherSession = span({ name: "ai.toolCall", startMs: NOW - 8_000, endMs: NOW - 7_000, attrs: { "ai.toolCall.name": "bash", "session.id": "t" } });
-    const earlier = span({ name: "ai.toolCall", startMs: NOW - 12_000, endMs: NOW - 11_000, attrs: { "ai.toolCall.name": "ls", "session.id": "s" } });
-    const out = mapSpans([tool, otherSession, earlier, llm], NOW);
-    expect(out.mappedSpans).toBe(4);
-    expect(out.events.filter((e) => e.sessionId === "s").map((e) => [e.type, "toolName" in e ? e.toolName : null, e.model])).toEqual([
-      ["tool.call", "ls", undefined],
-      ["tool.result", "ls", undefined],
-      ["tool.call", "bash", "claude-x"],
-      ["tool.result", "bash", "claude-x"],
+  it("agent name: never a model id from a span name; default without one; functionId for Vercel spans", () => {
+    const a = span({ name: "invoke_agent gpt-4o-mini", attrs: { "gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": "gpt-4o-mini" } });
+    expect(mapTrace([a], NOW).events[0].event).toMatchObject({ type: "session.start", agent: "default", model: "gpt-4o-mini" });
+    const root = span({ name: "ai.generateText", startMs: NOW - 9_000, endMs: NOW - 1_000, attrs: { "ai.telemetry.functionId": "support-bot", "ai.telemetry.metadata.sessionId": "s-7" } });
+    const llm = child(root, { name: "ai.generateText.doGenerate", startMs: NOW - 8_000, endMs: NOW - 7_000, attrs: { "ai.model.id": "m", "ai.telemetry.functionId": "support-bot" } });
+    const out = mapTrace([llm, root], NOW);
+    expect(out.events.map((e) => e.event)).toEqual([
+      { type: "session.start", id: `otel:${root.spanId}:start`, sessionId: "s-7", agent: "support-bot", ts: NOW - 9_000 },
+      { type: "model.text", id: `otel:${llm.spanId}:text`, sessionId: "s-7", text: "", model: "m", ts: NOW - 7_000 },
     ]);
-    expect(out.events.filter((e) => e.sessionId === "t").every((e) => e.model === undefined)).toBe(true);
+    const oi = span({ name: "agent", attrs: { "openinference.span.kind": "AGENT", "agent.name": "oi-agent" } });
+    expect(mapTrace([oi], NOW).events[0].event).toMatchObject({ agent: "oi-agent" });
+    const tl = span({ name: "x.agent", attrs: { "traceloop.span.kind": "agent", "traceloop.entity.name": "tl-agent" } });
+    expect(mapTrace([tl], NOW).events[0].event).toMatchObject({ agent: "tl-agent" });
   });
 
-  it("an inference span with neither text nor model maps to nothing (and is not rejected)", () => {
-    expect(mapSpans([span({ name: "chat x" })], NOW)).toMatchObject({ events: [], mappedSpans: 1, rejected: [] });
+  it("a nested agent is a child session <session>/<agent> with its own spans", () => {
+    const outer = span({ name: "invoke_agent", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner", "gen_ai.conversation.id": "c1" } });
+    const inner = child(outer, { name: "invoke_agent", startMs: NOW - 20_000, endMs: NOW - 10_000, attrs: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher" } });
+    const innerTool = child(inner, { name: "execute_tool search", startMs: NOW - 19_000, endMs: NOW - 18_000 });
+    const outerTool = child(outer, { name: "execute_tool write", startMs: NOW - 5_000, endMs: NOW - 4_000 });
+    const out = mapTrace([innerTool, inner, outerTool, outer], NOW);
+    const bySession = (sid: string) => out.events.filter((e) => e.event.sessionId === sid).map((e) => `${e.event.type}${"agent" in e.event ? ":" + e.event.agent : ""}${"toolName" in e.event ? ":" + e.event.toolName : ""}`);
+    expect(bySession("c1")).toEqual(["session.start:planner", "tool.call:write", "tool.result:write"]);
+    expect(bySession("c1/researcher")).toEqual(["session.start:researcher", "tool.call:search", "tool.result:search"]);
   });
 
-  it("invoke_agent → session.start with gen_ai.agent.name (or the name in the span name)", () => {
-    const a = span({ name: "invoke_agent Planner", startMs: NOW - 20_000, attrs: { "gen_ai.agent.name": "planner", "gen_ai.conversation.id": "c", "gen_ai.request.model": "gpt-4o" } });
-    const b = span({ name: "invoke_agent Researcher" });
-    const out = mapSpans([a, b], NOW);
-    expect(out.events[0]).toEqual({ type: "session.start", id: `otel:${a.spanId}:start`, sessionId: "c", agent: "planner", model: "gpt-4o", ts: NOW - 20_000 });
-    expect(out.events[1]).toMatchObject({ type: "session.start", agent: "Researcher", sessionId: TRACE });
+  it("tool results: a 404 carries httpStatus; a returned {status_code: 500, error} is left to the engine as a result", () => {
+    const notFound = span({ name: "execute_tool fetch", status: { code: 2, message: null }, attrs: { "error.type": "404" } });
+    const returned = span({ name: "execute_tool api", attrs: { "gen_ai.tool.call.result": JSON.stringify({ status_code: 500, error: "upstream" }) } });
+    const [, r1] = mapTrace([notFound], NOW).events.map((e) => e.event);
+    expect(r1).toMatchObject({ type: "tool.result", success: false, error: "404", httpStatus: 404 });
+    const [, r2] = mapTrace([returned], NOW).events.map((e) => e.event);
+    expect(r2).toMatchObject({ type: "tool.result", result: { status_code: 500, error: "upstream" } });
+    expect(r2).not.toHaveProperty("success");
   });
 
-  it("events are ordered by time across spans (children are exported before their parents)", () => {
+  it("an OpenInference TOOL span is named by its span name; reasoning-only output → reasoningOnly", () => {
+    const t = span({ name: "lookup", attrs: { "openinference.span.kind": "TOOL", "input.value": '[{"id":3}]', "output.value": '{"ok":true}' } });
+    expect(mapTrace([t], NOW).events[1].event).toMatchObject({ toolName: "lookup", args: { id: 3 }, result: { ok: true } });
+    const r = span({ name: "chat m", attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "reasoning", content: "…" }] }]) } });
+    expect(mapTrace([r], NOW).events[0].event).toMatchObject({ type: "model.text", text: "", reasoningOnly: true });
+  });
+
+  it("events are ordered by time across spans, whatever the arrival order", () => {
     const agent = span({ name: "invoke_agent a", startMs: NOW - 30_000, endMs: NOW - 1_000 });
-    const t1 = span({ name: "execute_tool one", startMs: NOW - 20_000, endMs: NOW - 10_000 });
-    const t2 = span({ name: "execute_tool two", startMs: NOW - 15_000, endMs: NOW - 12_000 });
-    const out = mapSpans([t1, t2, agent], NOW);
-    expect(out.events.map((e) => `${e.type}:${"toolName" in e ? e.toolName : ""}`)).toEqual([
-      "session.start:",
-      "tool.call:one",
-      "tool.call:two",
-      "tool.result:two",
-      "tool.result:one",
-    ]);
+    const t1 = child(agent, { name: "execute_tool one", startMs: NOW - 20_000, endMs: NOW - 10_000 });
+    const t2 = child(agent, { name: "execute_tool two", startMs: NOW - 15_000, endMs: NOW - 12_000 });
+    expect(types(mapTrace([t1, t2, agent], NOW).events)).toEqual(["session.start", "tool.call:one", "tool.call:two", "tool.result:two", "tool.result:one"]);
+    expect(mapTrace([agent, t2, t1], NOW)).toEqual(mapTrace([t1, t2, agent], NOW));
   });
 
-  it("other spans are ignored, not rejected — even when they are too old", () => {
-    const out = mapSpans([span({ name: "GET /", startMs: NOW - 40 * 86_400_000, endMs: NOW - 40 * 86_400_000 })], NOW);
-    expect(out).toEqual({ events: [], mappedSpans: 0, ignoredSpans: 1, rejected: [] });
-  });
-
-  it("spans older than 30 days or ending over 5 minutes in the future are rejected; the rest still map", () => {
+  it("other spans are ignored; unusable spans are rejected and the rest still map", () => {
     const old = span({ name: "execute_tool a", startMs: NOW - 31 * 86_400_000, endMs: NOW - 31 * 86_400_000 + 10 });
     const future = span({ name: "execute_tool b", startMs: NOW, endMs: NOW + 6 * 60_000 });
-    const ok = span({ name: "execute_tool c", startMs: NOW - 1_000, endMs: NOW + 60_000 });
-    const out = mapSpans([old, future, ok], NOW);
-    expect(out.rejected).toEqual([
-      { spanId: old.spanId, name: "execute_tool a", reason: "span started more than 30 days ago" },
-      { spanId: future.spanId, name: "execute_tool b", reason: "span ends more than 5 minutes in the future" },
-    ]);
-    expect(out.mappedSpans).toBe(1);
-    expect(out.events.map((e) => e.id)).toEqual([`otel:${ok.spanId}:call`, `otel:${ok.spanId}:result`]);
-  });
-
-  it("rejects a tool span without a tool name, with oversized args or ids, or without a start time", () => {
     const noName = span({ name: "ai.toolCall" });
     const bigArgs = span({ name: "execute_tool write", attrs: { "gen_ai.tool.call.arguments": JSON.stringify({ content: "x".repeat(70_000) }) } });
-    const longCall = span({ name: "execute_tool w", attrs: { "gen_ai.tool.call.id": "c".repeat(129) } });
-    const noStart = span({ name: "execute_tool w", startTimeUnixNano: null });
-    const out = mapSpans([noName, bigArgs, longCall, noStart], NOW);
-    expect(out.events).toEqual([]);
+    const ok = span({ name: "execute_tool c", startMs: NOW - 1_000, endMs: NOW + 60_000 });
+    const http = span({ name: "GET /" });
+    const out = mapTrace([old, future, noName, bigArgs, ok, http], NOW);
     expect(out.rejected.map((r) => r.reason)).toEqual([
+      "span started more than 30 days ago",
       expect.stringContaining("no tool name"),
       "tool arguments exceed 64 KiB of JSON",
-      "tool call id is longer than 128 characters",
-      "span has no start time",
+      "span ends more than 5 minutes in the future",
     ]);
+    expect(out.events.map((e) => e.event.id)).toEqual([`otel:${ok.spanId}:call`, `otel:${ok.spanId}:result`]);
   });
 
-  it("the same span twice in one export maps once", () => {
-    const s = span({ name: "execute_tool x" });
-    const out = mapSpans([s, { ...s }], NOW);
-    expect(out.events).toHaveLength(2);
-    expect(out.mappedSpans).toBe(1);
-  });
-
-  it("an end before the start is treated as the start; duration 0", () => {
+  it("the same span twice maps once; an end before the start is treated as the start", () => {
     const s = span({ name: "execute_tool x", startMs: NOW - 5_000, endMs: NOW - 6_000 });
-    const [call, result] = mapSpans([s], NOW).events;
-    expect(call.ts).toBe(NOW - 5_000);
-    expect(result).toMatchObject({ ts: NOW - 5_000, durationMs: 0 });
-  });
-
-  it("is deterministic: the same spans map to the same events (a re-sent export has the same ids)", () => {
-    const spans = [span({ name: "execute_tool a" }), span({ name: "chat m", attrs: { "ai.response.text": "hi", "gen_ai.request.model": "m" } })];
-    expect(mapSpans(spans, NOW)).toEqual(mapSpans(spans, NOW + 1_000));
+    const out = mapTrace([s, { ...s }], NOW);
+    expect(out.events).toHaveLength(2);
+    expect(out.events[1].event).toMatchObject({ ts: NOW - 5_000, durationMs: 0 });
   });
 });
 

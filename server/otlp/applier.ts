@@ -1,0 +1,180 @@
+/**
+ * Applies stored OTLP traces (SPEC 7.4 revision 2) and ends idle OTLP sessions.
+ *
+ * A due trace (root arrived, or quiet for the settle time) is claimed with
+ * `FOR UPDATE SKIP LOCKED`, so with several app instances each trace is applied by one of them;
+ * it is mapped as a whole (every stored span, applied or not) and the events of its unapplied
+ * spans go through the ingest shell — claim, apply, mark applied in ONE transaction, so a crash
+ * anywhere leaves the trace due for the next run. Late spans of an applied trace make it due
+ * again and are applied as a follow-up batch.
+ */
+import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
+import type { Db } from "@/db/client";
+import { otlpSession, otlpSpan, otlpTrace } from "@/db/schema";
+import { applyBatch } from "@/server/ingest/apply";
+import { withRetry } from "@/server/ingest";
+import { normalizeEvents } from "@/server/ingest/schema";
+import { mapTrace, OTEL_ID_PREFIX } from "./map";
+import { spanFromJson, type StoredSpanJson } from "./store";
+
+export interface OtlpTiming {
+  settleMs: number;
+  idleMs: number;
+}
+
+/** `VIGIL_OTLP_TRACE_SETTLE_SECONDS` (default 10) and `VIGIL_OTLP_SESSION_IDLE_MINUTES` (default 30). */
+export function otlpTimingFromEnv(env: Record<string, string | undefined> = process.env): OtlpTiming {
+  const num = (name: string, fallback: number) => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number ≥ 0 (got "${raw}")`);
+    return n;
+  };
+  return { settleMs: num("VIGIL_OTLP_TRACE_SETTLE_SECONDS", 10) * 1000, idleMs: num("VIGIL_OTLP_SESSION_IDLE_MINUTES", 30) * 60_000 };
+}
+
+export interface TraceRef {
+  workspaceId: string;
+  traceId: string;
+}
+
+/**
+ * Applies one trace if it is due and not being applied elsewhere. Returns the number of events
+ * applied, or null when the trace was not claimed (not due, nothing pending, or locked).
+ */
+export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promise<number | null> {
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const [trace] = await tx
+        .select()
+        .from(otlpTrace)
+        .where(and(eq(otlpTrace.workspaceId, ref.workspaceId), eq(otlpTrace.traceId, ref.traceId), eq(otlpTrace.pending, true), lte(otlpTrace.dueAt, new Date(now))))
+        .for("update", { skipLocked: true });
+      if (!trace) return null;
+      const rows = await tx
+        .select({ spanId: otlpSpan.spanId, span: otlpSpan.span, appliedAt: otlpSpan.appliedAt })
+        .from(otlpSpan)
+        .where(and(eq(otlpSpan.workspaceId, ref.workspaceId), eq(otlpSpan.traceId, ref.traceId)));
+      const unapplied = new Set(rows.filter((r) => !r.appliedAt).map((r) => r.spanId));
+      const mapped = mapTrace(
+        rows.map((r) => spanFromJson(r.span as StoredSpanJson)),
+        now,
+      );
+      const events = mapped.events.filter((e) => unapplied.has(e.spanId)).map((e) => e.event);
+      if (events.length) {
+        await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now));
+      }
+      const at = new Date(now);
+      await tx
+        .update(otlpSpan)
+        .set({ appliedAt: at })
+        .where(and(eq(otlpSpan.workspaceId, ref.workspaceId), eq(otlpSpan.traceId, ref.traceId), isNull(otlpSpan.appliedAt)));
+      await tx
+        .update(otlpTrace)
+        .set({ pending: false, appliedAt: at })
+        .where(and(eq(otlpTrace.workspaceId, ref.workspaceId), eq(otlpTrace.traceId, ref.traceId)));
+      // The sessions this trace fed, for the idle end. Sorted: one lock order across instances.
+      const sessions = [...mapped.sessions].sort(([a], [b]) => (a < b ? -1 : 1));
+      for (const [sessionId, lastMs] of sessions) {
+        const last = new Date(Math.max(lastMs, 0));
+        await tx
+          .insert(otlpSession)
+          .values({ workspaceId: trace.workspaceId, sessionId, organizationId: trace.organizationId, lastSpanAt: last })
+          .onConflictDoUpdate({
+            target: [otlpSession.workspaceId, otlpSession.sessionId],
+            set: { lastSpanAt: sql`greatest(${otlpSession.lastSpanAt}, excluded.last_span_at)`, endedAt: sql`null` },
+          });
+      }
+      return events.length;
+    }),
+  );
+}
+
+/** Applies every due trace, oldest first, in batches. Returns the trace ids this caller applied. */
+export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Promise<string[]> {
+  const applied: string[] = [];
+  for (;;) {
+    const due = await db
+      .select({ workspaceId: otlpTrace.workspaceId, traceId: otlpTrace.traceId })
+      .from(otlpTrace)
+      .where(and(eq(otlpTrace.pending, true), lte(otlpTrace.dueAt, new Date(now))))
+      .orderBy(asc(otlpTrace.dueAt))
+      .limit(limit);
+    let progressed = false;
+    for (const ref of due) {
+      try {
+        const n = await applyTrace(db, ref, now);
+        if (n !== null) {
+          applied.push(ref.traceId);
+          progressed = true;
+        }
+      } catch (err) {
+        // One bad trace must not stop the others; it stays due and is retried on the next run.
+        console.error(`[vigil] OTLP trace ${ref.traceId} could not be applied:`, err);
+      }
+    }
+    if (due.length < limit || !progressed) return applied;
+  }
+}
+
+/**
+ * Ends OTLP sessions without spans for the idle time: a `session.end` (so session decay, SPEC 4.2,
+ * applies). A later span reopens the row, and the next idle period ends it again.
+ */
+export async function endIdleSessions(db: Db, idleMs: number, now = Date.now()): Promise<number> {
+  const cutoff = new Date(now - idleMs);
+  const idle = await db
+    .select({ workspaceId: otlpSession.workspaceId, sessionId: otlpSession.sessionId })
+    .from(otlpSession)
+    .where(and(isNull(otlpSession.endedAt), lt(otlpSession.lastSpanAt, cutoff)))
+    .limit(500);
+  let ended = 0;
+  for (const ref of idle) {
+    const done = await withRetry(() =>
+      db.transaction(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(otlpSession)
+          .where(and(eq(otlpSession.workspaceId, ref.workspaceId), eq(otlpSession.sessionId, ref.sessionId), isNull(otlpSession.endedAt), lt(otlpSession.lastSpanAt, cutoff)))
+          .for("update", { skipLocked: true });
+        if (!row) return false;
+        const endTs = Math.min(row.lastSpanAt.getTime() + idleMs, now);
+        const id = `${OTEL_ID_PREFIX}end:${row.sessionId.slice(0, 80)}:${row.lastSpanAt.getTime()}`;
+        await applyBatch(tx, { workspaceId: row.workspaceId, organizationId: row.organizationId }, normalizeEvents([{ type: "session.end", id, sessionId: row.sessionId, ts: endTs }], now));
+        await tx
+          .update(otlpSession)
+          .set({ endedAt: new Date(endTs) })
+          .where(and(eq(otlpSession.workspaceId, row.workspaceId), eq(otlpSession.sessionId, row.sessionId)));
+        return true;
+      }),
+    );
+    if (done) ended += 1;
+  }
+  return ended;
+}
+
+/** One pass of the background work: due traces, then idle sessions. */
+export async function runOtlpApplier(db: Db, timing: OtlpTiming, now = Date.now()) {
+  const traces = await applyDueTraces(db, now);
+  const sessions = await endIdleSessions(db, timing.idleMs, now);
+  return { traces: traces.length, sessions };
+}
+
+/** Starts the background applier: picks up what a crash left, settles traces, ends idle sessions. */
+export function startOtlpApplier(db: Db, timing: OtlpTiming, intervalMs = 1000): () => void {
+  let running = false;
+  const tick = () => {
+    if (running) return;
+    running = true;
+    runOtlpApplier(db, timing)
+      .catch((err) => console.error("[vigil] OTLP applier failed:", err))
+      .finally(() => {
+        running = false;
+      });
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  tick();
+  return () => clearInterval(timer);
+}
