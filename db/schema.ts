@@ -529,6 +529,8 @@ export const otlpTrace = pgTable(
     traceId: text("trace_id").notNull(),
     organizationId: text("organization_id").notNull(),
     lastSpanAt: ts("last_span_at").notNull(),
+    /** The root span (no parent) is stored: the trace is due as soon as a span arrives. */
+    rootArrived: boolean("root_arrived").notNull().default(false),
     dueAt: ts("due_at").notNull(),
     /** True while some span of the trace is not applied. */
     pending: boolean("pending").notNull().default(true),

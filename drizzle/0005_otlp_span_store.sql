@@ -23,6 +23,7 @@ CREATE TABLE "otlp_trace" (
 	"trace_id" text NOT NULL,
 	"organization_id" text NOT NULL,
 	"last_span_at" timestamp with time zone NOT NULL,
+	"root_arrived" boolean DEFAULT false NOT NULL,
 	"due_at" timestamp with time zone NOT NULL,
 	"pending" boolean DEFAULT true NOT NULL,
 	"applied_at" timestamp with time zone,

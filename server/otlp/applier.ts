@@ -3,8 +3,8 @@
  *
  * A due trace (root arrived, or quiet for the settle time) is claimed with
  * `FOR UPDATE SKIP LOCKED`, so with several app instances each trace is applied by one of them;
- * it is mapped as a whole (every stored span, applied or not) and the events of its unapplied
- * spans go through the ingest shell — claim, apply, mark applied in ONE transaction, so a crash
+ * it is mapped as a whole (every stored span, applied or not) and its events go through the
+ * ingest shell (those applied before are duplicates by event id) — claim, apply, mark applied in ONE transaction, so a crash
  * anywhere leaves the trace due for the next run. Late spans of an applied trace make it due
  * again and are applied as a follow-up batch.
  */
@@ -40,8 +40,8 @@ export interface TraceRef {
 }
 
 /**
- * Applies one trace if it is due and not being applied elsewhere. Returns the number of events
- * applied, or null when the trace was not claimed (not due, nothing pending, or locked).
+ * Applies one trace if it is due and not being applied elsewhere. Returns the number of new
+ * events applied, or null when the trace was not claimed (not due, nothing pending, or locked).
  */
 export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promise<number | null> {
   return withRetry(() =>
@@ -56,14 +56,17 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
         .select({ spanId: otlpSpan.spanId, span: otlpSpan.span, appliedAt: otlpSpan.appliedAt })
         .from(otlpSpan)
         .where(and(eq(otlpSpan.workspaceId, ref.workspaceId), eq(otlpSpan.traceId, ref.traceId)));
-      const unapplied = new Set(rows.filter((r) => !r.appliedAt).map((r) => r.spanId));
       const mapped = mapTrace(
         rows.map((r) => spanFromJson(r.span as StoredSpanJson)),
         now,
       );
-      const events = mapped.events.filter((e) => unapplied.has(e.spanId)).map((e) => e.event);
+      // All the trace's events: those applied before are duplicates by id and skipped by the
+      // shell, so a follow-up batch adds exactly what is new — including events that only exist
+      // now that more of the trace is known (a functionId's session.start once its root arrived).
+      const events = mapped.events.map((e) => e.event);
+      let accepted = 0;
       if (events.length) {
-        await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now));
+        accepted = (await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now))).accepted;
       }
       const at = new Date(now);
       await tx
@@ -86,7 +89,7 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
             set: { lastSpanAt: sql`greatest(${otlpSession.lastSpanAt}, excluded.last_span_at)`, endedAt: sql`null` },
           });
       }
-      return events.length;
+      return accepted;
     }),
   );
 }

@@ -1,7 +1,7 @@
 /**
  * Durable acceptance of OTLP spans (SPEC 7.4 revision 2): every acknowledged span is written to
- * `otlp_span` before the 200, and its trace is marked due — at once when the root span is there,
- * else after the settle time. The applier (./applier.ts) maps and applies due traces later.
+ * `otlp_span` before the 200, and its trace is marked due — at once when its root span is there
+ * (in this export or an earlier one), else after the settle time. The applier (./applier.ts) maps and applies due traces later.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
@@ -55,6 +55,7 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
     traceId,
     organizationId: scope.organizationId,
     lastSpanAt: received,
+    rootArrived,
     dueAt: rootArrived ? received : new Date(receivedAt + settleMs),
     pending: true,
   }));
@@ -70,10 +71,10 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
         set: {
           lastSpanAt: sql`excluded.last_span_at`,
           pending: sql`true`,
-          // A root that arrived keeps the trace due now; otherwise the quiet period starts again.
-          dueAt: sql`case when excluded.due_at <= excluded.last_span_at then excluded.due_at
-                          when ${otlpTrace.pending} and ${otlpTrace.dueAt} <= ${otlpTrace.lastSpanAt} then ${otlpTrace.dueAt}
-                          else excluded.due_at end`,
+          rootArrived: sql`${otlpTrace.rootArrived} or excluded.root_arrived`,
+          // Once the root is there, every span makes the trace due at once (a child exported in
+          // parallel with its root, or a late one); otherwise the quiet period starts again.
+          dueAt: sql`case when ${otlpTrace.rootArrived} or excluded.root_arrived then excluded.last_span_at else excluded.due_at end`,
         },
       });
   });
