@@ -23,7 +23,9 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { agentSession, event, otlpSpan } from "@/db/schema";
 import { handleOtlpTraces } from "@/server/otlp/handler";
-import { applyDueTraces, endIdleSessions, type OtlpTiming } from "@/server/otlp/applier";
+import { applyDueTraces, endIdleSessions, runOtlpApplier, type OtlpTiming } from "@/server/otlp/applier";
+import { acceptSpans } from "@/server/otlp/store";
+import { openDatabase } from "@/db/client";
 import type { Runtime } from "@/server/runtime";
 
 // Long settle and idle times: the tests move time forward by passing `now` to the applier.
@@ -290,5 +292,67 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
     const [ended] = await sessions(workspaceId);
     expect(ended.endedAt).not.toBeNull();
     expect((await events(workspaceId)).at(-1)).toMatchObject({ type: "session.end", sessionId: "settle-1" });
+  });
+});
+
+describe("OTLP applier: crashes and several instances", () => {
+  const spanOf = (traceId: string, spanId: string, parentSpanId: string | null, name: string, startMs: number, attributes: Record<string, string>) => ({
+    traceId,
+    spanId,
+    parentSpanId,
+    name,
+    startTimeUnixNano: BigInt(startMs) * 1_000_000n,
+    endTimeUnixNano: BigInt(startMs + 100) * 1_000_000n,
+    attributes,
+    resource: {},
+    scope: { name: "t", version: null },
+    events: [],
+    status: { code: 0, message: null },
+  });
+  /** A small finished trace, as the decoder hands it to acceptance (the exporter tests above cover decoding). */
+  const traceSpans = (i: number) => {
+    const traceId = (i + 1).toString(16).padStart(32, "a");
+    const root = (i + 1).toString(16).padStart(16, "b");
+    const base = Date.now() - 60_000;
+    return [
+      spanOf(traceId, (i + 1).toString(16).padStart(16, "c"), root, `execute_tool t${i}`, base + 10, { "gen_ai.tool.name": `t${i}` }),
+      spanOf(traceId, root, null, "invoke_agent", base, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a", "gen_ai.conversation.id": `multi-${i}` }),
+    ];
+  };
+
+  it.each(DATABASE_KINDS)("a crash between acceptance and application loses nothing (%s)", async (kind) => {
+    const app = await TestApp.create(await createTestDatabase(kind));
+    try {
+      const { workspaceId, organizationId } = await app.seedWorkspace();
+      // Acknowledged (stored) but the process died before applying.
+      await acceptSpans(app.db, { workspaceId, organizationId }, traceSpans(0), Date.now(), TIMING.settleMs);
+      expect(await app.db.select().from(event).where(eq(event.workspaceId, workspaceId))).toEqual([]);
+      // The next process's applier picks it up.
+      expect(await runOtlpApplier(app.db, TIMING)).toMatchObject({ traces: 1 });
+      const [session] = await app.db.select().from(agentSession).where(eq(agentSession.workspaceId, workspaceId));
+      expect(session).toMatchObject({ sessionId: "multi-0", agent: "a", callCount: 1 });
+    } finally {
+      await app.database.close();
+    }
+  });
+
+  it("two appliers on one PostgreSQL apply each trace once", async () => {
+    const first = await createTestDatabase("postgres");
+    const second = await openDatabase({ url: first.url!, poolSize: 6 });
+    try {
+      const app = await TestApp.create(first);
+      const { workspaceId, organizationId } = await app.seedWorkspace();
+      const n = 30;
+      for (let i = 0; i < n; i++) await acceptSpans(first.db, { workspaceId, organizationId }, traceSpans(i), Date.now(), TIMING.settleMs);
+      const [a, b] = await Promise.all([applyDueTraces(first.db, Date.now(), 5), applyDueTraces(second.db, Date.now(), 5)]);
+      expect(a.length + b.length).toBe(n);
+      expect(new Set([...a, ...b]).size).toBe(n);
+      const sessionRows = await first.db.select().from(agentSession).where(eq(agentSession.workspaceId, workspaceId));
+      expect(sessionRows).toHaveLength(n);
+      expect(sessionRows.every((s) => s.callCount === 1 && s.eventCount === 3)).toBe(true);
+    } finally {
+      await second.close();
+      await first.close();
+    }
   });
 });
