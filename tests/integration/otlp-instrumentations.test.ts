@@ -16,6 +16,9 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
+// AI SDK 6 (installed as ai-v6): telemetry via experimental_telemetry with a tracer and metadata.
+import { generateText as generateTextV6, stepCountIs as stepCountIsV6, tool as toolV6 } from "ai-v6";
+import { MockLanguageModelV3 } from "ai-v6/test";
 import { LegacyOpenTelemetry, OpenTelemetry } from "@ai-sdk/otel";
 import { setSession, traceAgent, traceTool } from "@arizeai/openinference-core";
 import { z } from "zod";
@@ -159,6 +162,43 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
     // Every span was exported on its own, the root last: applied once the root arrived.
     const { rows } = await expectAgentRun(workspaceId, "support-agent");
     expect(rows.filter((r) => r.type === "model.text").map((r) => r.model)).toEqual(["mock-model-step-1", "mock-model-step-2"]);
+  });
+
+  it("AI SDK 6 experimental_telemetry with metadata.sessionId: two turns (two traces) are one session", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const t = tracing(exporter("protobuf", key), { batchSize: 5 });
+    const v6Tools = {
+      fetchPage: toolV6({
+        inputSchema: z.object({ url: z.string() }),
+        execute: async (): Promise<string> => {
+          throw new Error("HTTP 404: page not found");
+        },
+      }),
+      callApi: toolV6({ inputSchema: z.object({ url: z.string() }), execute: async () => ({ status_code: 500, error: "upstream unavailable" }) }),
+    };
+    for (let turn = 0; turn < 2; turn++) {
+      const v4 = mockAgentModel();
+      const model = new MockLanguageModelV3({ modelId: "mock-model", doGenerate: (options) => v4.doGenerate(options as never) as never });
+      await generateTextV6({
+        model,
+        prompt: `turn ${turn}`,
+        tools: v6Tools,
+        stopWhen: stepCountIsV6(3),
+        experimental_telemetry: { isEnabled: true, tracer: t.tracer, functionId: "helpdesk", metadata: { sessionId: "ai6-conversation" } },
+      });
+    }
+    await t.flush();
+    await t.shutdown();
+    const [session, ...more] = await sessions(workspaceId);
+    expect(more).toEqual([]);
+    expect(session).toMatchObject({ sessionId: "ai6-conversation", agent: "helpdesk", callCount: 4, failureCount: 4 });
+    const results = (await events(workspaceId)).filter((r) => r.type === "tool.result");
+    expect(results.map((r) => [r.toolName, r.model, r.severity]).sort()).toEqual([
+      ["callApi", "mock-model-step-1", "server_error"],
+      ["callApi", "mock-model-step-1", "server_error"],
+      ["fetchPage", "mock-model-step-1", "not_found"],
+      ["fetchPage", "mock-model-step-1", "not_found"],
+    ]);
   });
 
   it("AI SDK without functionId: the agent is 'default', never the model id of the span name", async () => {
