@@ -75,15 +75,15 @@ export async function handleOtlpTraces(req: Request, runtime: Runtime, timing: O
   // A span that cannot be mapped on its own is reported (and not stored); the rest is acknowledged.
   const problems = decoded.spans.map((s) => ({ span: s, reason: spanProblem(s, receivedAt) }));
   const accepted = problems.filter((p) => p.reason === null).map((p) => p.span);
-  let traceIds: string[];
+  let dueTraceIds: string[];
   try {
-    traceIds = await acceptSpans(db, scope, accepted, receivedAt, timing.settleMs);
+    dueTraceIds = await acceptSpans(db, scope, accepted, receivedAt, timing.settleMs);
   } catch (err) {
     console.error("[vigil] OTLP spans could not be stored:", err);
     return fail(500, GRPC.INTERNAL, "Internal server error");
   }
   // Stored: the 200 is safe. Traces whose root arrived are applied now (others when they settle).
-  for (const traceId of traceIds) {
+  for (const traceId of dueTraceIds) {
     await applyTrace(db, { workspaceId: key.workspaceId, traceId }, receivedAt).catch((err) =>
       console.error(`[vigil] OTLP trace ${traceId} will be applied by the background applier:`, err),
     );

@@ -33,7 +33,10 @@ export interface AcceptScope {
   organizationId: string;
 }
 
-/** Stores spans (a span already stored is a duplicate and left as it is) and schedules their traces. Returns the trace ids. */
+/**
+ * Stores spans (a span already stored is a duplicate and left as it is) and schedules their
+ * traces. Returns the ids of the traces that are due now (their root span is stored).
+ */
 export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[], receivedAt: number, settleMs: number): Promise<string[]> {
   if (!spans.length) return [];
   const received = new Date(receivedAt);
@@ -59,11 +62,11 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
     dueAt: rootArrived ? received : new Date(receivedAt + settleMs),
     pending: true,
   }));
-  await db.transaction(async (tx) => {
+  return db.transaction(async (tx) => {
     // Sorted, so concurrent exports of the same traces lock rows in one order (no deadlock).
     traceRows.sort((a, b) => (a.traceId < b.traceId ? -1 : 1));
     for (let i = 0; i < rows.length; i += 500) await tx.insert(otlpSpan).values(rows.slice(i, i + 500)).onConflictDoNothing();
-    await tx
+    const scheduled = await tx
       .insert(otlpTrace)
       .values(traceRows)
       .onConflictDoUpdate({
@@ -76,7 +79,8 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
           // parallel with its root, or a late one); otherwise the quiet period starts again.
           dueAt: sql`case when ${otlpTrace.rootArrived} or excluded.root_arrived then excluded.last_span_at else excluded.due_at end`,
         },
-      });
+      })
+      .returning({ traceId: otlpTrace.traceId, rootArrived: otlpTrace.rootArrived });
+    return scheduled.filter((t) => t.rootArrived).map((t) => t.traceId);
   });
-  return [...traces.keys()];
 }
