@@ -8,9 +8,9 @@
  * anywhere leaves the trace due for the next run. Late spans of an applied trace make it due
  * again and are applied as a follow-up batch.
  */
-import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, lte, notLike, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { otlpSession, otlpSpan, otlpTrace } from "@/db/schema";
+import { event, otlpSession, otlpSpan, otlpTrace } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
 import { withRetry } from "@/server/ingest";
 import { normalizeEvents } from "@/server/ingest/schema";
@@ -94,6 +94,8 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
   );
 }
 
+const RETRY_MS = 60_000;
+
 /** Applies every due trace, oldest first, in batches. Returns the trace ids this caller applied. */
 export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Promise<string[]> {
   const applied: string[] = [];
@@ -113,8 +115,13 @@ export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Pro
           progressed = true;
         }
       } catch (err) {
-        // One bad trace must not stop the others; it stays due and is retried on the next run.
-        console.error(`[vigil] OTLP trace ${ref.traceId} could not be applied:`, err);
+        // One bad trace must not stop the others: it stays pending and is retried a minute later.
+        console.error(`[vigil] OTLP trace ${ref.traceId} could not be applied (retried in 60 s):`, err);
+        await db
+          .update(otlpTrace)
+          .set({ dueAt: new Date(now + RETRY_MS) })
+          .where(and(eq(otlpTrace.workspaceId, ref.workspaceId), eq(otlpTrace.traceId, ref.traceId)))
+          .catch(() => {});
       }
     }
     if (due.length < limit || !progressed) return applied;
@@ -122,8 +129,8 @@ export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Pro
 }
 
 /**
- * Ends OTLP sessions without spans for the idle time: a `session.end` (so session decay, SPEC 4.2,
- * applies). A later span reopens the row, and the next idle period ends it again.
+ * Ends sessions fed only by OTLP after the idle time without spans: a `session.end` (so session
+ * decay, SPEC 4.2, applies). A later span reopens the row, and the next idle period ends it again.
  */
 export async function endIdleSessions(db: Db, idleMs: number, now = Date.now()): Promise<number> {
   const cutoff = new Date(now - idleMs);
@@ -142,6 +149,19 @@ export async function endIdleSessions(db: Db, idleMs: number, now = Date.now()):
           .where(and(eq(otlpSession.workspaceId, ref.workspaceId), eq(otlpSession.sessionId, ref.sessionId), isNull(otlpSession.endedAt), lt(otlpSession.lastSpanAt, cutoff)))
           .for("update", { skipLocked: true });
         if (!row) return false;
+        // Only sessions fed by OTLP alone: one the agent API also feeds is the agent's to end.
+        const [agentEvent] = await tx
+          .select({ id: event.id })
+          .from(event)
+          .where(and(eq(event.workspaceId, row.workspaceId), eq(event.sessionId, row.sessionId), notLike(event.id, `${OTEL_ID_PREFIX}%`)))
+          .limit(1);
+        if (agentEvent) {
+          await tx
+            .update(otlpSession)
+            .set({ endedAt: new Date(now) })
+            .where(and(eq(otlpSession.workspaceId, row.workspaceId), eq(otlpSession.sessionId, row.sessionId)));
+          return false;
+        }
         const endTs = Math.min(row.lastSpanAt.getTime() + idleMs, now);
         const id = `${OTEL_ID_PREFIX}end:${row.sessionId.slice(0, 80)}:${row.lastSpanAt.getTime()}`;
         await applyBatch(tx, { workspaceId: row.workspaceId, organizationId: row.organizationId }, normalizeEvents([{ type: "session.end", id, sessionId: row.sessionId, ts: endTs }], now));

@@ -376,6 +376,26 @@ describe("OTLP applier: crashes and several instances", () => {
     }
   });
 
+  it.each(DATABASE_KINDS)("idle end applies to sessions fed only by OTLP (%s)", async (kind) => {
+    const app = await TestApp.create(await createTestDatabase(kind));
+    try {
+      const { workspaceId, organizationId, key } = await app.seedWorkspace();
+      await acceptSpans(app.db, { workspaceId, organizationId }, [...traceSpans(1), ...traceSpans(2)], Date.now(), TIMING.settleMs);
+      await runOtlpApplier(app.db, TIMING);
+      // multi-2 also gets an event through the agent API: it is the agent's session to end.
+      const res = await app.mutation("ingest.events", { events: [{ type: "model.text", id: "agent-1", sessionId: "multi-2", text: "hi" }] }, { key });
+      expect(res.status).toBe(200);
+      expect(await endIdleSessions(app.db, TIMING.idleMs, Date.now() + TIMING.idleMs + 120_000)).toBe(1);
+      const rows = await app.db.select().from(agentSession).where(eq(agentSession.workspaceId, workspaceId));
+      expect(rows.map((r) => [r.sessionId, r.endedAt !== null]).sort()).toEqual([
+        ["multi-1", true],
+        ["multi-2", false],
+      ]);
+    } finally {
+      await app.database.close();
+    }
+  });
+
   it("two appliers on one PostgreSQL apply each trace once", async () => {
     const first = await createTestDatabase("postgres");
     const second = await openDatabase({ url: first.url!, poolSize: 6 });
