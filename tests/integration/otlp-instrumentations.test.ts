@@ -28,6 +28,7 @@ import { agentSession, event, otlpSpan } from "@/db/schema";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 import { applyDueTraces, endIdleSessions, runOtlpApplier, type OtlpTiming } from "@/server/otlp/applier";
 import { acceptSpans } from "@/server/otlp/store";
+import { pruneWorkspace } from "@/server/services/retention";
 import { openDatabase } from "@/db/client";
 import type { Runtime } from "@/server/runtime";
 
@@ -391,6 +392,21 @@ describe("OTLP applier: crashes and several instances", () => {
         ["multi-1", true],
         ["multi-2", false],
       ]);
+    } finally {
+      await app.database.close();
+    }
+  });
+
+  it("retention prunes stored spans and their trace rows", async () => {
+    const app = await TestApp.create(await createTestDatabase("pglite"));
+    try {
+      const { workspaceId, organizationId } = await app.seedWorkspace();
+      const day = 86_400_000;
+      await acceptSpans(app.db, { workspaceId, organizationId }, traceSpans(3), Date.now() - 40 * day, TIMING.settleMs);
+      await acceptSpans(app.db, { workspaceId, organizationId }, traceSpans(4), Date.now(), TIMING.settleMs);
+      const deleted = await pruneWorkspace(app.db, workspaceId, 30);
+      expect(deleted).toMatchObject({ otlpSpans: 2, otlpTraces: 1 });
+      expect(await app.db.select().from(otlpSpan).where(eq(otlpSpan.workspaceId, workspaceId))).toHaveLength(2);
     } finally {
       await app.database.close();
     }
