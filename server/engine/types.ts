@@ -94,7 +94,9 @@ export type AgentEvent =
       durationMs?: number;
       turnIndex?: number;
     })
-  | (EventBase & { type: "model.text"; text: string; turnIndex?: number })
+  | (EventBase & { type: "model.text"; text: string; reasoningOnly?: boolean; turnIndex?: number })
+  /** A person spoke to the agent: ends every run and the stretch (SPEC 5). */
+  | (EventBase & { type: "user.message"; text?: string; turnIndex?: number })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;
