@@ -165,6 +165,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     approvalsSuperseded: [],
     patterns: [],
     nudges: [],
+    nudgeVerdicts: [],
     modelToolDeltas: new Map(),
     behaviourDeltas: new Map(),
     suggestions: [],
@@ -447,6 +448,12 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         s.pauseReason = eff.reason;
         s.pausedAt = t;
       }
+    }
+    for (const v of observed.verdicts) {
+      // A nudge of this same batch gets its verdict before it is written; older ones are updated.
+      const row = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
+      if (row) row.effective = v.effective;
+      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
     }
     effects.push(...observed.effects);
     addBehaviourDelta(writes, s.model ?? "unknown", observed.stats);
