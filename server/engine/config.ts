@@ -363,7 +363,7 @@ export function toSnakeDocument(d: ConfigDocument): SnakeConfigDocument {
 /**
  * Workspace over organization over built-ins. Lists (extractors, security patterns, tool classes,
  * announce phrases) are replaced as a whole by the most specific level that sets them; ladders and
- * model-switch values merge per field (ladders are then made monotonic). Rules stay in the two
+ * model-switch values merge per field (ladders are then made strictly increasing). Rules stay in the two
  * documents and are resolved per call by rules.ts.
  */
 export function mergeEffectiveConfig(
@@ -380,8 +380,9 @@ export function mergeEffectiveConfig(
     const o = org.patterns?.thresholds?.[t] ?? {};
     const dflt = DEFAULT_PATTERN_CONFIG.thresholds[t];
     const minor = w.minor ?? o.minor ?? dflt.minor;
-    const moderate = Math.max(minor, w.moderate ?? o.moderate ?? dflt.moderate);
-    const severe = Math.max(moderate, w.severe ?? o.severe ?? dflt.severe);
+    // Levels may set parts of a ladder; the merged ladder stays strictly increasing (every step reachable).
+    const moderate = Math.max(minor + 1, w.moderate ?? o.moderate ?? dflt.moderate);
+    const severe = Math.max(moderate + 1, w.severe ?? o.severe ?? dflt.severe);
     thresholds[t] = { minor, moderate, severe };
   }
 
