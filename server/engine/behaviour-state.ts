@@ -183,6 +183,9 @@ export function restartDetection(state: SessionBehaviour, now: number): SessionB
   return {
     ...state,
     stretch: newStretch(state.stretch.id + 1, now),
+    // Calls before the reset must not count towards a new alternation (results of those calls then
+    // fall back to the shell's hash of their args).
+    calls: [],
     run: null,
     failureRun: null,
     alternating: null,
