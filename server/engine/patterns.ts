@@ -177,13 +177,16 @@ function md5(s: string): string {
 
 /** Call identity hash: MD5 of the canonical JSON of `args` without the volatile top-level fields. */
 export function callIdentityHash(args: JsonObject | undefined, volatileFields: readonly string[]): string {
+  return md5(canonicalJson(stableArgs(args, volatileFields)));
+}
+
+/** `args` without the volatile top-level fields (the same object when it has none). */
+function stableArgs(args: JsonObject | undefined, volatileFields: readonly string[]): JsonObject {
   const a = args ?? {};
-  let kept: JsonObject = a;
-  if (volatileFields.some((f) => Object.prototype.hasOwnProperty.call(a, f))) {
-    kept = {};
-    for (const [k, v] of Object.entries(a)) if (!volatileFields.includes(k)) kept[k] = v;
-  }
-  return md5(canonicalJson(kept));
+  if (!volatileFields.some((f) => Object.prototype.hasOwnProperty.call(a, f))) return a;
+  const kept: JsonObject = {};
+  for (const [k, v] of Object.entries(a)) if (!volatileFields.includes(k)) kept[k] = v;
+  return kept;
 }
 
 /** Outcome identity of a result: failed or succeeded + hash of the error (failures) or result (successes). */
@@ -241,7 +244,7 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
   const run =
     s.run && s.run.toolName === ev.toolName && s.run.argsHash === hash
       ? { ...s.run, length: s.run.length + 1 }
-      : { toolName: ev.toolName, argsHash: hash, preview: preview(ev.args), length: 1, outcome: null, start: s.seq, nudged: null };
+      : { toolName: ev.toolName, argsHash: hash, preview: preview(stableArgs(ev.args, cfg.volatileArgFields)), length: 1, outcome: null, start: s.seq, nudged: null };
 
   let alternating = s.alternating;
   if (!last || lastId === id) alternating = null;
@@ -327,7 +330,7 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
         : {
             toolName: ev.toolName,
             argsHash: hash,
-            preview: next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName ? next.run.preview : preview(ev.args),
+            preview: next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName ? next.run.preview : preview(stableArgs(ev.args, cfg.volatileArgFields)),
             outcome,
             count: 1,
             start: next.seq,
