@@ -76,7 +76,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
                   </li>
                 ))}
               </ul>
-              <p className="muted">Thresholds, tool classes and announce phrases are configurable under Settings → Tool classes.</p>
+              <p className="muted">Thresholds, tool classes, announce phrases and volatile argument fields are configurable under Settings → Tool classes.</p>
             </div>
           }
         />
