@@ -30,7 +30,8 @@ const call = (toolName: string, argsHash = "h"): BehaviourEvent => ({
   toolName,
   args: {},
   failureKey: `${toolName}|${argsHash}`,
-  argsHash,
+  // The shell's hash of `args` ({} for every call here): the calls are identical, whatever the label.
+  argsHash: "h",
 });
 const result = (toolName: string, failed: boolean, argsHash = "h"): BehaviourEvent => ({
   ...base(),
@@ -38,7 +39,7 @@ const result = (toolName: string, failed: boolean, argsHash = "h"): BehaviourEve
   callId: `c${seq}`,
   toolName,
   failureKey: `${toolName}|${argsHash}`,
-  argsHash,
+  argsHash: "h",
   failed,
 });
 const text = (t: string): BehaviourEvent => ({ ...base(), type: "model.text", text: t });

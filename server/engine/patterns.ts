@@ -17,7 +17,7 @@
  * Every pattern is evaluated after every event; a pattern is reported again in its run or
  * stretch only when its severity rises; at most one nudge is sent per event.
  */
-import { createHash } from "node:crypto";
+import { hash as oneShotHash } from "node:crypto";
 import {
   RECENT_CALLS_KEPT,
   STRETCH_IDENTITIES_KEPT,
@@ -31,7 +31,7 @@ import {
 } from "./behaviour-state";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
 import { DEFAULT_PATTERN_CONFIG } from "./config";
-import { canonicalJson } from "./failure-key";
+import { argsHash, canonicalJson } from "./failure-key";
 import { redactedPreview } from "./redact";
 import {
   PATTERN_SEVERITIES,
@@ -171,13 +171,23 @@ export function severityRank(s: PatternSeverity): number {
 // Identities
 // ---------------------------------------------------------------------------
 
+/** MD5 (one-shot: several times cheaper than a Hash object per call), first 12 hex characters. */
 function md5(s: string): string {
-  return createHash("md5").update(s, "utf8").digest("hex").slice(0, 12);
+  return oneShotHash("md5", s, "hex").slice(0, 12);
 }
 
 /** Call identity hash: MD5 of the canonical JSON of `args` without the volatile top-level fields. */
 export function callIdentityHash(args: JsonObject | undefined, volatileFields: readonly string[]): string {
-  return md5(canonicalJson(stableArgs(args, volatileFields)));
+  return argsHash(stableArgs(args, volatileFields));
+}
+
+/**
+ * The identity hash of an enriched event: the shell already hashed all of `args` (`argsHash`, the
+ * same function), so it is reused unless a volatile field has to be left out.
+ */
+function eventIdentityHash(ev: { args?: JsonObject; argsHash: string }, volatileFields: readonly string[]): string {
+  const a = ev.args ?? {};
+  return volatileFields.some((f) => Object.prototype.hasOwnProperty.call(a, f)) ? argsHash(stableArgs(a, volatileFields)) : ev.argsHash;
 }
 
 /** `args` without the volatile top-level fields (the same object when it has none). */
@@ -206,10 +216,18 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Compiled mention patterns per tool name (a memo: same input, same output; bounded). */
+const MENTION_RE = new Map<string, RegExp>();
+
 /** Whether `text` names `tool` as a word (case-insensitive). */
 export function mentionsTool(text: string, tool: string): boolean {
   if (tool.length === 0) return false;
-  const re = new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(tool)}($|[^A-Za-z0-9_])`, "i");
+  let re = MENTION_RE.get(tool);
+  if (!re) {
+    if (MENTION_RE.size > 1000) MENTION_RE.clear();
+    re = new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(tool)}($|[^A-Za-z0-9_])`, "i");
+    MENTION_RE.set(tool, re);
+  }
   return re.test(text);
 }
 
@@ -235,16 +253,17 @@ function bounded<T>(list: T[], item: T, max: number): T[] {
 // ---------------------------------------------------------------------------
 
 function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): SessionBehaviour {
-  const hash = callIdentityHash(ev.args, cfg.volatileArgFields);
+  const hash = eventIdentityHash(ev, cfg.volatileArgFields);
   const id = identityOf(ev.toolName, hash);
   const last = s.calls[s.calls.length - 1];
   const beforeLast = s.calls[s.calls.length - 2];
   const lastId = last ? identityOf(last.toolName, last.argsHash) : null;
 
+  // The preview is only needed once the call repeats (redaction is the costly part of a call).
   const run =
     s.run && s.run.toolName === ev.toolName && s.run.argsHash === hash
-      ? { ...s.run, length: s.run.length + 1 }
-      : { toolName: ev.toolName, argsHash: hash, preview: preview(stableArgs(ev.args, cfg.volatileArgFields)), length: 1, outcome: null, start: s.seq, nudged: null };
+      ? { ...s.run, length: s.run.length + 1, preview: s.run.preview || preview(stableArgs(ev.args, cfg.volatileArgFields)) }
+      : { toolName: ev.toolName, argsHash: hash, preview: "", length: 1, outcome: null, start: s.seq, nudged: null };
 
   let alternating = s.alternating;
   if (!last || lastId === id) alternating = null;
@@ -304,7 +323,7 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
       break;
     }
   }
-  const hash = ev.args ? callIdentityHash(ev.args, cfg.volatileArgFields) : callIndex >= 0 ? s.calls[callIndex].argsHash : ev.argsHash;
+  const hash = ev.args ? eventIdentityHash(ev, cfg.volatileArgFields) : callIndex >= 0 ? s.calls[callIndex].argsHash : ev.argsHash;
   const id = identityOf(ev.toolName, hash);
   const outcome = outcomeIdentity(ev);
   let next: SessionBehaviour = { ...s, textRun: null, emptyRun: null };
@@ -326,11 +345,18 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
     const f = next.failureRun;
     next.failureRun =
       f && f.toolName === ev.toolName && f.argsHash === hash && f.outcome === outcome
-        ? { ...f, count: f.count + 1 }
+        ? {
+            ...f,
+            count: f.count + 1,
+            preview:
+              f.preview ||
+              (next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName && next.run.preview) ||
+              (ev.args ? preview(stableArgs(ev.args, cfg.volatileArgFields)) : ""),
+          }
         : {
             toolName: ev.toolName,
             argsHash: hash,
-            preview: next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName ? next.run.preview : preview(stableArgs(ev.args, cfg.volatileArgFields)),
+            preview: "",
             outcome,
             count: 1,
             start: next.seq,
@@ -406,12 +432,12 @@ function toolSequence(s: SessionBehaviour): string[] {
 export function detectPatterns(stored: SessionBehaviour, cfg: PatternConfig): Detection[] {
   const s = upgradeSessionBehaviour(stored, stored.sessionId);
   const out: Detection[] = [];
-  const seq = toolSequence(s);
+  let seq: string[] | null = null;
   const last = s.calls[s.calls.length - 1];
   const add = (type: PatternType, count: number, toolName: string, args = "", identity: string | null = null) => {
     if (count < PATTERN_MIN_COUNT[type]) return;
     const severity = severityFor(count, cfg.thresholds[type]);
-    if (severity) out.push({ patternType: type, severity, count, toolName, args, identity, toolSequence: seq });
+    if (severity) out.push({ patternType: type, severity, count, toolName, args, identity, toolSequence: (seq ??= toolSequence(s)) });
   };
 
   if (s.run) add("repetitive_calls", s.run.length, s.run.toolName, s.run.preview, identityOf(s.run.toolName, s.run.argsHash));
