@@ -9,6 +9,7 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { at, uid } from "../support/agent";
 import { agentSession, event, nudge } from "@/db/schema";
+import { patternStats } from "@/server/dashboard/patterns-data";
 
 /** A call and its result (the result borrows the call's args by callId, as agents send them). */
 function act(sessionId: string, toolName: string, args: Record<string, unknown>, outcome: Record<string, unknown>, ts: string) {
@@ -102,6 +103,16 @@ describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
       ["gentle", false],
       ["direct", true],
     ]);
+
+    // A nudge judged within the batch that sent it is written with its verdict.
+    const o = uid("s");
+    const lo = (m: number) => act(o, "bash", { command: "ls" }, { success: true, result: "a" }, at(base, m));
+    await ingest(key, [...lo(0), ...lo(1), ...lo(2), ...act(o, "Edit", { file_path: "b.ts" }, { success: true, result: "ok" }, at(base, 3))]);
+    const same = await app.db.select().from(nudge).where(and(eq(nudge.workspaceId, workspaceId), eq(nudge.sessionId, o)));
+    expect(same.map((n) => [n.nudgeType, n.effective])).toEqual([["gentle", true]]);
+    // The Patterns page reads the stored verdicts.
+    const stats = await patternStats(app.db, { workspaceId, days: 7 });
+    expect(stats.effectivenessByPattern).toEqual([{ patternType: "repetitive_calls", sent: 3, effective: 2, rate: 2 / 3 }]);
   });
 
   it("a session whose behaviour was stored by engine version 1 continues where it was", async () => {
