@@ -24,6 +24,7 @@ export const PATTERN_COLORS: Record<string, string> = {
   planning_loop: "var(--chart-6)",
   alternating_calls: "var(--chart-7)",
   tool_avoidance: "var(--chart-8)",
+  empty_response: "var(--chart-9)",
 };
 
 export const STATE_COLORS = {

@@ -409,6 +409,8 @@ export const nudge = pgTable(
     nudgeType: text("nudge_type").notNull(),
     message: text("message").notNull(),
     ts: ts("ts").notNull(),
+    /** The engine's verdict (SPEC 5): true/false once decided, null while open or for guidance nudges. */
+    effective: boolean("effective"),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.id] }),

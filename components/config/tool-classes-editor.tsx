@@ -12,12 +12,26 @@ import { cloneDoc, issuesUnder, ReadOnlyNotice, useConfigEditor } from "./config
 
 const LISTS = [
   { key: "introspection_tools", camel: "introspectionTools", label: "Introspection tools", hint: "Listing tools or schemas; consecutive calls of these form an introspection loop." },
-  { key: "read_only_tools", camel: "readOnlyTools", label: "Read-only tools", hint: "Calls that only read; many of them without an action form a read-only loop." },
-  { key: "action_tools", camel: "actionTools", label: "Action tools", hint: "Tools that make progress; a successful action result starts a new stretch." },
+  { key: "read_only_tools", camel: "readOnlyTools", label: "Read-only tools", hint: "Calls that only read; re-reading the same thing without acting forms a read-only loop (reading new things never counts)." },
+  { key: "action_tools", camel: "actionTools", label: "Action tools", hint: "Tools that make progress; a successful action with a new call or a new result starts a new stretch." },
   { key: "announce_phrases", camel: "announcePhrases", label: "Announce phrases", hint: "Case-insensitive phrases in model text that announce an action (“let me…”)." },
+  { key: "volatile_arg_fields", camel: "volatileArgFields", label: "Volatile argument fields", hint: "Top-level argument fields left out when comparing calls: they change between otherwise identical calls." },
 ] as const;
 type ListKey = (typeof LISTS)[number]["key"];
 const LEVELS = ["minor", "moderate", "severe"] as const;
+
+/** What each pattern's ladder counts (SPEC 5, revision 2). */
+const PATTERN_COUNTS: Record<PatternType, string> = {
+  repetitive_calls: "identical calls in a row (same tool, same arguments, same result)",
+  error_retry_loop: "identical calls failing with the same error in a row",
+  alternating_calls: "calls alternating between two identical calls, A B A B",
+  introspection_loop: "introspection calls in a row",
+  read_only_loop: "re-reads of something already read in the stretch",
+  announce_no_action: "announcements in the stretch with no recent action",
+  planning_loop: "model texts in a row without a tool call (identical texts count double)",
+  empty_response: "empty or reasoning-only responses in a row",
+  tool_avoidance: "mentions of an action tool without calling it",
+};
 
 export function ToolClassesEditor() {
   const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
@@ -55,9 +69,10 @@ export function ToolClassesEditor() {
       else vals[s] = n;
     }
     const eff = { ...inherited.thresholds[t], ...vals };
-    if (!errors[`${t}.moderate`] && vals.moderate !== undefined && eff.minor > eff.moderate) errors[`${t}.moderate`] = "Must be ≥ minor";
-    if (!errors[`${t}.severe`] && vals.severe !== undefined && eff.moderate > eff.severe) errors[`${t}.severe`] = "Must be ≥ moderate";
-    if (!errors[`${t}.minor`] && vals.minor !== undefined && vals.moderate === undefined && eff.minor > eff.moderate) errors[`${t}.minor`] = "Must be ≤ moderate";
+    // Strictly increasing, as the server requires: an equal step could never be reached.
+    if (!errors[`${t}.moderate`] && vals.moderate !== undefined && eff.minor >= eff.moderate) errors[`${t}.moderate`] = "Must be greater than minor";
+    if (!errors[`${t}.severe`] && vals.severe !== undefined && eff.moderate >= eff.severe) errors[`${t}.severe`] = "Must be greater than moderate";
+    if (!errors[`${t}.minor`] && vals.minor !== undefined && vals.moderate === undefined && eff.minor >= eff.moderate) errors[`${t}.minor`] = "Must be less than moderate";
     if (Object.keys(vals).length) ladderValues[t] = vals;
   }
   const listValues: Partial<Record<ListKey, string[]>> = {};
@@ -91,7 +106,7 @@ export function ToolClassesEditor() {
       <ReadOnlyNotice />
       <Section
         title="Tool classes"
-        description={`Which tools count as introspection, read-only or action for pattern detection. Unless overridden, a list is inherited from ${level === "workspace" ? "the organization or " : ""}the built-in defaults.`}
+        description={`Which tools count as introspection, read-only or action for pattern detection, and which argument fields to ignore when comparing calls. Unless overridden, a list is inherited from ${level === "workspace" ? "the organization or " : ""}the built-in defaults.`}
       >
         <div className="grid grid-2">
           {LISTS.map((l) => {
@@ -143,7 +158,7 @@ export function ToolClassesEditor() {
         </div>
       </Section>
 
-      <Section title="Pattern thresholds" description="The detection count at which a pattern is reported as minor, moderate or severe (severe interrupts the session). Empty cells inherit.">
+      <Section title="Pattern thresholds" description="The count at which a pattern is reported as minor, moderate or severe (severe pauses the session). Each ladder must be strictly increasing. Empty cells inherit.">
         <div className="table-wrap">
           <div className="table-scroll">
             <table className="table dash2-ladder" data-density="compact">
@@ -162,6 +177,9 @@ export function ToolClassesEditor() {
                   <tr key={t}>
                     <th scope="row" style={{ fontWeight: 500 }}>
                       {humanize(t)}
+                      <div className="text-xs muted" style={{ fontWeight: 400 }}>
+                        counts {PATTERN_COUNTS[t]}
+                      </div>
                     </th>
                     {LEVELS.map((s) => (
                       <td key={s}>

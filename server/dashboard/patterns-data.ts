@@ -33,7 +33,7 @@ export interface PatternStats {
 
 export async function patternStats(
   db: Db,
-  input: { workspaceId: string; days: number; now?: number; actionTools: string[] },
+  input: { workspaceId: string; days: number; now?: number; /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[] },
 ): Promise<PatternStats> {
   const now = input.now ?? Date.now();
   const days = dayList(input.days, now);
@@ -66,20 +66,10 @@ export async function patternStats(
       .from(nudge)
       .where(and(eq(nudge.workspaceId, ws), gte(nudge.ts, since))),
     db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, ws)),
-    // A nudge is effective when a successful action-tool result follows it in the session before the
-    // same pattern is detected again (SPEC 5).
+    // The engine decides a nudge's effectiveness once and stores it with the nudge (SPEC 5).
     db.execute(sql`
       select n.pattern_type as "patternType", count(*)::int as sent,
-        count(*) filter (where exists (
-          select 1 from event e
-          where e.workspace_id = n.workspace_id and e.session_id = n.session_id
-            and e.type = 'tool.result' and e.failed = false and e.ts >= n.ts
-            and e.tool_name = any(${toPgArray(input.actionTools)}::text[])
-            and not exists (
-              select 1 from pattern_detection p
-              where p.workspace_id = n.workspace_id and p.session_id = n.session_id
-                and p.pattern_type = n.pattern_type and p.ts > n.ts and p.ts < e.ts)
-        ))::int as effective
+        count(*) filter (where n.effective)::int as effective
       from nudge n
       where n.workspace_id = ${ws} and n.ts >= ${since.toISOString()} and n.pattern_type is not null
         and n.nudge_type <> 'guidance'
@@ -143,9 +133,6 @@ export async function patternStats(
   };
 }
 
-function toPgArray(values: string[]): string {
-  return "{" + values.map((v) => `"${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`).join(",") + "}";
-}
 
 // ---------------------------------------------------------------------------
 // Models

@@ -1,65 +1,97 @@
 /**
- * Per-session behaviour state (SPEC 5). Plain JSON: the shell stores it in a jsonb
+ * Per-session behaviour state (SPEC 5, revision 2). Plain JSON: the shell stores it in a jsonb
  * column and hands it back on the next request, so nothing lives in memory.
  *
  * Shared by patterns.ts (detection) and nudges.ts (pause / resume / guidance).
+ * `upgradeSessionBehaviour` turns a state stored by an older version into the current shape, so
+ * sessions in flight keep working across a deploy.
  */
 import type { PatternSeverity, PatternType } from "./types";
 
-/** One tool call of the stretch, as the shell enriched it. */
+export const BEHAVIOUR_STATE_VERSION = 2;
+
+/** One tool call of the session, as the engine identified it. */
 export interface StretchCall {
+  callId: string;
   toolName: string;
+  /** Call identity hash: args without the volatile fields (SPEC 5). */
   argsHash: string;
   failureKey: string;
+  /** Outcome identity of its result, once known. */
+  outcome?: string;
 }
 
-/** The run of consecutive failures of one failure key inside the stretch. */
+/** A run of identical calls (same call identity, same outcome so far). */
+export interface CallRun {
+  toolName: string;
+  argsHash: string;
+  /** Short redacted preview of the repeated arguments, for the nudge text. */
+  preview: string;
+  length: number;
+  /** Outcome identity of the run's results so far; null while none is known. */
+  outcome: string | null;
+  /** Event sequence number at which the run started: a new run starts clean. */
+  start: number;
+  /** Highest severity nudged for this run (by repetitive_calls or error_retry_loop): one nudge per loop step. */
+  nudged: PatternSeverity | null;
+}
+
+/** Consecutive results that failed for one call identity with one outcome. */
 export interface FailureRun {
   toolName: string;
   argsHash: string;
+  preview: string;
+  outcome: string;
   count: number;
+  start: number;
 }
 
-/** What was reported for a pattern in the current stretch (severity only rises). */
+/** Calls alternating between exactly two call identities A B A B … with unchanged outcomes. */
+export interface AlternatingRun {
+  /** The two identities (`toolName argsHash`), in order of first appearance. */
+  pair: [string, string];
+  names: [string, string];
+  /** Known outcome per identity; a different outcome ends the run. */
+  outcomes: Record<string, string>;
+  length: number;
+  start: number;
+}
+
+/** A simple counted run (introspection calls, model texts, empty responses). */
+export interface CountRun {
+  count: number;
+  start: number;
+}
+
+/** What was reported for a pattern, in which run or stretch (`scope`), and at which severity. */
 export interface ReportedPattern {
   severity: PatternSeverity;
   count: number;
   at: number;
+  scope: string;
 }
 
 /**
- * The stretch: everything since the session's last successful action-tool result.
- * Counters are kept incrementally so the state stays bounded however long the stretch is;
- * `calls` keeps only the most recent STRETCH_CALLS_KEPT calls.
+ * The stretch: the session's events since its last productive action, `user.message` or resume.
+ * Counters are incremental so the state stays bounded however long the stretch is.
  */
 export interface Stretch {
-  /** Increments every time a new stretch starts (successful action result, resume). */
+  /** Increments every time a new stretch starts. */
   id: number;
   startedAt: number | null;
-  /** The most recent calls of the stretch, oldest first (bounded). */
-  calls: StretchCall[];
-  /** Number of tool calls in the stretch (unbounded counter). */
+  /** Tool calls in the stretch (unbounded counter). */
   callCount: number;
-  /** Length of the current run of calls with the same tool name as the last call. */
-  sameToolRun: number;
-  /** Length of the current run of introspection-tool calls. */
-  introspectionRun: number;
-  /** Length of the current run alternating between exactly two (tool, args hash) pairs. */
-  alternatingRun: number;
-  /** Read-only calls in the stretch. */
-  readOnlyCalls: number;
-  /** Action-tool calls in the stretch (a failed one keeps the stretch going). */
-  actionCalls: number;
-  /** `model.text` events in a row with no tool call between them. */
-  textRun: number;
+  /** `toolName argsHash|outcome` of the stretch's results, including the productive one that opened it (bounded). */
+  seenResults: string[];
+  /** Read-only call identities of the stretch (bounded). */
+  readIdentities: string[];
+  /** Read-only calls that repeated an earlier read-only identity of the stretch. */
+  rereads: number;
+  lastReread: string | null;
   /** `model.text` events of the stretch that contain an announce phrase. */
   announcements: number;
   /** Per action tool (lower-cased name): texts naming it since it was last called. */
   mentions: Record<string, { toolName: string; count: number }>;
-  /** Per failure key: the current run of consecutive failures with one args hash. */
-  failureRuns: Record<string, FailureRun>;
-  /** Patterns reported in this stretch and at which severity. */
-  reported: Partial<Record<PatternType, ReportedPattern>>;
 }
 
 /** A nudge sent for a pattern, waiting to be judged effective or not. */
@@ -70,9 +102,21 @@ export interface OpenNudge {
 }
 
 export interface SessionBehaviour {
-  version: 1;
+  version: 2;
   sessionId: string;
+  /** Events observed (sequence numbers for run scopes). */
+  seq: number;
   stretch: Stretch;
+  /** The most recent calls, oldest first (bounded): results find their call's identity here. */
+  calls: StretchCall[];
+  run: CallRun | null;
+  failureRun: FailureRun | null;
+  alternating: AlternatingRun | null;
+  introspectionRun: CountRun | null;
+  /** Model texts in a row (no tool call or result between); identical texts count double. */
+  textRun: (CountRun & { hashes: string[] }) | null;
+  emptyRun: CountRun | null;
+  reported: Partial<Record<PatternType, ReportedPattern>>;
   paused: boolean;
   pauseReason: string | null;
   pausedAt: number | null;
@@ -90,32 +134,38 @@ export interface SessionBehaviour {
   lastEventAt: number | null;
 }
 
-export const STRETCH_CALLS_KEPT = 20;
+export const RECENT_CALLS_KEPT = 32;
+/** Bound of the per-stretch identity lists (reads, results): enough for any realistic stretch. */
+export const STRETCH_IDENTITIES_KEPT = 256;
 
 export function newStretch(id: number, startedAt: number | null): Stretch {
   return {
     id,
     startedAt,
-    calls: [],
     callCount: 0,
-    sameToolRun: 0,
-    introspectionRun: 0,
-    alternatingRun: 0,
-    readOnlyCalls: 0,
-    actionCalls: 0,
-    textRun: 0,
+    seenResults: [],
+    readIdentities: [],
+    rereads: 0,
+    lastReread: null,
     announcements: 0,
     mentions: {},
-    failureRuns: {},
-    reported: {},
   };
 }
 
 export function createSessionBehaviour(sessionId: string): SessionBehaviour {
   return {
-    version: 1,
+    version: 2,
     sessionId,
+    seq: 0,
     stretch: newStretch(0, null),
+    calls: [],
+    run: null,
+    failureRun: null,
+    alternating: null,
+    introspectionRun: null,
+    textRun: null,
+    emptyRun: null,
+    reported: {},
     paused: false,
     pauseReason: null,
     pausedAt: null,
@@ -128,12 +178,97 @@ export function createSessionBehaviour(sessionId: string): SessionBehaviour {
   };
 }
 
-/** The patterns reported in the current stretch, for `sessions.get` `activePatterns`. */
+/** Ends every run and starts a fresh stretch (a `user.message` or a resume). */
+export function restartDetection(state: SessionBehaviour, now: number): SessionBehaviour {
+  return {
+    ...state,
+    stretch: newStretch(state.stretch.id + 1, now),
+    // Calls before the reset must not count towards a new alternation (results of those calls then
+    // fall back to the shell's hash of their args).
+    calls: [],
+    run: null,
+    failureRun: null,
+    alternating: null,
+    introspectionRun: null,
+    textRun: null,
+    emptyRun: null,
+  };
+}
+
+/**
+ * A stored state of any version → the current shape (idempotent). Version 1 (revision 1 of
+ * SPEC 5) counted by tool name; its counters mean something else now, so its runs start over,
+ * while everything a person or the agent relies on is kept: pause, guidance, open nudges,
+ * turns, model suggestions, the stretch's announcements and mentions. `null` → a fresh state.
+ */
+export function upgradeSessionBehaviour(stored: unknown, sessionId: string): SessionBehaviour {
+  if (!stored || typeof stored !== "object") return createSessionBehaviour(sessionId);
+  const s = stored as Record<string, unknown>;
+  if (s.version === BEHAVIOUR_STATE_VERSION) return stored as SessionBehaviour;
+  const fresh = createSessionBehaviour(typeof s.sessionId === "string" ? s.sessionId : sessionId);
+  const old = (s.stretch ?? {}) as Record<string, unknown>;
+  const num = (v: unknown, d: number) => (typeof v === "number" && Number.isFinite(v) ? v : d);
+  const str = (v: unknown) => (typeof v === "string" ? v : null);
+  const stretchId = num(old.id, 0);
+  const mentions = old.mentions && typeof old.mentions === "object" ? (old.mentions as Stretch["mentions"]) : {};
+  // Reports of v1 that keep their meaning (same stretch, same definition) stay, so they are not sent twice.
+  const oldReported = (old.reported ?? {}) as Partial<Record<string, { severity: PatternSeverity; count: number; at: number }>>;
+  const reported: SessionBehaviour["reported"] = {};
+  for (const p of ["announce_no_action", "tool_avoidance"] as const) {
+    const r = oldReported[p];
+    if (r && typeof r.severity === "string") reported[p] = { severity: r.severity, count: num(r.count, 0), at: num(r.at, 0), scope: `s${stretchId}` };
+  }
+  return {
+    ...fresh,
+    stretch: {
+      ...newStretch(stretchId, old.startedAt === null ? null : num(old.startedAt, 0)),
+      callCount: num(old.callCount, 0),
+      announcements: num(old.announcements, 0),
+      mentions: { ...mentions },
+    },
+    reported,
+    paused: s.paused === true,
+    pauseReason: str(s.pauseReason),
+    pausedAt: typeof s.pausedAt === "number" ? s.pausedAt : null,
+    pendingGuidance: str(s.pendingGuidance),
+    openNudges: Array.isArray(s.openNudges) ? (s.openNudges as OpenNudge[]) : [],
+    currentTurn: typeof s.currentTurn === "number" ? s.currentTurn : null,
+    turnHadPattern: s.turnHadPattern === true,
+    modelSuggestions: Array.isArray(s.modelSuggestions) ? (s.modelSuggestions as string[]) : [],
+    lastEventAt: typeof s.lastEventAt === "number" ? s.lastEventAt : null,
+  };
+}
+
+/** The scope a pattern's report belongs to now: its current run, or the stretch. */
+export function currentScope(state: SessionBehaviour, type: PatternType): string | null {
+  switch (type) {
+    case "repetitive_calls":
+      return state.run ? `r${state.run.start}` : null;
+    case "error_retry_loop":
+      return state.failureRun ? `f${state.failureRun.start}` : null;
+    case "alternating_calls":
+      return state.alternating ? `a${state.alternating.start}` : null;
+    case "introspection_loop":
+      return state.introspectionRun ? `i${state.introspectionRun.start}` : null;
+    case "planning_loop":
+      return state.textRun ? `t${state.textRun.start}` : null;
+    case "empty_response":
+      return state.emptyRun ? `e${state.emptyRun.start}` : null;
+    case "read_only_loop":
+    case "announce_no_action":
+    case "tool_avoidance":
+      return `s${state.stretch.id}`;
+  }
+}
+
+/** The patterns reported in their current run or stretch, for `sessions.get` `activePatterns`. */
 export function activePatterns(
-  state: SessionBehaviour,
+  stored: SessionBehaviour,
 ): { patternType: PatternType; severity: PatternSeverity; count: number; detectedAt: number }[] {
+  const state = upgradeSessionBehaviour(stored, stored?.sessionId ?? "");
   const out: { patternType: PatternType; severity: PatternSeverity; count: number; detectedAt: number }[] = [];
-  for (const [type, rep] of Object.entries(state.stretch.reported) as [PatternType, ReportedPattern][]) {
+  for (const [type, rep] of Object.entries(state.reported) as [PatternType, ReportedPattern][]) {
+    if (rep.scope !== currentScope(state, type)) continue;
     out.push({ patternType: type, severity: rep.severity, count: rep.count, detectedAt: rep.at });
   }
   return out.sort((a, b) => a.detectedAt - b.detectedAt || a.patternType.localeCompare(b.patternType));

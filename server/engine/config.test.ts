@@ -68,6 +68,19 @@ const FULL = {
 };
 
 describe("parseConfigDocument", () => {
+  it("pattern ladders: unknown pattern names and ladders that are not strictly increasing name the field", () => {
+    const unknown = parseConfigDocument({ patterns: { stuck_forever: { minor: 1 } } });
+    expect(unknown).toEqual({ ok: false, issues: [{ path: "patterns.stuck_forever", message: "Unknown field 'patterns.stuck_forever'" }] });
+    const equal = parseConfigDocument({ patterns: { repetitive_calls: { minor: 3, moderate: 3, severe: 5 } } });
+    expect(equal.ok).toBe(false);
+    if (!equal.ok) expect(equal.issues.map((i) => i.path)).toEqual(["patterns.repetitive_calls.moderate"]);
+    const down = parseConfigDocument({ patterns: { empty_response: { minor: 1, severe: 1 } } });
+    expect(down.ok).toBe(false);
+    if (!down.ok) expect(down.issues[0]!.path).toBe("patterns.empty_response.severe");
+    const ok = parseConfigDocument({ patterns: { empty_response: { minor: 2, moderate: 3, severe: 4 }, volatile_arg_fields: ["nonce"] } });
+    expect(ok).toEqual({ ok: true, doc: { patterns: { volatileArgFields: ["nonce"], thresholds: { empty_response: { minor: 2, moderate: 3, severe: 4 } } } } });
+  });
+
   it("imports the seed's reliability.json as it is and exports it back identically", () => {
     const r = parseConfigDocument(SEED_FILE);
     expect(r.ok).toBe(true);
@@ -211,13 +224,20 @@ describe("mergeEffectiveConfig", () => {
 
   it("SPEC 5 table defaults", () => {
     expect(DEFAULT_PATTERN_CONFIG.introspectionTools).toEqual(["list_tools", "get_tool_schemas", "askPermission"]);
-    expect(DEFAULT_PATTERN_CONFIG.readOnlyTools).toEqual(["readFile", "list_tools", "get_tool_schemas", "glob", "grep", "Read", "Glob", "Grep", "LS"]);
-    expect(DEFAULT_PATTERN_CONFIG.actionTools).toEqual(["writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "Bash"]);
+    expect(DEFAULT_PATTERN_CONFIG.readOnlyTools).toEqual([
+      "readFile", "list_tools", "get_tool_schemas", "glob", "grep", "Read", "Glob", "Grep", "LS", "read_file", "list_files", "search_files",
+    ]);
+    expect(DEFAULT_PATTERN_CONFIG.actionTools).toEqual([
+      "writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "MultiEdit", "Bash",
+      "execute_bash", "terminal", "execute_command", "write_to_file", "replace_in_file", "str_replace_editor",
+    ]);
+    expect(DEFAULT_PATTERN_CONFIG.volatileArgFields).toEqual(["description", "task_progress", "timeout", "request_id"]);
     expect(DEFAULT_PATTERN_CONFIG.announcePhrases).toEqual(["proceeding now", "let me", "i'll now", "executing", "running", "starting", "proceeding"]);
     expect(Object.keys(DEFAULT_PATTERN_CONFIG.thresholds).sort()).toEqual([...PATTERN_TYPES].sort());
     expect(DEFAULT_PATTERN_CONFIG.thresholds.announce_no_action).toEqual({ minor: 2, moderate: 3, severe: 4 });
-    expect(DEFAULT_PATTERN_CONFIG.thresholds.read_only_loop).toEqual({ minor: 5, moderate: 8, severe: 12 });
-    expect(DEFAULT_PATTERN_CONFIG.thresholds.alternating_calls).toEqual({ minor: 6, moderate: 8, severe: 10 });
+    expect(DEFAULT_PATTERN_CONFIG.thresholds.read_only_loop).toEqual({ minor: 3, moderate: 5, severe: 8 });
+    expect(DEFAULT_PATTERN_CONFIG.thresholds.alternating_calls).toEqual({ minor: 4, moderate: 6, severe: 8 });
+    expect(DEFAULT_PATTERN_CONFIG.thresholds.empty_response).toEqual({ minor: 1, moderate: 2, severe: 3 });
     expect(DEFAULT_PATTERN_CONFIG.thresholds.introspection_loop).toEqual({ minor: 2, moderate: 4, severe: 6 });
   });
 
@@ -241,14 +261,14 @@ describe("mergeEffectiveConfig", () => {
     expect(e.patterns.actionTools).toEqual(["Write"]);
     expect(e.patterns.readOnlyTools).toEqual(["Read"]);
     expect(e.patterns.introspectionTools).toEqual(DEFAULT_PATTERN_CONFIG.introspectionTools);
-    expect(e.patterns.thresholds.repetitive_calls).toEqual({ minor: 2, moderate: 5, severe: 6 });
+    expect(e.patterns.thresholds.repetitive_calls).toEqual({ minor: 2, moderate: 5, severe: 6 }); // severe 5 (default) lifted above moderate
     expect(e.modelSwitch).toEqual({ failureThreshold: 7, minSuccessRateDiff: 0.3, minAttempts: 10 });
     expect(e.retentionDays).toBe(60);
   });
 
   it("merged ladders stay monotonic", () => {
     const e = mergeEffectiveConfig({ patterns: { thresholds: { planning_loop: { minor: 9 } } } }, {});
-    expect(e.patterns.thresholds.planning_loop).toEqual({ minor: 9, moderate: 9, severe: 9 });
+    expect(e.patterns.thresholds.planning_loop).toEqual({ minor: 9, moderate: 10, severe: 11 });
   });
 
   it("default lists are copies", () => {

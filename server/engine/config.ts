@@ -24,20 +24,28 @@ import {
 // Built-in defaults
 // ---------------------------------------------------------------------------
 
-/** SPEC 5 defaults: tool classes, announce phrases, severity ladders. */
+/** SPEC 5 (revision 2) defaults: tool classes, announce phrases, volatile argument fields, severity ladders. */
 export const DEFAULT_PATTERN_CONFIG: PatternConfig = {
   introspectionTools: ["list_tools", "get_tool_schemas", "askPermission"],
-  readOnlyTools: ["readFile", "list_tools", "get_tool_schemas", "glob", "grep", "Read", "Glob", "Grep", "LS"],
-  actionTools: ["writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "Bash"],
+  readOnlyTools: [
+    "readFile", "list_tools", "get_tool_schemas", "glob", "grep",
+    "Read", "Glob", "Grep", "LS", "read_file", "list_files", "search_files",
+  ],
+  actionTools: [
+    "writeFile", "updateFile", "bash", "removeFile", "Write", "Edit", "MultiEdit", "Bash",
+    "execute_bash", "terminal", "execute_command", "write_to_file", "replace_in_file", "str_replace_editor",
+  ],
   announcePhrases: ["proceeding now", "let me", "i'll now", "executing", "running", "starting", "proceeding"],
+  volatileArgFields: ["description", "task_progress", "timeout", "request_id"],
   thresholds: {
-    repetitive_calls: { minor: 3, moderate: 4, severe: 6 },
+    repetitive_calls: { minor: 3, moderate: 4, severe: 5 },
+    error_retry_loop: { minor: 3, moderate: 4, severe: 5 },
+    alternating_calls: { minor: 4, moderate: 6, severe: 8 },
     introspection_loop: { minor: 2, moderate: 4, severe: 6 },
-    read_only_loop: { minor: 5, moderate: 8, severe: 12 },
+    read_only_loop: { minor: 3, moderate: 5, severe: 8 },
     announce_no_action: { minor: 2, moderate: 3, severe: 4 },
-    error_retry_loop: { minor: 3, moderate: 4, severe: 6 },
     planning_loop: { minor: 3, moderate: 4, severe: 6 },
-    alternating_calls: { minor: 6, moderate: 8, severe: 10 },
+    empty_response: { minor: 1, moderate: 2, severe: 3 },
     tool_avoidance: { minor: 2, moderate: 3, severe: 4 },
   },
 };
@@ -96,12 +104,13 @@ const ladderSchema = z
   .object({ minor: positiveInt.optional(), moderate: positiveInt.optional(), severe: positiveInt.optional() })
   .strict()
   .superRefine((l, ctx) => {
-    if (l.minor !== undefined && l.moderate !== undefined && l.minor > l.moderate)
-      ctx.addIssue({ code: "custom", path: ["moderate"], message: "moderate must be ≥ minor" });
-    if (l.moderate !== undefined && l.severe !== undefined && l.moderate > l.severe)
-      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be ≥ moderate" });
-    if (l.minor !== undefined && l.severe !== undefined && l.minor > l.severe)
-      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be ≥ minor" });
+    // Strictly increasing (SPEC 5): equal steps would make a severity unreachable.
+    if (l.minor !== undefined && l.moderate !== undefined && l.minor >= l.moderate)
+      ctx.addIssue({ code: "custom", path: ["moderate"], message: "moderate must be greater than minor" });
+    if (l.moderate !== undefined && l.severe !== undefined && l.moderate >= l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be greater than moderate" });
+    if (l.minor !== undefined && l.severe !== undefined && l.moderate === undefined && l.minor >= l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be greater than minor" });
   });
 
 const toolList = z.array(z.string().min(1).max(256));
@@ -111,6 +120,7 @@ const patternsShape: Record<string, z.ZodType> = {
   read_only_tools: toolList.optional(),
   action_tools: toolList.optional(),
   announce_phrases: z.array(z.string().min(1).max(256)).optional(),
+  volatile_arg_fields: z.array(z.string().min(1).max(256)).max(100).optional(),
 };
 for (const p of PATTERN_TYPES) patternsShape[p] = ladderSchema.optional();
 const patternsSchema = z.object(patternsShape).strict();
@@ -169,6 +179,7 @@ export interface SnakeConfigDocument {
     read_only_tools?: string[];
     action_tools?: string[];
     announce_phrases?: string[];
+    volatile_arg_fields?: string[];
   } & { [K in PatternType]?: Partial<PatternThresholds> };
   extractors?: Extractor[];
   security_patterns?: string[];
@@ -254,11 +265,12 @@ const MODEL_SWITCH_KEYS: Array<[string, keyof ModelSwitchConfig]> = [
   ["min_attempts", "minAttempts"],
 ];
 
-const PATTERN_LIST_KEYS: Array<[string, "introspectionTools" | "readOnlyTools" | "actionTools" | "announcePhrases"]> = [
+const PATTERN_LIST_KEYS: Array<[string, "introspectionTools" | "readOnlyTools" | "actionTools" | "announcePhrases" | "volatileArgFields"]> = [
   ["introspection_tools", "introspectionTools"],
   ["read_only_tools", "readOnlyTools"],
   ["action_tools", "actionTools"],
   ["announce_phrases", "announcePhrases"],
+  ["volatile_arg_fields", "volatileArgFields"],
 ];
 
 function copy<T>(v: T): T {
@@ -351,7 +363,7 @@ export function toSnakeDocument(d: ConfigDocument): SnakeConfigDocument {
 /**
  * Workspace over organization over built-ins. Lists (extractors, security patterns, tool classes,
  * announce phrases) are replaced as a whole by the most specific level that sets them; ladders and
- * model-switch values merge per field (ladders are then made monotonic). Rules stay in the two
+ * model-switch values merge per field (ladders are then made strictly increasing). Rules stay in the two
  * documents and are resolved per call by rules.ts.
  */
 export function mergeEffectiveConfig(
@@ -368,8 +380,9 @@ export function mergeEffectiveConfig(
     const o = org.patterns?.thresholds?.[t] ?? {};
     const dflt = DEFAULT_PATTERN_CONFIG.thresholds[t];
     const minor = w.minor ?? o.minor ?? dflt.minor;
-    const moderate = Math.max(minor, w.moderate ?? o.moderate ?? dflt.moderate);
-    const severe = Math.max(moderate, w.severe ?? o.severe ?? dflt.severe);
+    // Levels may set parts of a ladder; the merged ladder stays strictly increasing (every step reachable).
+    const moderate = Math.max(minor + 1, w.moderate ?? o.moderate ?? dflt.moderate);
+    const severe = Math.max(moderate + 1, w.severe ?? o.severe ?? dflt.severe);
     thresholds[t] = { minor, moderate, severe };
   }
 
@@ -383,6 +396,7 @@ export function mergeEffectiveConfig(
       readOnlyTools: list(ws.patterns?.readOnlyTools, org.patterns?.readOnlyTools, DEFAULT_PATTERN_CONFIG.readOnlyTools),
       actionTools: list(ws.patterns?.actionTools, org.patterns?.actionTools, DEFAULT_PATTERN_CONFIG.actionTools),
       announcePhrases: list(ws.patterns?.announcePhrases, org.patterns?.announcePhrases, DEFAULT_PATTERN_CONFIG.announcePhrases),
+      volatileArgFields: list(ws.patterns?.volatileArgFields, org.patterns?.volatileArgFields, DEFAULT_PATTERN_CONFIG.volatileArgFields),
       thresholds,
     },
     modelSwitch: {

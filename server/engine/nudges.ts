@@ -2,7 +2,7 @@
  * Nudges (SPEC 5): severity → nudge type, capped by the effective nudge level; message
  * templates; pause / resume / guidance. Pure: no clock, no I/O.
  */
-import { newStretch, type SessionBehaviour } from "./behaviour-state";
+import { restartDetection, upgradeSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import type { Effect, NudgeLevel, NudgeType, PatternSeverity, PatternType } from "./types";
 
 export type PatternNudgeType = Exclude<NudgeType, "guidance">;
@@ -37,23 +37,35 @@ export function nudgeTypeFor(severity: PatternSeverity, level: NudgeLevel, enabl
 }
 
 /**
- * Message templates per pattern type and severity (`{tool_name}`, `{count}`). The texts for
- * repetitive_calls, announce_no_action and introspection_loop are the seed's NUDGE_TEMPLATES;
- * the others are written in the same voice. The severity selects the text; the capped nudge
- * type only changes how it is delivered (see `nudgeMessage`).
+ * Message templates per pattern type and severity: `{tool_name}`, `{count}` and, for identical
+ * calls, `{args}` (a short redacted preview of the repeated arguments). The texts for
+ * announce_no_action and introspection_loop are the seed's NUDGE_TEMPLATES; the others are
+ * written in the same voice. Every text says what to do differently (SPEC 5), not only that the
+ * agent is stuck. The severity selects the text; the capped nudge type only changes how it is
+ * delivered (see `nudgeMessage`).
  */
 export const NUDGE_TEMPLATES: Record<PatternType, Record<PatternSeverity, string>> = {
   repetitive_calls: {
-    minor: "You've called {tool_name} {count} times. Consider if you have the information needed to proceed.",
-    moderate:
-      "NOTICE: You are in a loop calling {tool_name} repeatedly. Stop and take action on what you've learned.",
-    severe: "BLOCKED: Detected {count}x repeated calls to {tool_name}. The system is pausing for user intervention.",
-  },
-  announce_no_action: {
     minor:
-      "You mentioned proceeding but haven't called an action tool yet. Please execute the planned action.",
-    moderate: "NOTICE: You've announced action {count} times without executing. Call the appropriate tool NOW.",
-    severe: "BLOCKED: Repeated announcements without action. System pausing for user input.",
+      "You've called {tool_name} {args} {count} times with the same result. Use what it returned, or change the arguments, before calling it again.",
+    moderate:
+      "NOTICE: You are in a loop: {tool_name} {args} called {count} times, same result each time. Repeating it will not change the answer. Act on the result or try a different approach.",
+    severe:
+      "BLOCKED: {tool_name} {args} was called {count} times with the same result. The system is pausing for user intervention.",
+  },
+  error_retry_loop: {
+    minor:
+      "{tool_name} {args} failed {count} times with the same error. Read the error and change the arguments or the approach instead of retrying unchanged.",
+    moderate:
+      "NOTICE: You are retrying a failing call unchanged: {tool_name} {args}, {count} identical failures. Stop, fix what the error says, or use another tool.",
+    severe: "BLOCKED: {count} identical failing calls to {tool_name} {args}. System pausing for user intervention.",
+  },
+  alternating_calls: {
+    minor:
+      "You are alternating between the same two calls ({tool_name}) and getting the same results. Decide what the results tell you and move on.",
+    moderate:
+      "NOTICE: You are going back and forth between {tool_name} ({count} calls) with unchanged results. Break the cycle: act on what you have or try something else.",
+    severe: "BLOCKED: Detected {count} calls alternating between {tool_name}. System pausing for user intervention.",
   },
   introspection_loop: {
     minor: "You have the tool list. Proceed with the actual task instead of re-querying tools.",
@@ -62,29 +74,26 @@ export const NUDGE_TEMPLATES: Record<PatternType, Record<PatternSeverity, string
   },
   read_only_loop: {
     minor:
-      "You've made {count} read-only calls without changing anything. Consider if you have enough context to act.",
+      "You've re-read things you already read {count} times without acting (last: {tool_name}). Use what you read and make the change.",
     moderate:
-      "NOTICE: {count} read-only calls and no action yet. Stop gathering information and make the change.",
-    severe: "BLOCKED: {count} read-only calls without any action. System pausing for user guidance.",
+      "NOTICE: {count} repeated reads and no action. Re-reading will not add information: make the change or state what is missing.",
+    severe: "BLOCKED: {count} repeated reads without any action. System pausing for user guidance.",
   },
-  error_retry_loop: {
+  announce_no_action: {
     minor:
-      "{tool_name} has failed {count} times with the same arguments. Change your approach instead of retrying unchanged.",
-    moderate:
-      "NOTICE: You are retrying a failing {tool_name} call unchanged ({count} failures). Stop and try a different approach.",
-    severe: "BLOCKED: {count} identical failing calls to {tool_name}. System pausing for user intervention.",
+      "You mentioned proceeding but haven't called an action tool yet. Please execute the planned action.",
+    moderate: "NOTICE: You've announced action {count} times without executing. Call the appropriate tool NOW.",
+    severe: "BLOCKED: Repeated announcements without action. System pausing for user input.",
   },
   planning_loop: {
-    minor: "You've written {count} messages without calling a tool. Consider starting on the plan.",
-    moderate: "NOTICE: {count} messages of planning without any tool call. Stop planning and execute the first step.",
+    minor: "You've written {count} messages without calling a tool. Pick the first step of your plan and call the tool for it.",
+    moderate: "NOTICE: {count} messages of planning without any tool call. Stop planning and execute the first step now.",
     severe: "BLOCKED: Stuck planning without execution ({count} messages). System pausing for user input.",
   },
-  alternating_calls: {
-    minor:
-      "You are alternating between the same two calls ({tool_name}). Consider if you have what you need to proceed.",
-    moderate:
-      "NOTICE: You are going back and forth between {tool_name} ({count} calls). Break the cycle and take action.",
-    severe: "BLOCKED: Detected {count} calls alternating between {tool_name}. System pausing for user intervention.",
+  empty_response: {
+    minor: "Your last response was empty. Reply with your next step: a tool call or an answer.",
+    moderate: "NOTICE: {count} empty responses in a row. Call a tool or answer in plain text; do not reply with reasoning only.",
+    severe: "BLOCKED: {count} empty responses in a row. System pausing for user input.",
   },
   tool_avoidance: {
     minor: "You've mentioned {tool_name} {count} times without calling it. If you intend to use it, call it.",
@@ -93,9 +102,21 @@ export const NUDGE_TEMPLATES: Record<PatternType, Record<PatternSeverity, string
   },
 };
 
-/** Fills `{tool_name}` and `{count}` in a template. */
-export function renderTemplate(template: string, vars: { toolName: string; count: number }): string {
-  return template.replaceAll("{tool_name}", vars.toolName).replaceAll("{count}", String(vars.count));
+export interface TemplateVars {
+  toolName: string;
+  count: number;
+  /** Preview of the repeated arguments; "" leaves the placeholder out. */
+  args?: string;
+}
+
+/** Fills `{tool_name}`, `{count}` and `{args}` in a template. */
+export function renderTemplate(template: string, vars: TemplateVars): string {
+  const args = vars.args ?? "";
+  return template
+    .replaceAll(" {args}", args ? ` ${args}` : "")
+    .replaceAll("{args}", args)
+    .replaceAll("{tool_name}", vars.toolName)
+    .replaceAll("{count}", String(vars.count));
 }
 
 /**
@@ -108,7 +129,7 @@ export function nudgeMessage(
   patternType: PatternType,
   severity: PatternSeverity,
   nudgeType: PatternNudgeType,
-  vars: { toolName: string; count: number },
+  vars: TemplateVars,
 ): string {
   let sev: PatternSeverity = severity;
   if (nudgeType === "gentle") sev = "minor";
@@ -126,12 +147,13 @@ export type ResumeResult =
 
 /**
  * A person resumes a paused session, optionally with guidance. Not paused → `{ ok: false,
- * error: "not_paused" }` (no throw). Resuming starts a fresh stretch, so the loop that caused
+ * error: "not_paused" }` (no throw). Resuming ends every run and starts a fresh stretch, so the loop that caused
  * the interrupt must build up again before it is reported again (otherwise a severe pattern
  * could never be re-reported in the same stretch, and the session could never pause again).
  * Open nudges stay open: they are still judged by what the agent does next.
  */
-export function resumeSession(state: SessionBehaviour, guidance: string | null | undefined, now: number): ResumeResult {
+export function resumeSession(stored: SessionBehaviour, guidance: string | null | undefined, now: number): ResumeResult {
+  const state = upgradeSessionBehaviour(stored, stored.sessionId);
   if (!state.paused) {
     return { ok: false, error: "not_paused", message: `session ${state.sessionId} is not paused` };
   }
@@ -139,12 +161,11 @@ export function resumeSession(state: SessionBehaviour, guidance: string | null |
   return {
     ok: true,
     state: {
-      ...state,
+      ...restartDetection(state, now),
       paused: false,
       pauseReason: null,
       pausedAt: null,
       pendingGuidance: text.length > 0 ? text : null,
-      stretch: newStretch(state.stretch.id + 1, now),
     },
   };
 }

@@ -1,31 +1,45 @@
 /**
- * Behavioural pattern detection (SPEC 5), pure.
+ * Behavioural pattern detection (SPEC 5, revision 2), pure.
  *
  * `observeSessionEvent(state, event, config, now)` folds one (shell-enriched) event of an agent
  * session into its `SessionBehaviour` and returns the new state, the effects (pattern, nudge,
- * paused) and the counters the shell adds to the model's behavioural profile.
+ * paused), the counters the shell adds to the model's behavioural profile, and the verdicts on
+ * earlier nudges (effective or not) for the shell to store with them.
  *
- * Detection works on the **stretch**: the session's tool calls and model text since its last
- * successful action-tool result. `turn.start` does not reset it; neither does a failed result.
- * Every pattern is evaluated after every event; within a stretch a pattern is reported again
- * only when its severity rises.
+ * Revision 2 judges identical calls and identical outcomes, not tool names:
+ * - call identity = (toolName, hash of args without the volatile fields);
+ * - outcome identity = failed/succeeded + hash of error or result;
+ * - a run of identical calls survives a successful but unchanged result, and ends on a different
+ *   call, a different outcome, a `user.message` or a resume;
+ * - the stretch (read_only_loop, announce_no_action, tool_avoidance) runs from the last
+ *   productive action (a successful action-tool result never seen before in the stretch),
+ *   `user.message` or resume. `turn.start` resets nothing.
+ * Every pattern is evaluated after every event; a pattern is reported again in its run or
+ * stretch only when its severity rises; at most one nudge is sent per event.
  */
+import { hash as oneShotHash } from "node:crypto";
 import {
+  RECENT_CALLS_KEPT,
+  STRETCH_IDENTITIES_KEPT,
+  currentScope,
   createSessionBehaviour,
   newStretch,
-  STRETCH_CALLS_KEPT,
+  restartDetection,
+  upgradeSessionBehaviour,
   type SessionBehaviour,
-  type Stretch,
   type StretchCall,
 } from "./behaviour-state";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
 import { DEFAULT_PATTERN_CONFIG } from "./config";
+import { argsHash, canonicalJson } from "./failure-key";
+import { redactedPreview } from "./redact";
 import {
   PATTERN_SEVERITIES,
   PATTERN_TYPES,
   type AgentEvent,
   type Effect,
   type EffectiveSettings,
+  type JsonObject,
   type NudgeLevel,
   type PatternConfig,
   type PatternSeverity,
@@ -35,29 +49,31 @@ import {
   type ToolResultEvent,
 } from "./types";
 
-export { createSessionBehaviour, activePatterns } from "./behaviour-state";
+export { createSessionBehaviour, activePatterns, upgradeSessionBehaviour } from "./behaviour-state";
 export type { SessionBehaviour, Stretch, StretchCall } from "./behaviour-state";
 
 /** Built-in pattern configuration (SPEC 5 table): one definition, in config.ts. */
 export const BUILTIN_PATTERN_CONFIG: PatternConfig = DEFAULT_PATTERN_CONFIG;
 
 /**
- * Structural minimum count of each pattern, whatever the configured ladder says: a "run" of
- * the same tool needs 2 calls, alternation between two pairs needs A B A B, and so on.
- * With the default ladders the minor threshold is always at least this, so detection is
- * exactly SPEC 5's "detected when" column; a workspace that lowers a minor threshold gets
- * detection at its threshold, never below this floor.
+ * Structural minimum count of each pattern, whatever the configured ladder says: alternation
+ * needs A B A B, an announcement or a mention must happen twice, and so on. A workspace that
+ * lowers a minor threshold gets detection at its threshold, never below this floor.
  */
 export const PATTERN_MIN_COUNT: Record<PatternType, number> = {
   repetitive_calls: 2,
+  error_retry_loop: 2,
+  alternating_calls: 4,
   introspection_loop: 2,
   read_only_loop: 1,
-  announce_no_action: 1,
-  error_retry_loop: 2,
+  announce_no_action: 2,
   planning_loop: 2,
-  alternating_calls: 4,
-  tool_avoidance: 1,
+  empty_response: 1,
+  tool_avoidance: 2,
 };
+
+/** Characters of the repeated arguments shown in a nudge. */
+export const ARGS_PREVIEW_CHARS = 80;
 
 // ---------------------------------------------------------------------------
 // Events as the shell hands them to the engine
@@ -96,10 +112,18 @@ export interface BehaviourStats {
   stalledTurns: number;
 }
 
+/** The engine's once-only verdict on a nudge sent earlier (identified by session, pattern, time). */
+export interface NudgeVerdict {
+  patternType: PatternType;
+  sentAt: number;
+  effective: boolean;
+}
+
 export interface ObserveResult {
   state: SessionBehaviour;
   effects: Effect[];
   stats: BehaviourStats;
+  verdicts: NudgeVerdict[];
 }
 
 /** A detection: the pattern's condition holds with this count at this severity. */
@@ -109,6 +133,10 @@ export interface Detection {
   count: number;
   /** The tool the nudge names (`{tool_name}`). */
   toolName: string;
+  /** Short redacted preview of the repeated arguments (`{args}`); "" when not about one call. */
+  args: string;
+  /** Call identity the detection is about (repetitive_calls, error_retry_loop), for one nudge per loop step. */
+  identity: string | null;
   toolSequence: string[];
 }
 
@@ -140,23 +168,66 @@ export function severityRank(s: PatternSeverity): number {
 }
 
 // ---------------------------------------------------------------------------
-// Stretch updates
+// Identities
 // ---------------------------------------------------------------------------
 
-const TOOL_SEQUENCE_LENGTH = 10;
+/** MD5 (one-shot: several times cheaper than a Hash object per call), first 12 hex characters. */
+function md5(s: string): string {
+  return oneShotHash("md5", s, "hex").slice(0, 12);
+}
 
-function samePair(a: StretchCall | undefined, b: StretchCall | undefined): boolean {
-  return !!a && !!b && a.toolName === b.toolName && a.argsHash === b.argsHash;
+/** Call identity hash: MD5 of the canonical JSON of `args` without the volatile top-level fields. */
+export function callIdentityHash(args: JsonObject | undefined, volatileFields: readonly string[]): string {
+  return argsHash(stableArgs(args, volatileFields));
+}
+
+/**
+ * The identity hash of an enriched event: the shell already hashed all of `args` (`argsHash`, the
+ * same function), so it is reused unless a volatile field has to be left out.
+ */
+function eventIdentityHash(ev: { args?: JsonObject; argsHash: string }, volatileFields: readonly string[]): string {
+  const a = ev.args ?? {};
+  return volatileFields.some((f) => Object.prototype.hasOwnProperty.call(a, f)) ? argsHash(stableArgs(a, volatileFields)) : ev.argsHash;
+}
+
+/** `args` without the volatile top-level fields (the same object when it has none). */
+function stableArgs(args: JsonObject | undefined, volatileFields: readonly string[]): JsonObject {
+  const a = args ?? {};
+  if (!volatileFields.some((f) => Object.prototype.hasOwnProperty.call(a, f))) return a;
+  const kept: JsonObject = {};
+  for (const [k, v] of Object.entries(a)) if (!volatileFields.includes(k)) kept[k] = v;
+  return kept;
+}
+
+/** Outcome identity of a result: failed or succeeded + hash of the error (failures) or result (successes). */
+export function outcomeIdentity(ev: { failed: boolean; error?: unknown; result?: unknown }): string {
+  const body = ev.failed ? ev.error : ev.result;
+  return `${ev.failed ? "F" : "S"}:${md5(body === undefined ? "" : canonicalJson(body))}`;
+}
+
+const identityOf = (toolName: string, hash: string) => `${toolName} ${hash}`;
+
+function preview(args: JsonObject | undefined): string {
+  const json = redactedPreview(args ?? {}, ARGS_PREVIEW_CHARS * 4);
+  return json.length > ARGS_PREVIEW_CHARS ? `${json.slice(0, ARGS_PREVIEW_CHARS - 1)}…` : json;
 }
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
+/** Compiled mention patterns per tool name (a memo: same input, same output; bounded). */
+const MENTION_RE = new Map<string, RegExp>();
+
 /** Whether `text` names `tool` as a word (case-insensitive). */
 export function mentionsTool(text: string, tool: string): boolean {
   if (tool.length === 0) return false;
-  const re = new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(tool)}($|[^A-Za-z0-9_])`, "i");
+  let re = MENTION_RE.get(tool);
+  if (!re) {
+    if (MENTION_RE.size > 1000) MENTION_RE.clear();
+    re = new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(tool)}($|[^A-Za-z0-9_])`, "i");
+    MENTION_RE.set(tool, re);
+  }
   return re.test(text);
 }
 
@@ -166,152 +237,225 @@ export function isAnnouncement(text: string, phrases: string[]): boolean {
   return phrases.some((p) => p.length > 0 && lower.includes(p.toLowerCase()));
 }
 
-function addCall(stretch: Stretch, call: StretchCall, cfg: PatternConfig): Stretch {
-  // Work on the full recent list (before trimming) to compute runs.
-  const prev = stretch.calls;
-  const last = prev[prev.length - 1];
-  const beforeLast = prev[prev.length - 2];
+/** Whether a model response is empty: whitespace only, or reasoning only (SPEC 5 `empty_response`). */
+export function isEmptyResponse(ev: { text: string; reasoningOnly?: boolean }): boolean {
+  return ev.reasoningOnly === true || ev.text.trim().length === 0;
+}
 
-  const sameToolRun = last && last.toolName === call.toolName ? stretch.sameToolRun + 1 : 1;
-  const isIntrospection = cfg.introspectionTools.includes(call.toolName);
-  const introspectionRun = isIntrospection ? stretch.introspectionRun + 1 : 0;
+function bounded<T>(list: T[], item: T, max: number): T[] {
+  const out = [...list, item];
+  if (out.length > max) out.splice(0, out.length - max);
+  return out;
+}
 
-  let alternatingRun: number;
-  if (!last || samePair(last, call)) alternatingRun = 1;
-  else if (samePair(beforeLast, call) && stretch.alternatingRun >= 2) alternatingRun = stretch.alternatingRun + 1;
-  else alternatingRun = 2;
+// ---------------------------------------------------------------------------
+// State updates per event type
+// ---------------------------------------------------------------------------
 
-  const mentions = { ...stretch.mentions };
-  delete mentions[call.toolName.toLowerCase()];
+function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): SessionBehaviour {
+  const hash = eventIdentityHash(ev, cfg.volatileArgFields);
+  const id = identityOf(ev.toolName, hash);
+  const last = s.calls[s.calls.length - 1];
+  const beforeLast = s.calls[s.calls.length - 2];
+  const lastId = last ? identityOf(last.toolName, last.argsHash) : null;
 
-  const calls = [...prev, call];
-  if (calls.length > STRETCH_CALLS_KEPT) calls.splice(0, calls.length - STRETCH_CALLS_KEPT);
+  // The preview is only needed once the call repeats (redaction is the costly part of a call).
+  const run =
+    s.run && s.run.toolName === ev.toolName && s.run.argsHash === hash
+      ? { ...s.run, length: s.run.length + 1, preview: s.run.preview || preview(stableArgs(ev.args, cfg.volatileArgFields)) }
+      : { toolName: ev.toolName, argsHash: hash, preview: "", length: 1, outcome: null, start: s.seq, nudged: null };
 
+  let alternating = s.alternating;
+  if (!last || lastId === id) alternating = null;
+  else if (
+    alternating &&
+    alternating.pair.includes(id) &&
+    alternating.pair.includes(lastId!) &&
+    beforeLast &&
+    identityOf(beforeLast.toolName, beforeLast.argsHash) === id
+  ) {
+    alternating = { ...alternating, length: alternating.length + 1 };
+  } else {
+    const outcomes: Record<string, string> = {};
+    if (last.outcome) outcomes[lastId!] = last.outcome;
+    alternating = { pair: [lastId!, id], names: [last.toolName, ev.toolName], outcomes, length: 2, start: s.seq };
+  }
+
+  const introspection = cfg.introspectionTools.includes(ev.toolName);
+  const introspectionRun = introspection ? (s.introspectionRun ? { ...s.introspectionRun, count: s.introspectionRun.count + 1 } : { count: 1, start: s.seq }) : null;
+
+  let stretch = { ...s.stretch, callCount: s.stretch.callCount + 1 };
+  if (cfg.readOnlyTools.includes(ev.toolName)) {
+    if (stretch.readIdentities.includes(id)) stretch = { ...stretch, rereads: stretch.rereads + 1, lastReread: ev.toolName };
+    else stretch = { ...stretch, readIdentities: bounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT) };
+  }
+  const key = ev.toolName.toLowerCase();
+  if (stretch.mentions[key]) {
+    const mentions = { ...stretch.mentions };
+    delete mentions[key];
+    stretch = { ...stretch, mentions };
+  }
+
+  const call: StretchCall = { callId: ev.callId, toolName: ev.toolName, argsHash: hash, failureKey: ev.failureKey };
   return {
-    ...stretch,
-    calls,
-    callCount: stretch.callCount + 1,
-    sameToolRun,
+    ...s,
+    calls: bounded(s.calls, call, RECENT_CALLS_KEPT),
+    run,
+    alternating,
     introspectionRun,
-    alternatingRun,
-    readOnlyCalls: stretch.readOnlyCalls + (cfg.readOnlyTools.includes(call.toolName) ? 1 : 0),
-    actionCalls: stretch.actionCalls + (cfg.actionTools.includes(call.toolName) ? 1 : 0),
-    textRun: 0,
-    mentions,
+    stretch,
+    textRun: null,
+    emptyRun: null,
   };
 }
 
-function addText(stretch: Stretch, text: string, cfg: PatternConfig): Stretch {
-  const mentions = { ...stretch.mentions };
+interface ResultOutcome {
+  state: SessionBehaviour;
+  productive: boolean;
+}
+
+function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfig, now: number): ResultOutcome {
+  // The call's identity: from the result's own args, else from its call (by callId), else the shell's hash.
+  let callIndex = -1;
+  for (let i = s.calls.length - 1; i >= 0; i--) {
+    if (s.calls[i].callId === ev.callId && s.calls[i].toolName === ev.toolName) {
+      callIndex = i;
+      break;
+    }
+  }
+  const hash = ev.args ? eventIdentityHash(ev, cfg.volatileArgFields) : callIndex >= 0 ? s.calls[callIndex].argsHash : ev.argsHash;
+  const id = identityOf(ev.toolName, hash);
+  const outcome = outcomeIdentity(ev);
+  let next: SessionBehaviour = { ...s, textRun: null, emptyRun: null };
+
+  if (callIndex >= 0) {
+    const calls = [...next.calls];
+    calls[callIndex] = { ...calls[callIndex], outcome };
+    next.calls = calls;
+  }
+
+  // The run of identical calls: a different outcome ends it (the call that produced it starts the next one).
+  if (next.run && next.run.toolName === ev.toolName && next.run.argsHash === hash) {
+    if (next.run.outcome === null) next.run = { ...next.run, outcome };
+    else if (next.run.outcome !== outcome) next.run = { ...next.run, length: 1, outcome, start: next.seq, nudged: null };
+  }
+
+  // Consecutive failures of one identity with one outcome.
+  if (ev.failed) {
+    const f = next.failureRun;
+    next.failureRun =
+      f && f.toolName === ev.toolName && f.argsHash === hash && f.outcome === outcome
+        ? {
+            ...f,
+            count: f.count + 1,
+            preview:
+              f.preview ||
+              (next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName && next.run.preview) ||
+              (ev.args ? preview(stableArgs(ev.args, cfg.volatileArgFields)) : ""),
+          }
+        : {
+            toolName: ev.toolName,
+            argsHash: hash,
+            preview: "",
+            outcome,
+            count: 1,
+            start: next.seq,
+          };
+  } else {
+    next.failureRun = null;
+  }
+
+  // Alternation needs unchanged outcomes on both sides.
+  if (next.alternating && next.alternating.pair.includes(id)) {
+    const known = next.alternating.outcomes[id];
+    if (known !== undefined && known !== outcome) next.alternating = null;
+    else if (known === undefined) next.alternating = { ...next.alternating, outcomes: { ...next.alternating.outcomes, [id]: outcome } };
+  }
+
+  // Productive: a successful action result never seen before in the stretch.
+  const seenKey = `${id}|${outcome}`;
+  const productive = !ev.failed && cfg.actionTools.includes(ev.toolName) && !next.stretch.seenResults.includes(seenKey);
+  if (productive) {
+    // The productive result opens the new stretch and is its first "earlier result".
+    next.stretch = { ...newStretch(next.stretch.id + 1, now), seenResults: [seenKey] };
+  } else if (!next.stretch.seenResults.includes(seenKey)) {
+    next.stretch = { ...next.stretch, seenResults: bounded(next.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT) };
+  }
+  return { state: next, productive };
+}
+
+function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean }, cfg: PatternConfig): SessionBehaviour {
+  if (isEmptyResponse(ev)) {
+    return { ...s, emptyRun: s.emptyRun ? { ...s.emptyRun, count: s.emptyRun.count + 1 } : { count: 1, start: s.seq } };
+  }
+  const h = md5(ev.text.trim());
+  const run = s.textRun ?? { count: 0, start: s.seq, hashes: [] };
+  const textRun = { ...run, count: run.count + (run.hashes.includes(h) ? 2 : 1), hashes: run.hashes.includes(h) ? run.hashes : bounded(run.hashes, h, 16) };
+
+  const mentions = { ...s.stretch.mentions };
   const seen = new Set<string>();
   for (const tool of cfg.actionTools) {
     const key = tool.toLowerCase();
     if (seen.has(key)) continue; // "bash" and "Bash" are one tool for mentions
-    if (mentionsTool(text, tool)) {
+    if (mentionsTool(ev.text, tool)) {
       seen.add(key);
       const cur = mentions[key];
       mentions[key] = { toolName: cur?.toolName ?? tool, count: (cur?.count ?? 0) + 1 };
     }
   }
   return {
-    ...stretch,
-    textRun: stretch.textRun + 1,
-    announcements: stretch.announcements + (isAnnouncement(text, cfg.announcePhrases) ? 1 : 0),
-    mentions,
+    ...s,
+    emptyRun: null,
+    textRun,
+    stretch: {
+      ...s.stretch,
+      announcements: s.stretch.announcements + (isAnnouncement(ev.text, cfg.announcePhrases) ? 1 : 0),
+      mentions,
+    },
   };
-}
-
-function addResult(stretch: Stretch, ev: EnrichedToolResult): Stretch {
-  const runs = { ...stretch.failureRuns };
-  const cur = runs[ev.failureKey];
-  if (!ev.failed) {
-    delete runs[ev.failureKey];
-  } else if (cur && cur.argsHash === ev.argsHash) {
-    runs[ev.failureKey] = { ...cur, count: cur.count + 1 };
-  } else {
-    runs[ev.failureKey] = { toolName: ev.toolName, argsHash: ev.argsHash, count: 1 };
-  }
-  return { ...stretch, failureRuns: runs };
 }
 
 // ---------------------------------------------------------------------------
 // Detection
 // ---------------------------------------------------------------------------
 
-function toolSequence(stretch: Stretch): string[] {
-  return stretch.calls.slice(-TOOL_SEQUENCE_LENGTH).map((c) => c.toolName);
-}
+const TOOL_SEQUENCE_LENGTH = 10;
 
-function detection(
-  type: PatternType,
-  count: number,
-  cfg: PatternConfig,
-  toolName: string,
-  stretch: Stretch,
-): Detection | null {
-  if (count < PATTERN_MIN_COUNT[type]) return null;
-  const severity = severityFor(count, cfg.thresholds[type]);
-  if (!severity) return null;
-  return { patternType: type, severity, count, toolName, toolSequence: toolSequence(stretch) };
+function toolSequence(s: SessionBehaviour): string[] {
+  return s.calls.slice(-TOOL_SEQUENCE_LENGTH).map((c) => c.toolName);
 }
 
 /**
- * Every pattern whose condition holds on this stretch, with its count and severity, in
- * PATTERN_TYPES order. Pure function of the stretch and the config.
+ * Every pattern whose condition holds on this state, with its count and severity, in SPEC 5
+ * table order. Pure function of the state and the config.
  */
-export function detectPatterns(stretch: Stretch, cfg: PatternConfig): Detection[] {
+export function detectPatterns(stored: SessionBehaviour, cfg: PatternConfig): Detection[] {
+  const s = upgradeSessionBehaviour(stored, stored.sessionId);
   const out: Detection[] = [];
-  const calls = stretch.calls;
-  const last = calls[calls.length - 1];
-  const push = (d: Detection | null) => {
-    if (d) out.push(d);
+  let seq: string[] | null = null;
+  const last = s.calls[s.calls.length - 1];
+  const add = (type: PatternType, count: number, toolName: string, args = "", identity: string | null = null) => {
+    if (count < PATTERN_MIN_COUNT[type]) return;
+    const severity = severityFor(count, cfg.thresholds[type]);
+    if (severity) out.push({ patternType: type, severity, count, toolName, args, identity, toolSequence: (seq ??= toolSequence(s)) });
   };
 
-  // repetitive_calls: the last 3 (>= floor) calls share the tool name; count = run length.
-  if (last) push(detection("repetitive_calls", stretch.sameToolRun, cfg, last.toolName, stretch));
-
-  // introspection_loop: the call is introspection and the previous one was too.
-  if (last) push(detection("introspection_loop", stretch.introspectionRun, cfg, last.toolName, stretch));
-
-  // read_only_loop: read-only calls in the stretch and no action call.
-  if (stretch.actionCalls === 0 && stretch.readOnlyCalls > 0) {
-    const lastRead = [...calls].reverse().find((c) => cfg.readOnlyTools.includes(c.toolName));
-    push(detection("read_only_loop", stretch.readOnlyCalls, cfg, lastRead?.toolName ?? last?.toolName ?? "", stretch));
+  if (s.run) add("repetitive_calls", s.run.length, s.run.toolName, s.run.preview, identityOf(s.run.toolName, s.run.argsHash));
+  if (s.failureRun)
+    add("error_retry_loop", s.failureRun.count, s.failureRun.toolName, s.failureRun.preview, identityOf(s.failureRun.toolName, s.failureRun.argsHash));
+  if (s.alternating) add("alternating_calls", s.alternating.length, `${s.alternating.names[0]} and ${s.alternating.names[1]}`);
+  if (s.introspectionRun) add("introspection_loop", s.introspectionRun.count, last?.toolName ?? "");
+  if (s.stretch.rereads > 0) add("read_only_loop", s.stretch.rereads, s.stretch.lastReread ?? last?.toolName ?? "");
+  if (s.stretch.announcements > 0 && !s.calls.slice(-3).some((c) => cfg.actionTools.includes(c.toolName))) {
+    add("announce_no_action", s.stretch.announcements, last?.toolName ?? "an action tool");
   }
-
-  // announce_no_action: announcements in the stretch and none of the last 3 calls is an action.
-  if (stretch.announcements > 0 && !calls.slice(-3).some((c) => cfg.actionTools.includes(c.toolName))) {
-    push(detection("announce_no_action", stretch.announcements, cfg, last?.toolName ?? "an action tool", stretch));
+  if (s.textRun) add("planning_loop", s.textRun.count, last?.toolName ?? "a tool");
+  if (s.emptyRun) add("empty_response", s.emptyRun.count, "");
+  let worst: { key: string; toolName: string; count: number } | null = null;
+  for (const [key, m] of Object.entries(s.stretch.mentions)) {
+    if (!worst || m.count > worst.count || (m.count === worst.count && key < worst.key)) worst = { key, toolName: m.toolName, count: m.count };
   }
-
-  // error_retry_loop: same failure key failed N times in a row with the same args hash.
-  let worstRun: { key: string; toolName: string; count: number } | null = null;
-  for (const [key, run] of Object.entries(stretch.failureRuns)) {
-    if (!worstRun || run.count > worstRun.count || (run.count === worstRun.count && key < worstRun.key)) {
-      worstRun = { key, toolName: run.toolName, count: run.count };
-    }
-  }
-  if (worstRun) push(detection("error_retry_loop", worstRun.count, cfg, worstRun.toolName, stretch));
-
-  // planning_loop: model.text events in a row with no tool call between them.
-  push(detection("planning_loop", stretch.textRun, cfg, last?.toolName ?? "a tool", stretch));
-
-  // alternating_calls: the last calls alternate between exactly two (tool, args hash) pairs.
-  if (last && stretch.alternatingRun >= 2) {
-    const other = calls[calls.length - 2];
-    const names = other ? `${other.toolName} and ${last.toolName}` : last.toolName;
-    push(detection("alternating_calls", stretch.alternatingRun, cfg, names, stretch));
-  }
-
-  // tool_avoidance: an action tool named in model text N times since it was last called.
-  let worstMention: { key: string; toolName: string; count: number } | null = null;
-  for (const [key, m] of Object.entries(stretch.mentions)) {
-    if (!worstMention || m.count > worstMention.count || (m.count === worstMention.count && key < worstMention.key)) {
-      worstMention = { key, toolName: m.toolName, count: m.count };
-    }
-  }
-  if (worstMention) push(detection("tool_avoidance", worstMention.count, cfg, worstMention.toolName, stretch));
-
+  if (worst) add("tool_avoidance", worst.count, worst.toolName);
   return out;
 }
 
@@ -325,22 +469,26 @@ function eventTurn(event: BehaviourEvent): number | undefined {
   return undefined;
 }
 
+const TABLE_ORDER: Record<PatternType, number> = Object.fromEntries(PATTERN_TYPES.map((t, i) => [t, i])) as Record<PatternType, number>;
+
 /**
  * Folds one event of the session into its behaviour state.
  *
  * - `turn.start` (or any event carrying a new `turnIndex`) starts a turn (stats.turns).
- * - `tool.call`: delivers pending guidance (a `guidance` nudge, once), extends the stretch.
- * - `model.text`: counts announcements, action-tool mentions and the run of texts.
- * - `tool.result`: tracks failure runs; a successful action-tool result makes every open
- *   nudge effective and starts a new, clean stretch.
- * - then every pattern is evaluated; a pattern is reported when it is new in the stretch or
- *   its severity rose. Each report → `pattern` effect, and unless the nudge level/enable says
- *   otherwise or the session is already paused, a `nudge` effect; an interrupt also pauses the
- *   session (`paused` effect). A report closes the open nudges of that pattern as ineffective.
- * - `patternDetectionEnabled: false` → the stretch is still tracked but nothing is detected.
+ * - `tool.call`: delivers pending guidance (a `guidance` nudge, once), extends the runs.
+ * - `tool.result`: compares outcomes; a productive action makes every open nudge effective and
+ *   starts a new stretch.
+ * - `model.text`: counts planning texts, empty responses, announcements and action-tool mentions.
+ * - `user.message`: ends every run and the stretch.
+ * - then every pattern is evaluated; a pattern is reported when it is new in its run or stretch
+ *   or its severity rose. Every report → `pattern` effect (and closes the open nudges of that
+ *   pattern as ineffective). At most ONE nudge per event: the highest severity, ties by table
+ *   order; none while paused, none for a loop step (same call identity, same or lower severity)
+ *   already nudged by the other identical-call pattern. An interrupt pauses the session.
+ * - `patternDetectionEnabled: false` → state is still tracked but nothing is detected.
  */
 export function observeSessionEvent(
-  state: SessionBehaviour,
+  stored: SessionBehaviour,
   event: BehaviourEvent,
   config: ObserveConfig,
   now: number,
@@ -352,63 +500,54 @@ export function observeSessionEvent(
 
   const effects: Effect[] = [];
   const stats = emptyStats();
-  let s: SessionBehaviour = { ...state, lastEventAt: now };
+  const verdicts: NudgeVerdict[] = [];
+  let s: SessionBehaviour = { ...upgradeSessionBehaviour(stored, event.sessionId), lastEventAt: now };
+  s.seq += 1;
 
-  // Turns.
   const turn = eventTurn(event);
   if (turn !== undefined && turn !== s.currentTurn) {
     s = { ...s, currentTurn: turn, turnHadPattern: false };
     stats.turns += 1;
   }
-
-  let stretch = s.stretch;
-  if (stretch.startedAt === null) stretch = { ...stretch, startedAt: now };
+  if (s.stretch.startedAt === null) s = { ...s, stretch: { ...s.stretch, startedAt: now } };
 
   switch (event.type) {
     case "tool.call": {
       const g = takePendingGuidance(s);
       s = g.state;
       if (g.effect) effects.push(g.effect);
-      stretch = addCall(
-        stretch,
-        { toolName: event.toolName, argsHash: event.argsHash, failureKey: event.failureKey },
-        cfg,
-      );
+      s = onCall(s, event, cfg);
       break;
     }
-    case "model.text":
-      stretch = addText(stretch, event.text, cfg);
-      break;
     case "tool.result": {
-      if (!event.failed && cfg.actionTools.includes(event.toolName)) {
-        // The stretch ends: every open nudge worked.
+      const r = onResult(s, event, cfg, now);
+      s = r.state;
+      if (r.productive && s.openNudges.length) {
         stats.nudgesEffective += s.openNudges.length;
+        for (const n of s.openNudges) verdicts.push({ patternType: n.patternType, sentAt: n.sentAt, effective: true });
         s = { ...s, openNudges: [] };
-        stretch = newStretch(stretch.id + 1, now);
-      } else {
-        stretch = addResult(stretch, event);
       }
       break;
     }
+    case "model.text":
+      s = onText(s, event, cfg);
+      break;
+    case "user.message":
+      s = restartDetection(s, now);
+      break;
     default:
       break;
   }
-  s = { ...s, stretch };
 
-  if (!detectionEnabled) return { state: s, effects, stats };
+  if (!detectionEnabled) return { state: s, effects, stats, verdicts };
 
-  for (const d of detectPatterns(s.stretch, cfg)) {
-    const prev = s.stretch.reported[d.patternType];
-    if (prev && severityRank(d.severity) <= severityRank(prev.severity)) continue;
-
-    // Report.
-    s = {
-      ...s,
-      stretch: {
-        ...s.stretch,
-        reported: { ...s.stretch.reported, [d.patternType]: { severity: d.severity, count: d.count, at: now } },
-      },
-    };
+  const reports: Detection[] = [];
+  for (const d of detectPatterns(s, cfg)) {
+    const scope = currentScope(s, d.patternType)!;
+    const prev = s.reported[d.patternType];
+    if (prev && prev.scope === scope && severityRank(d.severity) <= severityRank(prev.severity)) continue;
+    reports.push(d);
+    s = { ...s, reported: { ...s.reported, [d.patternType]: { severity: d.severity, count: d.count, at: now, scope } } };
     stats.patterns[d.patternType] = (stats.patterns[d.patternType] ?? 0) + 1;
     effects.push({
       type: "pattern",
@@ -419,7 +558,7 @@ export function observeSessionEvent(
       toolSequence: d.toolSequence,
     });
 
-    // Turn bookkeeping: the first pattern of a turn stalls it (an implicit turn if none is known).
+    // The first pattern of a turn stalls it (an implicit turn if none is known).
     if (s.currentTurn === null) {
       s = { ...s, currentTurn: -1, turnHadPattern: false };
       stats.turns += 1;
@@ -429,25 +568,31 @@ export function observeSessionEvent(
       stats.stalledTurns += 1;
     }
 
-    // The same pattern was detected again: its open nudges were not effective.
+    // The same pattern was detected again before a productive action: its open nudges did not work.
     if (s.openNudges.some((n) => n.patternType === d.patternType)) {
+      for (const n of s.openNudges) if (n.patternType === d.patternType) verdicts.push({ patternType: n.patternType, sentAt: n.sentAt, effective: false });
       s = { ...s, openNudges: s.openNudges.filter((n) => n.patternType !== d.patternType) };
     }
+  }
 
-    // Nudge (none while paused: the agent is already stopped and a person will resume it).
-    const nudgeType = nudgeTypeFor(d.severity, level, enabled);
-    if (!nudgeType || s.paused) continue;
-    const message = nudgeMessage(d.patternType, d.severity, nudgeType, { toolName: d.toolName, count: d.count });
+  // One nudge per event: the highest severity, ties by table order; a loop step nudged once.
+  const candidates = reports.filter((d) => !(d.identity && s.run && s.run.nudged && identityOf(s.run.toolName, s.run.argsHash) === d.identity && severityRank(d.severity) <= severityRank(s.run.nudged)));
+  candidates.sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || TABLE_ORDER[a.patternType] - TABLE_ORDER[b.patternType]);
+  const d = candidates[0];
+  const nudgeType = d ? nudgeTypeFor(d.severity, level, enabled) : null;
+  if (d && nudgeType && !s.paused) {
+    const message = nudgeMessage(d.patternType, d.severity, nudgeType, { toolName: d.toolName, count: d.count, args: d.args });
     effects.push({ type: "nudge", nudgeType, message, patternType: d.patternType, sessionId: s.sessionId });
     stats.nudgesSent += 1;
     s = { ...s, openNudges: [...s.openNudges, { patternType: d.patternType, severity: d.severity, sentAt: now }] };
+    if (d.identity && s.run && identityOf(s.run.toolName, s.run.argsHash) === d.identity) s = { ...s, run: { ...s.run, nudged: d.severity } };
     if (nudgeType === "interrupt") {
       s = pauseSession(s, message, now);
       effects.push({ type: "paused", sessionId: s.sessionId, reason: message });
     }
   }
 
-  return { state: s, effects, stats };
+  return { state: s, effects, stats, verdicts };
 }
 
 /** Folds several events (convenience for tests and batch replays). Stats are summed. */
@@ -459,13 +604,15 @@ export function observeSessionEvents(
   let s = state;
   const effects: Effect[] = [];
   const stats = emptyStats();
+  const verdicts: NudgeVerdict[] = [];
   for (const { event, now } of events) {
     const r = observeSessionEvent(s, event, config, now);
     s = r.state;
     effects.push(...r.effects);
+    verdicts.push(...r.verdicts);
     addStats(stats, r.stats);
   }
-  return { state: s, effects, stats };
+  return { state: s, effects, stats, verdicts };
 }
 
 /** Adds `b` into `a` (mutates `a`). */

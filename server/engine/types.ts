@@ -25,14 +25,16 @@ export type Severity = (typeof SEVERITIES)[number];
 export const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
 export type TrustState = (typeof TRUST_STATES)[number];
 
+/** SPEC 5 table order: ties between patterns rising on one event go to the earlier one. */
 export const PATTERN_TYPES = [
   "repetitive_calls",
+  "error_retry_loop",
+  "alternating_calls",
   "introspection_loop",
   "read_only_loop",
   "announce_no_action",
-  "error_retry_loop",
   "planning_loop",
-  "alternating_calls",
+  "empty_response",
   "tool_avoidance",
 ] as const;
 export type PatternType = (typeof PATTERN_TYPES)[number];
@@ -95,6 +97,8 @@ export type AgentEvent =
       turnIndex?: number;
     })
   | (EventBase & { type: "model.text"; text: string; reasoningOnly?: boolean; turnIndex?: number })
+  /** A person spoke to the agent: ends every run and the stretch (SPEC 5). */
+  | (EventBase & { type: "user.message"; text?: string; turnIndex?: number })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;
@@ -167,6 +171,8 @@ export interface PatternConfig {
   readOnlyTools: string[];
   actionTools: string[];
   announcePhrases: string[];
+  /** Top-level argument fields left out of a call's identity (SPEC 5 "volatile argument fields"). */
+  volatileArgFields: string[];
   thresholds: Record<PatternType, PatternThresholds>;
 }
 
@@ -206,6 +212,7 @@ export interface ConfigDocument {
     readOnlyTools?: string[];
     actionTools?: string[];
     announcePhrases?: string[];
+    volatileArgFields?: string[];
     thresholds?: Partial<Record<PatternType, Partial<PatternThresholds>>>;
   };
   extractors?: Extractor[];

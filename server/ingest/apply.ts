@@ -35,7 +35,7 @@ import {
   type StoredCall,
   type WorkspaceConfigs,
 } from "./load";
-import { MAX_TEXT_STORED } from "./schema";
+import { MAX_TEXT_STORED, MAX_USER_TEXT_STORED } from "./schema";
 import { writeBatch, type BatchWrites } from "./persist";
 
 export interface BatchScope {
@@ -165,6 +165,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     approvalsSuperseded: [],
     patterns: [],
     nudges: [],
+    nudgeVerdicts: [],
     modelToolDeltas: new Map(),
     behaviourDeltas: new Map(),
     suggestions: [],
@@ -409,7 +410,16 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         break;
       }
       case "model.text": {
-        row.payload = { text: e.text.length > MAX_TEXT_STORED ? e.text.slice(0, MAX_TEXT_STORED) : e.text, truncated: e.text.length > MAX_TEXT_STORED };
+        row.payload = {
+          text: e.text.length > MAX_TEXT_STORED ? e.text.slice(0, MAX_TEXT_STORED) : e.text,
+          truncated: e.text.length > MAX_TEXT_STORED,
+          ...(e.reasoningOnly !== undefined ? { reasoningOnly: e.reasoningOnly } : {}),
+        };
+        break;
+      }
+      case "user.message": {
+        const text = e.text === undefined ? null : redactString(e.text);
+        row.payload = text === null ? {} : { text: truncateUtf8(text, MAX_USER_TEXT_STORED), truncated: Buffer.byteLength(text, "utf8") > MAX_USER_TEXT_STORED };
         break;
       }
       case "permission.resolved": {
@@ -439,6 +449,12 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
         s.pausedAt = t;
       }
     }
+    for (const v of observed.verdicts) {
+      // A nudge of this same batch gets its verdict before it is written; older ones are updated.
+      const row = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
+      if (row) row.effective = v.effective;
+      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
+    }
     effects.push(...observed.effects);
     addBehaviourDelta(writes, s.model ?? "unknown", observed.stats);
     writes.events.push(row);
@@ -446,6 +462,13 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline });
   return { accepted: fresh.length, duplicates, effects, sessions, configs, keyInfoByEventId };
+}
+
+/** The longest prefix of `s` that fits in `maxBytes` of UTF-8 (never splits a character). */
+function truncateUtf8(s: string, maxBytes: number): string {
+  if (Buffer.byteLength(s, "utf8") <= maxBytes) return s;
+  const cut = Buffer.from(s, "utf8").subarray(0, maxBytes).toString("utf8");
+  return cut.endsWith("\uFFFD") ? cut.slice(0, -1) : cut;
 }
 
 function addBehaviourDelta(writes: BatchWrites, model: string, stats: BehaviourStats) {

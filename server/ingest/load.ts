@@ -5,7 +5,7 @@ import { agentSession, event, eventId, keyState, modelToolProfile, organization,
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
 import type { ConfigDocument, EffectiveConfig, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
-import type { SessionBehaviour } from "@/server/engine/behaviour-state";
+import { upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
 
 export interface WorkspaceConfigs {
@@ -75,7 +75,8 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
       pauseReason: r.pauseReason,
       pausedAt: ms(r.pausedAt),
       settings: (r.settings ?? {}) as SessionSettingsInput,
-      behaviour: (r.behaviour ?? null) as SessionBehaviour | null,
+      // Stored by any version of the engine: upgraded in place (sessions in flight keep working).
+      behaviour: r.behaviour ? upgradeSessionBehaviour(r.behaviour, r.sessionId) : null,
       eventCount: r.eventCount,
       callCount: r.callCount,
       failureCount: r.failureCount,

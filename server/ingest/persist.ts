@@ -1,5 +1,5 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
-import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNull, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import { PgDialect, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import {
@@ -35,6 +35,8 @@ export interface BatchWrites {
   approvalsSuperseded: string[];
   patterns: Insert<typeof patternDetection>[];
   nudges: Insert<typeof nudge>[];
+  /** Verdicts on nudges written by earlier batches (SPEC 5 effectiveness, decided once). */
+  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean }[];
   modelToolDeltas: Map<string, { model: string; failureKey: string; attempts: number; failures: number; lastFailureAt: number | null }>;
   behaviourDeltas: Map<string, { patterns: Partial<Record<PatternType, number>>; nudgesSent: number; nudgesEffective: number; turns: number; stalledTurns: number }>;
   suggestions: Insert<typeof modelSuggestion>[];
@@ -134,6 +136,20 @@ export async function writeBatch(
   await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
   await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
   await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
+  for (const v of writes.nudgeVerdicts) {
+    await tx
+      .update(nudge)
+      .set({ effective: v.effective })
+      .where(
+        and(
+          eq(nudge.workspaceId, workspaceId),
+          eq(nudge.sessionId, v.sessionId),
+          eq(nudge.patternType, v.patternType),
+          eq(nudge.ts, new Date(v.sentAt)),
+          isNull(nudge.effective),
+        ),
+      );
+  }
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {

@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { agentSession } from "@/db/schema";
-import { activePatterns, createSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import { activePatterns, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { resumeSession as resumeBehaviour } from "@/server/engine/nudges";
 import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/server/engine/settings";
 import type { SessionSettingsInput } from "@/server/engine/types";
@@ -17,7 +17,7 @@ export async function getSessionView(db: Db, workspaceId: string, sessionId: str
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
   if (!row) throw notFound(`Session ${sessionId}`);
   const configs = await loadConfigs(db as never, workspaceId);
-  const behaviour = (row.behaviour as SessionBehaviour | null) ?? createSessionBehaviour(sessionId);
+  const behaviour = upgradeSessionBehaviour(row.behaviour, sessionId);
   return {
     sessionId,
     agent: row.agent,
@@ -66,7 +66,7 @@ export async function resumeSession(db: Db, input: ResumeSessionInput) {
       .for("update");
     if (!row) throw notFound(`Session ${input.sessionId}`);
     if (!row.paused) throw badRequest(`Session ${input.sessionId} is not paused`, "sessionId");
-    const behaviour = (row.behaviour as SessionBehaviour | null) ?? createSessionBehaviour(input.sessionId);
+    const behaviour = upgradeSessionBehaviour(row.behaviour, input.sessionId);
     const guidance = input.guidance?.trim() || null;
     const resumed = resumeBehaviour({ ...behaviour, paused: true }, guidance, now);
     const nextBehaviour = resumed.ok ? resumed.state : { ...behaviour, paused: false, pendingGuidance: guidance };

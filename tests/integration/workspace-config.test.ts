@@ -129,6 +129,34 @@ describe.each(DATABASE_KINDS)("workspace configuration on %s", (kind) => {
     expect(await auditCount()).toBe(audits);
   });
 
+  it("pattern ladders: an unknown pattern or a ladder that is not strictly increasing is a 400 naming the field on every path; org defaults still apply", async () => {
+    const before = await storedWorkspaceConfig();
+    const bad = { patterns: { repetitive_calls: { minor: 3, moderate: 3 } } };
+    const viaDashboard = await app.mutation("wsConfig.put", { workspaceSlug: ws.slug, document: bad }, { cookie: owner.cookie });
+    expect(viaDashboard.status).toBe(400);
+    expect(viaDashboard.body.error?.data.issues?.[0].path).toBe("patterns.repetitive_calls.moderate");
+    const viaApi = await app.mutation("config.put", { patterns: { stuck_forever: { minor: 1 } } }, { key: ws.key });
+    expect(viaApi.status).toBe(400);
+    expect(viaApi.body.error?.message).toContain("patterns.stuck_forever");
+    const viaOrg = await app.mutation("orgConfig.put", { organizationId: ws.organizationId, document: { patterns: { empty_response: { moderate: 4, severe: 2 } } } }, { cookie: owner.cookie });
+    expect(viaOrg.status).toBe(400);
+    expect(viaOrg.body.error?.data.issues?.[0].path).toBe("patterns.empty_response.severe");
+    expect(await storedWorkspaceConfig()).toEqual(before);
+
+    // Organization defaults for the new settings reach the workspace's effective configuration.
+    const org = await app.mutation(
+      "orgConfig.put",
+      { organizationId: ws.organizationId, document: { patterns: { empty_response: { minor: 2, moderate: 3, severe: 4 }, volatile_arg_fields: ["nonce"] } } },
+      { cookie: owner.cookie },
+    );
+    expect(org.status, JSON.stringify(org.body)).toBe(200);
+    const { effective } = await loadEffectiveConfig(app.db, ws.workspaceId);
+    expect(effective.patterns.thresholds.empty_response).toEqual({ minor: 2, moderate: 3, severe: 4 });
+    expect(effective.patterns.volatileArgFields).toEqual(["nonce"]);
+    const reset = await app.mutation("orgConfig.put", { organizationId: ws.organizationId, document: {} }, { cookie: owner.cookie });
+    expect(reset.status).toBe(200);
+  });
+
   it("the service throws a 400 ServiceError with the first field path and every issue in the message", async () => {
     await expect(
       putConfigDocument(app.db, {

@@ -138,7 +138,7 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
       subtitle={subtitle}
       empty={rows.length === 0}
       emptyTitle="No nudges sent"
-      emptyDescription="A nudge is effective when the agent's next successful action-tool result comes before the same pattern is detected again."
+      emptyDescription="A nudge is effective when the agent's next productive action (a successful action with a new call or a new result) comes before the same pattern is detected again."
       height={height}
     >
       <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 40, left: 0, bottom: 0 }} barCategoryGap="28%">

@@ -15,13 +15,14 @@ export const metadata: Metadata = { title: "Patterns" };
 export const dynamic = "force-dynamic";
 
 const PATTERN_HELP: Record<(typeof PATTERN_TYPES)[number], string> = {
-  repetitive_calls: "the same tool called three or more times in a row",
+  repetitive_calls: "the identical call (same tool, same arguments) three or more times in a row with the same result",
+  error_retry_loop: "the identical call failing again and again with the same error",
+  alternating_calls: "flip-flopping between two identical calls with unchanged results: A B A B",
   introspection_loop: "listing tools or schemas again and again instead of acting",
-  read_only_loop: "many read-only calls and no action",
+  read_only_loop: "re-reading what was already read, without acting (reading new things is progress)",
   announce_no_action: "announcing “let me…” without calling an action tool",
-  error_retry_loop: "retrying the same failing call with the same arguments",
-  planning_loop: "several model texts in a row with no tool call",
-  alternating_calls: "flip-flopping between two calls: A B A B A B",
+  planning_loop: "several model texts in a row with no tool call (identical texts count double)",
+  empty_response: "empty or reasoning-only model responses in a row",
   tool_avoidance: "naming an action tool in text without calling it",
 };
 
@@ -75,7 +76,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
                   </li>
                 ))}
               </ul>
-              <p className="muted">Thresholds, tool classes and announce phrases are configurable under Settings → Tool classes.</p>
+              <p className="muted">Thresholds, tool classes, announce phrases and volatile argument fields are configurable under Settings → Tool classes.</p>
             </div>
           }
         />

@@ -210,8 +210,25 @@ function Row({ item }: { item: TimelineItem }) {
             <div className="row text-xs muted" style={{ marginBottom: 2 }}>
               <Icon name="sessions" size={12} /> Model text{item.model ? ` · ${item.model}` : ""}
               {p.truncated === true && <span>· stored truncated</span>}
+              {p.reasoningOnly === true && <span>· reasoning only</span>}
             </div>
             <Collapsible text={text} />
+          </div>
+          {time}
+        </li>
+      );
+    }
+    case "user.message": {
+      const text = str(p.text);
+      return (
+        <li className="timeline-item" data-kind="user">
+          <span className="timeline-dot" data-tone="trusted" />
+          <div className="dash2-model-text">
+            <div className="row text-xs muted" style={{ marginBottom: 2 }}>
+              <Icon name="sessions" size={12} /> Person&apos;s message · stall detection starts over
+              {p.truncated === true && <span>· stored truncated</span>}
+            </div>
+            {text ? <Collapsible text={text} /> : <span className="muted text-sm">(no text)</span>}
           </div>
           {time}
         </li>

@@ -1,0 +1,1 @@
+ALTER TABLE "nudge" ADD COLUMN "effective" boolean;

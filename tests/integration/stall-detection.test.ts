@@ -1,0 +1,149 @@
+/**
+ * Stall detection revision 2 through the real agent API (SPEC 5, 7.1): user.message resets runs,
+ * one nudge per event, nudge verdicts stored with the nudge, and a session whose behaviour state
+ * was stored by the previous engine version keeps working. PGlite and PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, asc, eq } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { at, uid } from "../support/agent";
+import { agentSession, event, nudge } from "@/db/schema";
+import { patternStats } from "@/server/dashboard/patterns-data";
+
+/** A call and its result (the result borrows the call's args by callId, as agents send them). */
+function act(sessionId: string, toolName: string, args: Record<string, unknown>, outcome: Record<string, unknown>, ts: string) {
+  const callId = uid("c");
+  return [
+    { type: "tool.call", id: uid(), sessionId, callId, toolName, args, ts },
+    { type: "tool.result", id: uid(), sessionId, callId, toolName, ...outcome, ts },
+  ];
+}
+const userMessage = (sessionId: string, text: string, ts: string) => ({ type: "user.message", id: uid(), sessionId, text, ts });
+
+describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  const ingest = async (key: string, events: unknown[]) => {
+    const res = await app.mutation("ingest.events", { events }, { key });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.result!.data as { accepted: number; duplicates: number; effects: any[] };
+  };
+  const base = Date.now() - 30 * 60_000;
+
+  it("user.message is stored redacted and truncated, and ends the run; one nudge per event", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const ls = (m: number) => act(s, "bash", { command: "ls dist", description: `try ${m}` }, { success: true, result: "index.js" }, at(base, m));
+    const first = await ingest(key, [...ls(0), ...ls(1), ...ls(2), ...ls(3)]);
+    expect(first.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity])).toEqual([
+      ["repetitive_calls", "minor"],
+      ["repetitive_calls", "moderate"],
+    ]);
+    const nudges = first.effects.filter((e) => e.type === "nudge");
+    expect(nudges.map((n) => n.nudgeType)).toEqual(["gentle", "direct"]);
+    expect(nudges[0].message).toContain('bash {"command":"ls dist"}');
+
+    const secret = "sk-ant-api03-" + "x".repeat(40);
+    const long = `Stop listing, build it. token ${secret} ` + "é".repeat(5000);
+    const reset = await ingest(key, [userMessage(s, long, at(base, 4)), ...ls(5), ...ls(6)]);
+    expect(reset.effects).toEqual([]);
+    const again = await ingest(key, ls(7));
+    expect(again.effects.filter((e) => e.type === "pattern").map((e) => e.severity)).toEqual(["minor"]); // a new run starts clean
+
+    const [row] = await app.db.select().from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.sessionId, s), eq(event.type, "user.message")));
+    const payload = row!.payload as { text: string; truncated: boolean };
+    expect(payload.truncated).toBe(true);
+    expect(Buffer.byteLength(payload.text, "utf8")).toBeLessThanOrEqual(4096);
+    expect(payload.text).not.toContain(secret);
+    expect(payload.text.startsWith("Stop listing, build it.")).toBe(true);
+
+    // The same failing call: repetitive_calls and error_retry_loop both recorded, never two nudges on one event.
+    const f = uid("s");
+    const fail = (m: number) => act(f, "bash", { command: "npm run build" }, { success: false, error: "TS2304: Cannot find name 'x'" }, at(base, m));
+    const r = await ingest(key, [...fail(0), ...fail(1), ...fail(2), ...fail(3)]);
+    expect(new Set(r.effects.filter((e) => e.type === "pattern").map((e) => e.patternType))).toEqual(new Set(["repetitive_calls", "error_retry_loop"]));
+    expect(r.effects.filter((e) => e.type === "nudge")).toHaveLength(2);
+  });
+
+  it("accepts model.text reasoningOnly and stops three empty responses", async () => {
+    const { key } = await app.seedWorkspace();
+    const s = uid("s");
+    const r = await ingest(key, [
+      { type: "model.text", id: uid(), sessionId: s, text: "thinking…", reasoningOnly: true, ts: at(base, 0) },
+      { type: "model.text", id: uid(), sessionId: s, text: "  ", ts: at(base, 1) },
+      { type: "model.text", id: uid(), sessionId: s, text: "", ts: at(base, 2) },
+    ]);
+    expect(r.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity])).toEqual([
+      ["empty_response", "minor"],
+      ["empty_response", "moderate"],
+      ["empty_response", "severe"],
+    ]);
+    expect(r.effects.some((e) => e.type === "paused")).toBe(true);
+    const bad = await app.mutation("ingest.events", { events: [{ type: "user.message", id: uid(), sessionId: s, text: 42 }] }, { key });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain("events");
+  });
+
+  it("stores the engine's verdict with each nudge: effective after a productive action, not when the pattern comes back", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const ls = (m: number) => act(s, "bash", { command: "ls" }, { success: true, result: "a" }, at(base, m));
+    await ingest(key, [...ls(0), ...ls(1), ...ls(2)]); // gentle nudge (open)
+    await ingest(key, ls(3)); // moderate: the gentle one was not effective; direct nudge (open)
+    await ingest(key, act(s, "Edit", { file_path: "a.ts", old_string: "a", new_string: "b" }, { success: true, result: "ok" }, at(base, 4)));
+    const rows = await app.db.select().from(nudge).where(and(eq(nudge.workspaceId, workspaceId), eq(nudge.sessionId, s))).orderBy(asc(nudge.ts));
+    expect(rows.map((n) => [n.nudgeType, n.effective])).toEqual([
+      ["gentle", false],
+      ["direct", true],
+    ]);
+
+    // A nudge judged within the batch that sent it is written with its verdict.
+    const o = uid("s");
+    const lo = (m: number) => act(o, "bash", { command: "ls" }, { success: true, result: "a" }, at(base, m));
+    await ingest(key, [...lo(0), ...lo(1), ...lo(2), ...act(o, "Edit", { file_path: "b.ts" }, { success: true, result: "ok" }, at(base, 3))]);
+    const same = await app.db.select().from(nudge).where(and(eq(nudge.workspaceId, workspaceId), eq(nudge.sessionId, o)));
+    expect(same.map((n) => [n.nudgeType, n.effective])).toEqual([["gentle", true]]);
+    // The Patterns page reads the stored verdicts.
+    const stats = await patternStats(app.db, { workspaceId, days: 7 });
+    expect(stats.effectivenessByPattern).toEqual([{ patternType: "repetitive_calls", sent: 3, effective: 2, rate: 2 / 3 }]);
+  });
+
+  it("a session whose behaviour was stored by engine version 1 continues where it was", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    await ingest(key, [{ type: "session.start", id: uid(), sessionId: s, ts: at(base, 0) }]);
+    const v1 = {
+      version: 1,
+      sessionId: s,
+      stretch: {
+        id: 3, startedAt: base, calls: [{ toolName: "grep", argsHash: "aaaa", failureKey: "grep|x" }], callCount: 4,
+        sameToolRun: 4, introspectionRun: 0, alternatingRun: 1, readOnlyCalls: 4, actionCalls: 0, textRun: 0,
+        announcements: 2, mentions: {}, failureRuns: {},
+        reported: { announce_no_action: { severity: "minor", count: 2, at: base }, repetitive_calls: { severity: "moderate", count: 4, at: base } },
+      },
+      paused: false, pauseReason: null, pausedAt: null, pendingGuidance: null,
+      openNudges: [{ patternType: "announce_no_action", severity: "minor", sentAt: base }],
+      currentTurn: 1, turnHadPattern: true, modelSuggestions: [], lastEventAt: base,
+    };
+    await app.db.update(agentSession).set({ behaviour: v1 }).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
+
+    // The stretch carries on: the 3rd announcement is moderate (minor was already sent by v1).
+    const r = await ingest(key, [{ type: "model.text", id: uid(), sessionId: s, text: "Proceeding now.", ts: at(base, 1) }]);
+    expect(r.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity, e.count])).toEqual([["announce_no_action", "moderate", 3]]);
+    // Old name-based counts are gone: a different grep is not repetitive.
+    const g = await ingest(key, act(s, "grep", { pattern: "new" }, { success: true, result: [] }, at(base, 2)));
+    expect(g.effects.filter((e) => e.patternType === "repetitive_calls")).toEqual([]);
+    const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
+    expect((row!.behaviour as { version: number }).version).toBe(2);
+    const view = await app.query("sessions.get", { sessionId: s }, { key });
+    expect(view.status).toBe(200);
+    expect((view.body.result!.data as any).activePatterns.map((p: any) => p.patternType)).toEqual(["announce_no_action"]);
+  });
+});
