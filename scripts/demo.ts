@@ -240,6 +240,12 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
             events.push(...toolEvents(sid, step, `${sid}-${i}`, (t += 20_000 + Math.round(r() * 40_000))));
             t += step.ms;
           }
+          // Every day the refactor bot retries one failing test run unchanged (a loop under SPEC 5
+          // revision 2), so the stall charts have a detection on each history day.
+          if (role.agent === "refactor-bot" && s === 0) {
+            const retry = fail("Bash", { command: "npm test -- src/cart" }, "npm test (unchanged retry)", "Exit code 1\nFAIL src/cart/total.test.ts: expected 42, got 41", 4000);
+            for (let k = 0; k < 3; k++) events.push(...toolEvents(sid, retry, `${sid}-retry${k}`, (t += 30_000)));
+          }
           events.push({ type: "session.end", id: `${sid}-end`, sessionId: sid, ts: t + 5000 });
         }
       }
