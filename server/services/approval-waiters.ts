@@ -82,9 +82,13 @@ export function waitForDecisionSignal(db: Db, approvalId: string, timeoutMs: num
   return { ready, decided };
 }
 
+/** A waiter also looks again this often, in case a notification was lost (a dropped LISTEN connection). */
+const RECHECK_MS = 5_000;
+
 /**
  * Waits for a decision on `approvalId` for at most `timeoutMs`: registers the waiter, then asks
- * `isDecided` once (a decision may have landed before the waiter existed), then sleeps.
+ * `isDecided` (a decision may have landed before the waiter existed), then sleeps until woken,
+ * re-checking every few seconds as a safety net.
  */
 export async function waitForApprovalDecision(
   db: Db,
@@ -93,13 +97,18 @@ export async function waitForApprovalDecision(
   isDecided: () => Promise<boolean>,
   signal?: AbortSignal,
 ): Promise<void> {
-  const waiter = waitForDecisionSignal(db, approvalId, timeoutMs, signal);
-  await waiter.ready;
-  if (await isDecided()) {
-    releaseLocalWaiters(db, approvalId);
-    return;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0 || signal?.aborted) return;
+    const waiter = waitForDecisionSignal(db, approvalId, Math.min(remaining, RECHECK_MS), signal);
+    await waiter.ready;
+    if (await isDecided()) {
+      releaseLocalWaiters(db, approvalId);
+      return;
+    }
+    if (await waiter.decided) return;
   }
-  await waiter.decided;
 }
 
 /** Inside the deciding transaction: tells the other instances (delivered on commit; PostgreSQL). */
