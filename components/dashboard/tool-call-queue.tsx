@@ -33,7 +33,9 @@ export function ToolCallQueue({ slug, initial, canOperate }: { slug: string; ini
       { initialData: { count: initial.count, approvals: initial.approvals }, refetchInterval: TOOL_CALL_QUEUE_POLL_MS, staleTime: 1_000 },
     ),
   );
-  const calls = (q.data ?? initial).approvals.filter((a) => a.kind === "tool_call" && a.status === "pending");
+  // Decided here: hidden at once, so the next key press acts on the next call, not on a stale row.
+  const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
+  const calls = (q.data ?? initial).approvals.filter((a) => a.kind === "tool_call" && a.status === "pending" && !decided.has(a.id));
   const [active, setActive] = useState(0);
   const [denying, setDenying] = useState<string | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -47,6 +49,7 @@ export function ToolCallQueue({ slug, initial, canOperate }: { slug: string; ini
       setBusy(a.id);
       try {
         await resolve.mutateAsync({ workspaceSlug: slug, approvalId: a.id, ...d });
+        setDecided((prev) => new Set(prev).add(a.id));
         toast({
           tone: "success",
           title: d.decision === "deny" ? "Tool call denied" : d.scope === "session" ? "Approved for this session" : "Tool call approved",
