@@ -219,11 +219,15 @@ describe.each(DATABASE_KINDS)("tool-call approvals on %s", (kind) => {
     const other = await TestApp.create(second);
     try {
       const ws = await escalatedWorkspace();
+      // A first wait that times out puts the second client's LISTEN in place, so the wait below
+      // cannot be answered by its own first look at the approval.
+      await guard(ws.key, guardInput(ws.sessionId, uid("c"), { waitForApprovalSeconds: 0.3 }), other);
       const callId = uid("c");
       const waiting = guard(ws.key, guardInput(ws.sessionId, callId, { waitForApprovalSeconds: 30 }), other);
       const pending = await pendingFor(ws.workspaceId, callId);
-      // The waiter is registered on the second client only.
+      // The waiter is registered on the second client only, and past its first look.
       for (let i = 0; i < 100 && localWaiterCount(second.db, pending.id) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 300));
       expect(localWaiterCount(second.db, pending.id)).toBe(1);
       expect(localWaiterCount(app.db, pending.id)).toBe(0);
       const decidedAt = Date.now();
