@@ -327,7 +327,7 @@ export const approval = pgTable(
   {
     workspaceId: text("workspace_id").notNull(),
     id: text("id").notNull(),
-    kind: text("kind").$type<"recovery">().notNull().default("recovery"),
+    kind: text("kind").$type<"recovery" | "tool_call">().notNull().default("recovery"),
     failureKey: text("failure_key").notNull(),
     toolName: text("tool_name").notNull(),
     status: text("status").$type<"pending" | "approved" | "denied">().notNull(),
@@ -335,6 +335,15 @@ export const approval = pgTable(
     resolvedAt: ts("resolved_at"),
     resolvedBy: text("resolved_by"),
     comment: text("comment"),
+    // Tool-call approvals (SPEC 7.2) only: the waiting call and what the person sees of it.
+    sessionId: text("session_id"),
+    callId: text("call_id"),
+    agent: text("agent"),
+    model: text("model"),
+    argsPreview: text("args_preview"),
+    reason: text("reason"),
+    /** How an approved tool call was approved: this call only, or this key for the rest of the session. */
+    scope: text("scope").$type<"once" | "session">(),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.id] }),
@@ -342,7 +351,15 @@ export const approval = pgTable(
     // At most one pending recovery per key.
     uniqueIndex("approval_ws_pending_key_idx")
       .on(t.workspaceId, t.failureKey)
-      .where(sql`status = 'pending'`),
+      .where(sql`status = 'pending' and kind = 'recovery'`),
+    // One tool-call approval per call (a CLI's call id is unique within its session).
+    uniqueIndex("approval_ws_session_call_idx")
+      .on(t.workspaceId, t.sessionId, t.callId)
+      .where(sql`kind = 'tool_call'`),
+    // Session-scoped grants: approved-for-the-session tool calls, looked up by session and key.
+    index("approval_ws_session_grant_idx")
+      .on(t.workspaceId, t.sessionId, t.failureKey)
+      .where(sql`kind = 'tool_call' and scope = 'session' and status = 'approved'`),
   ],
 );
 

@@ -1,7 +1,7 @@
 "use client";
 
 /**
- * Pending recoveries, polled every 5 s (`ws.approvals.pending` with history). Members approve or
+ * Pending recoveries (tool calls are in ToolCallQueue), polled every 5 s (`ws.approvals.pending` with history). Members approve or
  * deny with an optional comment; viewers only read.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
@@ -40,7 +40,10 @@ export function ApprovalsQueue({
       { initialData: initial, refetchInterval: APPROVALS_QUEUE_POLL_MS, staleTime: 2_000 },
     ),
   );
-  const data = q.data ?? initial;
+  const all = q.data ?? initial;
+  // Waiting tool calls have their own live list (ToolCallQueue); this one is the recoveries.
+  const recoveries = all.approvals.filter((a) => a.kind === "recovery");
+  const data = { count: all.count - (all.approvals.length - recoveries.length), approvals: recoveries };
 
   // When the queue changes (someone else resolved one, or a new one arrived) refresh the history below.
   const ids = data.approvals.map((a) => a.id).join(",");

@@ -44,7 +44,7 @@ export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCou
         <StatCard label="Blocked" state="blocked" value={formatNumber(c.keys.blocked)} hint="only a reset unblocks" href={toolsHref("blocked")} />
       </div>
       <div className="grid-stats">
-        <StatCard label="Pending approvals" value={formatNumber(c.pendingApprovals)} hint="recoveries waiting for a person" href={`/w/${slug}/approvals`} />
+        <StatCard label="Pending approvals" value={formatNumber(c.pendingApprovals)} hint="tool calls and recoveries waiting for a person" href={`/w/${slug}/approvals`} />
         <StatCard label="Paused sessions" value={formatNumber(c.pausedSessions)} hint="stalled agents" href={`/w/${slug}/sessions`} />
         <StatCard label="Failures, last 24 h" value={formatNumber(c.failures24h)} hint={notTrusted > 0 ? `${formatNumber(notTrusted)} keys not trusted` : "all keys trusted"} href={`/w/${slug}/failures?range=24h`} />
         <StatCard

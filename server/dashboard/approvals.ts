@@ -6,6 +6,7 @@ import { iso } from "./util";
 
 export interface ApprovalRow {
   id: string;
+  kind: "recovery" | "tool_call";
   failureKey: string;
   toolName: string;
   status: "pending" | "approved" | "denied";
@@ -13,6 +14,14 @@ export interface ApprovalRow {
   resolvedAt: string | null;
   resolvedBy: string | null;
   comment: string | null;
+  /** Tool-call approvals only (null for recoveries). */
+  sessionId: string | null;
+  callId: string | null;
+  agent: string | null;
+  model: string | null;
+  argsPreview: string | null;
+  reason: string | null;
+  scope: "once" | "session" | null;
 }
 
 export interface ApprovalHistory {
@@ -27,6 +36,7 @@ export type PendingApproval = ApprovalRow & { history: ApprovalHistory };
 
 const approvalColumns = {
   id: approval.id,
+  kind: approval.kind,
   failureKey: approval.failureKey,
   toolName: approval.toolName,
   status: approval.status,
@@ -34,9 +44,16 @@ const approvalColumns = {
   resolvedAt: approval.resolvedAt,
   resolvedBy: approval.resolvedBy,
   comment: approval.comment,
+  sessionId: approval.sessionId,
+  callId: approval.callId,
+  agent: approval.agent,
+  model: approval.model,
+  argsPreview: approval.argsPreview,
+  reason: approval.reason,
+  scope: approval.scope,
 };
 
-function toRow(r: { id: string; failureKey: string; toolName: string; status: "pending" | "approved" | "denied"; createdAt: Date; resolvedAt: Date | null; resolvedBy: string | null; comment: string | null }): ApprovalRow {
+function toRow(r: Omit<ApprovalRow, "createdAt" | "resolvedAt"> & { createdAt: Date; resolvedAt: Date | null }): ApprovalRow {
   return { ...r, createdAt: r.createdAt.toISOString(), resolvedAt: iso(r.resolvedAt) };
 }
 
@@ -50,7 +67,7 @@ export async function countPendingApprovals(db: Db, workspaceId: string): Promis
 }
 
 /**
- * Pending approvals, oldest first, each with the key's current state, its last failures and
+ * Pending approvals: waiting tool calls first (an agent is blocked on them), then oldest first; each with the key's current state, its last failures and
  * transitions (one query per table; history is bounded per key with a window function).
  */
 export async function listPendingApprovals(
@@ -66,7 +83,7 @@ export async function listPendingApprovals(
       .select(approvalColumns)
       .from(approval)
       .where(and(eq(approval.workspaceId, workspaceId), eq(approval.status, "pending")))
-      .orderBy(approval.createdAt)
+      .orderBy(sql`case when ${approval.kind} = 'tool_call' then 0 else 1 end`, approval.createdAt)
       .limit(limit),
   ]);
   const keys = [...new Set(rows.map((r) => r.failureKey))];

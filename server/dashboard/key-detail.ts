@@ -40,7 +40,7 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
     db
       .select({ id: approval.id })
       .from(approval)
-      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.failureKey, failureKey), eq(approval.status, "pending")))
+      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.failureKey, failureKey), eq(approval.kind, "recovery"), eq(approval.status, "pending")))
       .limit(1),
     stateRow
       ? Promise.resolve([{ one: 1 }])

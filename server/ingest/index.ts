@@ -11,6 +11,7 @@ import { extractFailureKey } from "@/server/engine/failure-key";
 import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, Decision, Effect, KeyContext, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
+import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { applyBatch, type BatchScope } from "./apply";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 
@@ -49,11 +50,31 @@ export interface GuardOutput {
   state: TrustState;
   reason: string | null;
   escalation: EscalationInfo | null;
+  /** The tool-call approval this answer comes from or waits on (SPEC 7.2), else null. */
+  approvalId: string | null;
   effects: Effect[];
 }
 
-export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now()): Promise<GuardOutput> {
-  const [ev] = normalizeEvents([{ ...input, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
+export interface GuardOptions {
+  /** Ends a wait for a person early (the client went away). */
+  signal?: AbortSignal;
+}
+
+/**
+ * `guard.check`: records the call and decides in one transaction; when the answer is `ask` and
+ * `waitForApprovalSeconds > 0`, then waits for a person's decision with nothing held (SPEC 7.2).
+ */
+export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now(), options: GuardOptions = {}): Promise<GuardOutput> {
+  const { waitFor, ...out } = await decideGuard(db, scope, input, receivedAt);
+  if (!waitFor) return out;
+  const deadline = receivedAt + (input.waitForApprovalSeconds ?? 0) * 1000;
+  const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal);
+  return decided ? { ...out, ...decided } : out;
+}
+
+async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receivedAt: number): Promise<GuardOutput & { waitFor: string | null }> {
+  const { waitForApprovalSeconds = 0, ...call } = input;
+  const [ev] = normalizeEvents([{ ...call, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
   return withRetry(() =>
     db.transaction(async (tx) => {
       const batch = await applyBatch(tx, scope, [ev]);
@@ -71,13 +92,32 @@ export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, r
       if (decision === "pause") reason = session.pauseReason ?? "Session paused";
       else if (state !== "trusted") reason = strictest?.escalationReason ?? null;
       else if (global) reason = `Tool '${ev.toolName}' is failing across several workspaces of the organization (global tool pattern)`;
+      const settled =
+        decision === "ask"
+          ? await settleAsk(tx, {
+              workspaceId: scope.workspaceId,
+              sessionId: ev.sessionId,
+              callId: ev.callId,
+              failureKey: info.failureKey,
+              toolName: ev.toolName,
+              args: ev.args,
+              agent: session.agent,
+              model: ev.model ?? session.model,
+              reason,
+              sessionEndedAt: session.endedAt,
+              waitForApprovalSeconds,
+              now: receivedAt,
+            })
+          : null;
       return {
-        decision,
+        decision: settled?.decision ?? decision,
         failureKey: info.failureKey,
         state,
-        reason,
+        reason: settled ? settled.reason : reason,
         escalation: escalationInfo(strictest, resolution.rule, settings.recoveryMode.value, ev.ts),
-        effects: batch.effects,
+        approvalId: settled?.approvalId ?? null,
+        effects: settled ? [...batch.effects, ...settled.effects] : batch.effects,
+        waitFor: settled?.waitFor ?? null,
       };
     }),
   );

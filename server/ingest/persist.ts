@@ -216,7 +216,7 @@ export async function writeBatch(
     await tx
       .update(approval)
       .set({ status: "denied", resolvedAt: new Date(), resolvedBy: "system", comment: "Superseded: the key failed again and was re-escalated" })
-      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.status, "pending"), inArray(approval.failureKey, writes.approvalsSuperseded)));
+      .where(and(eq(approval.workspaceId, workspaceId), eq(approval.kind, "recovery"), eq(approval.status, "pending"), inArray(approval.failureKey, writes.approvalsSuperseded)));
   }
   if (writes.approvalsCreated.length) await tx.insert(approval).values(writes.approvalsCreated).onConflictDoNothing();
 

@@ -86,6 +86,8 @@ export const guardInputSchema = z.strictObject({
   model: z.string().min(1).max(200).optional(),
   ts: tsInput.optional(),
   turnIndex: turnIndex.optional(),
+  /** Hold the request up to this long for a person's decision when the answer would be `ask` (SPEC 7.2). */
+  waitForApprovalSeconds: z.number().min(0).max(120).optional(),
 });
 export type GuardInput = z.infer<typeof guardInputSchema>;
 

@@ -1,12 +1,14 @@
-/** The approval queue: ask-mode recoveries waiting for a person (SPEC 4.3, 7.2). */
+/** The approval queue: ask-mode recoveries and tool calls waiting for a person (SPEC 4.3, 7.2). */
 import { and, desc, eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
 import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
+import { notifyDecisionInTx, releaseLocalWaiters } from "./approval-waiters";
+import { approvalView } from "./tool-call-approvals";
 import { badRequest, notFound } from "./errors";
 
 export type ApprovalStatus = "pending" | "approved" | "denied";
@@ -18,17 +20,7 @@ export async function listApprovals(db: Db, workspaceId: string, status?: Approv
     .where(status ? and(eq(approval.workspaceId, workspaceId), eq(approval.status, status)) : eq(approval.workspaceId, workspaceId))
     .orderBy(desc(approval.createdAt))
     .limit(500);
-  return rows.map((r) => ({
-    id: r.id,
-    kind: r.kind,
-    failureKey: r.failureKey,
-    toolName: r.toolName,
-    status: r.status,
-    createdAt: r.createdAt.toISOString(),
-    resolvedAt: r.resolvedAt ? r.resolvedAt.toISOString() : null,
-    resolvedBy: r.resolvedBy,
-    comment: r.comment,
-  }));
+  return rows.map(approvalView);
 }
 
 export interface ResolveApprovalInput {
@@ -37,14 +29,20 @@ export interface ResolveApprovalInput {
   approvalId: string;
   decision: "approve" | "deny";
   comment?: string;
+  /** Tool-call approvals: approve this call only (default) or this key for the rest of the session. */
+  scope?: "once" | "session";
   actor: Actor;
   now?: number;
 }
 
-/** Approve → the key is trusted; deny → escalated with a fresh window. Audit-logged. */
+/**
+ * Recovery: approve → the key is trusted; deny → escalated with a fresh window.
+ * Tool call: approve (once or for the session) → the waiting call is allowed; deny (a comment is
+ * required: the agent's model reads it) → denied. Either way audit-logged, and a tool-call decision
+ * wakes the requests waiting on it on every instance.
+ */
 export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
-  const now = input.now ?? Date.now();
-  return db.transaction(async (tx) => {
+  const result = await db.transaction(async (tx) => {
     const [a] = await tx
       .select()
       .from(approval)
@@ -52,56 +50,87 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
       .for("update");
     if (!a) throw notFound("Approval");
     if (a.status !== "pending") throw badRequest(`This approval was already ${a.status}`, "approvalId");
-    const [row] = await tx
-      .select({ data: keyState.data, domain: keyState.domain, pluginName: keyState.pluginName })
-      .from(keyState)
-      .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)))
-      .for("update");
-    const effects: Effect[] = [];
-    if (row) {
-      const ctx = row.data as KeyContext;
-      const configs = await loadConfigs(tx, input.workspaceId);
-      const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
-      const result = input.decision === "approve" ? approveRecovery(ctx.state, now) : denyRecovery(ctx.state, rule, now);
-      if (result.applied) {
-        await tx
-          .update(keyState)
-          .set({
-            state: result.state.state,
-            effectiveState: result.state.state,
-            consecutiveFailures: result.state.consecutiveFailures,
-            escalationExpires: result.state.escalationExpires ? new Date(result.state.escalationExpires) : null,
-            effectiveFailures: input.decision === "approve" ? 0 : undefined,
-            data: { ...ctx, state: result.state },
-            updatedAt: new Date(),
-          })
-          .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
-        await tx.insert(stateTransition).values({
-          workspaceId: input.workspaceId,
-          failureKey: a.failureKey,
-          fromState: ctx.state.state,
-          toState: result.state.state,
-          reason: input.decision === "approve" ? "recovery approved" : "recovery denied",
-          actor: input.actor.label,
-          at: new Date(now),
-        });
-        effects.push(...result.effects);
-      }
-    }
-    const status = input.decision === "approve" ? "approved" : "denied";
-    await tx
-      .update(approval)
-      .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment: input.comment ?? null })
-      .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, input.approvalId)));
-    await writeAudit(tx, {
-      organizationId: input.organizationId,
-      workspaceId: input.workspaceId,
-      actor: input.actor,
-      action: `approval.${input.decision}`,
-      target: a.failureKey,
-      before: { status: "pending" },
-      after: { status, comment: input.comment ?? null },
-    });
-    return { id: a.id, status, failureKey: a.failureKey, effects };
+    if (a.kind === "tool_call") return resolveToolCall(tx, db, input, a);
+    return resolveRecovery(tx, input, a);
   });
+  if (result.kind === "tool_call") releaseLocalWaiters(db, result.id);
+  return result;
+}
+
+async function resolveToolCall(tx: Tx, db: Db, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {
+  const now = input.now ?? Date.now();
+  const comment = input.comment?.trim() || null;
+  if (input.decision === "deny" && !comment) throw badRequest("A comment is required to deny a tool call (the agent's model reads it)", "comment");
+  const status = input.decision === "approve" ? "approved" : "denied";
+  const scope = input.decision === "approve" ? (input.scope ?? "once") : null;
+  await tx
+    .update(approval)
+    .set({ status, scope, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment })
+    .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, a.id)));
+  await writeAudit(tx, {
+    organizationId: input.organizationId,
+    workspaceId: input.workspaceId,
+    actor: input.actor,
+    action: `approval.tool_call.${input.decision}`,
+    target: a.failureKey,
+    before: { status: "pending", callId: a.callId, sessionId: a.sessionId },
+    after: { status, scope, comment },
+  });
+  await notifyDecisionInTx(tx, db, a.id);
+  return { id: a.id, kind: "tool_call" as const, status, scope, failureKey: a.failureKey, effects: [] as Effect[] };
+}
+
+async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {
+  const now = input.now ?? Date.now();
+  const [row] = await tx
+    .select({ data: keyState.data, domain: keyState.domain, pluginName: keyState.pluginName })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)))
+    .for("update");
+  const effects: Effect[] = [];
+  if (row) {
+    const ctx = row.data as KeyContext;
+    const configs = await loadConfigs(tx, input.workspaceId);
+    const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
+    const result = input.decision === "approve" ? approveRecovery(ctx.state, now) : denyRecovery(ctx.state, rule, now);
+    if (result.applied) {
+      await tx
+        .update(keyState)
+        .set({
+          state: result.state.state,
+          effectiveState: result.state.state,
+          consecutiveFailures: result.state.consecutiveFailures,
+          escalationExpires: result.state.escalationExpires ? new Date(result.state.escalationExpires) : null,
+          effectiveFailures: input.decision === "approve" ? 0 : undefined,
+          data: { ...ctx, state: result.state },
+          updatedAt: new Date(),
+        })
+        .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
+      await tx.insert(stateTransition).values({
+        workspaceId: input.workspaceId,
+        failureKey: a.failureKey,
+        fromState: ctx.state.state,
+        toState: result.state.state,
+        reason: input.decision === "approve" ? "recovery approved" : "recovery denied",
+        actor: input.actor.label,
+        at: new Date(now),
+      });
+      effects.push(...result.effects);
+    }
+  }
+  const status = input.decision === "approve" ? "approved" : "denied";
+  await tx
+    .update(approval)
+    .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment: input.comment ?? null })
+    .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, input.approvalId)));
+  await writeAudit(tx, {
+    organizationId: input.organizationId,
+    workspaceId: input.workspaceId,
+    actor: input.actor,
+    action: `approval.${input.decision}`,
+    target: a.failureKey,
+    before: { status: "pending" },
+    after: { status, comment: input.comment ?? null },
+  });
+  return { id: a.id, kind: "recovery" as const, status, scope: null, failureKey: a.failureKey, effects };
 }

@@ -10,6 +10,8 @@ import { reliabilityStatus } from "@/server/services/status";
 import { getConfigDocument, putConfigDocument } from "@/server/services/workspace-config";
 import { toSnakeDocument } from "@/server/engine/config";
 import { listApprovals, resolveApproval } from "@/server/services/approvals";
+import { getApproval } from "@/server/services/tool-call-approvals";
+import { notFound } from "@/server/services/errors";
 import { resetKeys } from "@/server/services/key-reset";
 import { getSessionView, resumeSession, setSessionSettings } from "@/server/services/sessions";
 
@@ -22,8 +24,8 @@ export const ingestRouter = router({
 });
 
 export const guardRouter = router({
-  check: apiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input }) =>
-    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input),
+  check: apiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input, signal }) =>
+    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal }),
   ),
 });
 
@@ -43,11 +45,23 @@ export const configRouter = router({
 });
 
 export const approvalsRouter = router({
+  get: apiKeyProcedure.input(z.strictObject({ approvalId: z.string().min(1).max(128) })).query(async ({ ctx, input }) => {
+    const found = await getApproval(ctx.db, ctx.workspaceId, input.approvalId);
+    if (!found) throw notFound("Approval");
+    return found;
+  }),
   list: adminApiKeyProcedure
     .input(z.strictObject({ status: z.enum(["pending", "approved", "denied"]).optional() }).optional())
     .query(async ({ ctx, input }) => ({ approvals: await listApprovals(ctx.db, ctx.workspaceId, input?.status) })),
   resolve: adminApiKeyProcedure
-    .input(z.strictObject({ approvalId: z.string().min(1).max(128), decision: z.enum(["approve", "deny"]), comment: z.string().max(2000).optional() }))
+    .input(
+      z.strictObject({
+        approvalId: z.string().min(1).max(128),
+        decision: z.enum(["approve", "deny"]),
+        comment: z.string().max(2000).optional(),
+        scope: z.enum(["once", "session"]).optional(),
+      }),
+    )
     .mutation(({ ctx, input }) =>
       resolveApproval(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor }),
     ),

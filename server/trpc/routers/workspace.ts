@@ -14,7 +14,7 @@ const failureKey = z.string().trim().min(1, "Failure key is required").max(2048)
 
 export const workspaceRouter = router({
   approvals: router({
-    /** Pending recoveries (count + list with the key's recent history); polled by the shell badge and the approvals page. */
+    /** Pending approvals, tool calls first (count + list with the key's recent history); polled by the shell badge and the approvals page. */
     pending: protectedWorkspaceProcedure("viewer")
       .input(z.object({ withHistory: z.boolean().optional() }))
       .query(async ({ ctx, input }) => {
@@ -27,6 +27,7 @@ export const workspaceRouter = router({
           approvalId: z.string().trim().min(1).max(128),
           decision: z.enum(["approve", "deny"]),
           comment: z.string().trim().max(2000).optional(),
+          scope: z.enum(["once", "session"]).optional(),
         }),
       )
       .mutation(async ({ ctx, input }) => {
@@ -36,6 +37,7 @@ export const workspaceRouter = router({
           approvalId: input.approvalId,
           decision: input.decision,
           comment: input.comment || undefined,
+          scope: input.scope,
           actor: ctx.actor,
         });
         return { approvalId: input.approvalId, decision: input.decision };

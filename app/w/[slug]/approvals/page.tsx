@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { ApprovalsQueue } from "@/components/dashboard/approvals-queue";
+import { ToolCallQueue } from "@/components/dashboard/tool-call-queue";
 import { DataTable, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
@@ -31,6 +32,20 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
   const columns: Column<ApprovalRow>[] = [
     { id: "key", header: "Failure key", minWidth: 220, cell: (r) => <FailureKey value={r.failureKey} wrap /> },
     {
+      id: "kind",
+      header: "Kind",
+      width: 170,
+      cell: (r) =>
+        r.kind === "tool_call" ? (
+          <span className="text-sm">
+            Tool call <span className="mono">{r.toolName}</span>
+            {r.scope === "session" && <span className="muted"> · for the session</span>}
+          </span>
+        ) : (
+          <span className="text-sm">Recovery</span>
+        ),
+    },
+    {
       id: "status",
       header: "Decision",
       width: 110,
@@ -52,11 +67,17 @@ export default async function ApprovalsPage({ params, searchParams }: { params: 
         title="Approvals"
         description={
           page.permissions.canOperate
-            ? "Keys that finished recovery in ask mode. Approve to trust them again, or deny to keep them escalated."
-            : "Keys that finished recovery in ask mode. Your role can view the queue; a member or above approves or denies."
+            ? "Tool calls agents are waiting on, then keys that finished recovery in ask mode. Approve or deny; every decision is audit-logged."
+            : "Tool calls agents are waiting on, then keys that finished recovery in ask mode. Your role can view the queue; a member or above approves or denies."
         }
       />
-      <ApprovalsQueue slug={ws.slug} initial={pending} canOperate={page.permissions.canOperate} />
+      <ToolCallQueue slug={ws.slug} initial={{ count: pending.count, approvals: pending.approvals }} canOperate={page.permissions.canOperate} />
+      <section className="stack">
+        <div className="section-head">
+          <h2 className="section-title">Recoveries</h2>
+        </div>
+        <ApprovalsQueue slug={ws.slug} initial={pending} canOperate={page.permissions.canOperate} />
+      </section>
       <section className="stack">
         <div className="section-head">
           <h2 className="section-title">Resolved</h2>
