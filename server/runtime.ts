@@ -7,6 +7,7 @@ import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } 
 import { createAuth, type Auth } from "./auth";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
+import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
 import { applyHeadlessInit, type HeadlessInitEnv } from "./services/headless-init";
 
 export interface Runtime {
@@ -25,6 +26,7 @@ async function boot(): Promise<Runtime> {
   if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
   await ensureEventPartitions(database.db).catch((err) => console.error("[vigil] event partitions:", err));
   schedulePruning(database);
+  startDeliveryWorker(database.db, workerOptionsFromEnv());
   return { database, auth };
 }
 

@@ -6,6 +6,7 @@ import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
+import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";
 import { badRequest, notFound } from "./errors";
 
@@ -102,6 +103,7 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
       before: { status: "pending" },
       after: { status, comment: input.comment ?? null },
     });
+    await enqueueNotifications(tx, input.workspaceId, effects, { now });
     return { id: a.id, status, failureKey: a.failureKey, effects };
   });
 }
