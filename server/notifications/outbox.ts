@@ -4,7 +4,7 @@
  * held back by the channel's quiet period per key/session (counted, and reported by the next one).
  */
 import { randomUUID } from "node:crypto";
-import { and, desc, eq, gt, inArray, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, ne, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { globalToolPattern, notificationChannel, notificationOutbox, workspace } from "@/db/schema";
 import { draftForGlobalPattern, draftFromEffect, severityAtLeast, type NotifiableEffect, type NotificationDraft, type NotificationSeverity } from "./events";
@@ -80,7 +80,7 @@ async function insertForChannel(tx: Tx | Db, ch: Channel, slug: string, d: Notif
     const [{ n }] = await tx
       .select({ n: sql<number>`count(*)::int` })
       .from(notificationOutbox)
-      .where(and(sameSubject, eq(notificationOutbox.status, "suppressed"), last ? gt(notificationOutbox.createdAt, last.createdAt) : undefined));
+      .where(and(sameSubject, eq(notificationOutbox.status, "suppressed"), last ? gte(notificationOutbox.createdAt, last.createdAt) : undefined));
     if (quiet) {
       await insertRow(tx, ch, slug, d, now, "suppressed", Number(n));
       return false;

@@ -12,7 +12,7 @@ export function allowPrivateTargets(env = process.env): boolean {
 }
 
 export function isPrivateAddress(ip: string): boolean {
-  const v4 = ip.startsWith("::ffff:") && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  const v4 = ipv4Mapped(ip.toLowerCase()) ?? ip;
   if (isIP(v4) === 4) {
     const [a, b] = v4.split(".").map(Number);
     return (
@@ -26,6 +26,17 @@ export function isPrivateAddress(ip: string): boolean {
   }
   const x = ip.toLowerCase();
   return x === "::" || x === "::1" || x.startsWith("fe8") || x.startsWith("fe9") || x.startsWith("fea") || x.startsWith("feb") || x.startsWith("fc") || x.startsWith("fd") || x.startsWith("ff");
+}
+
+/** `::ffff:1.2.3.4` or its hex form `::ffff:102:304` → the IPv4 address. */
+function ipv4Mapped(ip: string): string | null {
+  if (!ip.startsWith("::ffff:")) return null;
+  const rest = ip.slice(7);
+  if (isIP(rest) === 4) return rest;
+  const m = /^([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(rest);
+  if (!m) return null;
+  const [hi, lo] = [parseInt(m[1], 16), parseInt(m[2], 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
 /** A problem with the URL as written, or null. */

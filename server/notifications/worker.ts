@@ -52,7 +52,7 @@ export async function runDeliveryPass(db: Db, opts: WorkerOptions = {}): Promise
   return rows.length;
 }
 
-async function claimDue(db: Db, now: number, opts: WorkerOptions): Promise<Row[]> {
+export async function claimDue(db: Db, now: number, opts: WorkerOptions): Promise<Row[]> {
   const leaseUntil = new Date(now + (opts.leaseMs ?? 60_000));
   const nowD = new Date(now).toISOString();
   return db.transaction(async (tx) => {
