@@ -68,7 +68,7 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
       header: <span className="sr-only">Actions</span>,
       align: "right",
       cell: (c) => (
-        <div className="row row-wrap" style={{ justifyContent: "flex-end", gap: 4 }}>
+        <div className="row" style={{ justifyContent: "flex-end", gap: 4, flexWrap: "nowrap", whiteSpace: "nowrap" }}>
           <Button size="xs" variant="ghost" onClick={() => setLogFor(c)} aria-label={`Delivery log of ${c.name}`}>Log</Button>
           {canEdit && (
             <>
