@@ -39,7 +39,7 @@ export interface NotificationDraft {
   subjectKind: "failure_key" | "session" | "tool";
   title: string;
   reason: string;
-  /** Dashboard path relative to the workspace (`/w/<slug>` prefix added by the payload). */
+  /** Dashboard path relative to the workspace (`/w/<slug>` prefix added by the payload), or an `/org/…` page. */
   actionPath: string;
   details: Record<string, unknown>;
 }
@@ -116,7 +116,7 @@ export function draftForGlobalPattern(p: { toolName: string; workspaceCount: num
     subjectKind: "tool",
     title: `Global tool pattern: ${p.toolName}`,
     reason: `Tool '${p.toolName}' is failing in ${p.workspaceCount} workspaces of the organization (average failure rate ${Math.round(p.avgFailureRate * 100)}%)`,
-    actionPath: "/patterns",
+    actionPath: "/org/patterns",
     details: { toolName: p.toolName, workspaceCount: p.workspaceCount, avgFailureRate: p.avgFailureRate },
   };
 }

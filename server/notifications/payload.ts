@@ -12,7 +12,9 @@ export interface StoredNotification extends NotificationDraft {
 }
 
 export function dashboardUrl(baseUrl: string, n: StoredNotification): string {
-  return `${baseUrl.replace(/\/+$/, "")}/w/${n.workspaceSlug}${n.actionPath}`;
+  const base = baseUrl.replace(/\/+$/, "");
+  // Organization pages (global patterns) are not under a workspace.
+  return n.actionPath.startsWith("/org/") ? `${base}${n.actionPath}` : `${base}/w/${n.workspaceSlug}${n.actionPath}`;
 }
 
 export function webhookBody(n: StoredNotification, baseUrl: string) {

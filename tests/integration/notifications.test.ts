@@ -5,12 +5,12 @@ import { and, eq } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { notificationOutbox } from "@/db/schema";
+import { globalToolPattern, notificationOutbox } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { createChannel, setChannelEnabled, type ChannelInput } from "@/server/notifications/channels";
-import { enqueueNotifications } from "@/server/notifications/outbox";
+import { enqueueGlobalPatternNotifications, enqueueNotifications } from "@/server/notifications/outbox";
 import { verifyWebhook } from "@/server/notifications/signature";
 import { backoffDelayMs, claimDue, GIVE_UP_AFTER_MS, runDeliveryPass, type WorkerOptions } from "@/server/notifications/worker";
 
@@ -210,6 +210,22 @@ describe.each(DATABASE_KINDS)("notifications on %s", (kind) => {
       }),
     ).rejects.toThrow("boom");
     expect(await outbox(ws.workspaceId)).toHaveLength(0);
+  });
+
+  it("a newly raised global tool pattern notifies the workspaces in it, once", async () => {
+    const { ws, scope } = await setup({ events: ["global_pattern_raised"] });
+    const pattern = { toolName: "jira", workspaceIds: [ws.workspaceId], avgFailureRate: 0.8 };
+    await app.db.transaction((tx) => enqueueGlobalPatternNotifications(tx, scope.organizationId, [pattern], clock));
+    let rows = await outbox(ws.workspaceId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ event: "global_pattern_raised", severity: "critical", subject: "jira" });
+    // Already active: re-evaluation does not notify again.
+    await app.db.insert(globalToolPattern).values({ organizationId: scope.organizationId, toolName: "jira", status: "active", workspaceIds: [ws.workspaceId], avgFailureRate: 0.8, detectedAt: new Date() });
+    await app.db.transaction((tx) => enqueueGlobalPatternNotifications(tx, scope.organizationId, [pattern], clock));
+    rows = await outbox(ws.workspaceId);
+    expect(rows).toHaveLength(1);
+    await runDeliveryPass(app.db, worker);
+    expect(JSON.parse(receiver.requests[0].body)).toMatchObject({ event: "global_pattern_raised", url: "https://vigil.example.com/org/patterns" });
   });
 
   it("two workers deliver each notification exactly once", async () => {
