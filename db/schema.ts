@@ -570,3 +570,56 @@ export const otlpSession = pgTable(
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.sessionId] }), index("otlp_session_open_idx").on(t.endedAt, t.lastSpanAt)],
 );
+
+// ---------------------------------------------------------------------------
+// Notifications (webhook / Slack channels and their transactional outbox)
+// ---------------------------------------------------------------------------
+
+export const notificationChannel = pgTable(
+  "notification_channel",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: text("id").notNull(),
+    name: text("name").notNull(),
+    type: text("type").$type<"webhook" | "slack">().notNull(),
+    /** Secret for Slack (the URL is the credential); never returned after creation. */
+    url: text("url").notNull(),
+    /** HMAC secret of webhook channels; never returned after creation/rotation. */
+    secret: text("secret").notNull(),
+    events: jsonb("events").$type<string[]>().notNull(),
+    minSeverity: text("min_severity").$type<"info" | "warning" | "critical">().notNull().default("info"),
+    quietPeriodSeconds: integer("quiet_period_seconds").notNull().default(0),
+    enabled: boolean("enabled").notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] })],
+);
+
+export const notificationOutbox = pgTable(
+  "notification_outbox",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: text("id").notNull(),
+    channelId: text("channel_id").notNull(),
+    event: text("event").notNull(),
+    severity: text("severity").notNull(),
+    /** The key, tool or session the notification is about (quiet-period grouping). */
+    subject: text("subject").notNull(),
+    payload: jsonb("payload").notNull(),
+    status: text("status").$type<"pending" | "sent" | "failed" | "suppressed">().notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull(),
+    leaseUntil: ts("lease_until"),
+    lastStatusCode: integer("last_status_code"),
+    lastResponse: text("last_response"),
+    createdAt: ts("created_at").notNull(),
+    sentAt: ts("sent_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("notification_outbox_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
+    index("notification_outbox_channel_idx").on(t.workspaceId, t.channelId, t.createdAt),
+    index("notification_outbox_subject_idx").on(t.workspaceId, t.channelId, t.subject, t.createdAt),
+  ],
+);

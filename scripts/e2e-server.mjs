@@ -14,6 +14,7 @@ const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start
     NEXT_TELEMETRY_DISABLED: "1",
     VIGIL_DATA_DIR: dataDir,
     VIGIL_AUTH_RATE_LIMIT: "off",
+    VIGIL_NOTIFY_ALLOW_PRIVATE: "1", // the notifications spec posts to a receiver on 127.0.0.1
     VIGIL_INIT_ORG: "E2E Org",
     VIGIL_INIT_WORKSPACE: "e2e",
     VIGIL_INIT_API_KEY: "vgl_e2e_admin_key_0123456789abcdef",

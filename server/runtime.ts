@@ -9,6 +9,7 @@ import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
 import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
 import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
+import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
 
 export interface Runtime {
   database: Database;
@@ -31,6 +32,7 @@ async function boot(): Promise<Runtime> {
   schedulePruning(database);
   // Applies stored OTLP traces as they settle, and whatever a previous process left unapplied.
   startOtlpApplier(database.db, otlpTiming);
+  startDeliveryWorker(database.db, workerOptionsFromEnv());
   return { database, auth };
 }
 

@@ -20,6 +20,7 @@ export const CONFIG_TABS = [
   { id: "security", label: "Security patterns" },
   { id: "retention", label: "Retention" },
   { id: "api-keys", label: "API keys" },
+  { id: "notifications", label: "Notifications" },
   { id: "import-export", label: "Import / Export" },
 ] as const;
 export type ConfigTabId = (typeof CONFIG_TABS)[number]["id"];
@@ -49,6 +50,7 @@ export function ConfigTabBody({
   canEdit,
   fileName,
   apiKeys,
+  notifications,
 }: {
   tab: ConfigTabId;
   scope: ConfigScope;
@@ -57,8 +59,10 @@ export function ConfigTabBody({
   canEdit: boolean;
   fileName: string;
   apiKeys?: ReactNode;
+  notifications?: ReactNode;
 }) {
   if (tab === "api-keys") return <>{apiKeys}</>;
+  if (tab === "notifications") return <>{notifications}</>;
   return (
     <ConfigEditorProvider scope={scope} initialDocument={document} inheritedDocument={inheritedDocument} canEdit={canEdit}>
       {tab === "rules" && <RulesEditor />}

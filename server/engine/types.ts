@@ -241,7 +241,7 @@ export type Effect =
   | { type: "recovering"; failureKey: string; successes: number; needed: number }
   | { type: "recovered"; failureKey: string; toolName: string; message: string }
   | { type: "recovery_pending"; failureKey: string; approvalId: string }
-  | { type: "approval_pending"; approvalId: string; failureKey: string; callId: string; sessionId: string }
+  | { type: "approval_pending"; approvalId: string; failureKey: string; callId: string; sessionId: string; toolName: string; reason: string | null }
   | {
       type: "pattern";
       patternType: PatternType;

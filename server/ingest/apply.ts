@@ -37,6 +37,7 @@ import {
 } from "./load";
 import { MAX_TEXT_STORED, MAX_USER_TEXT_STORED } from "./schema";
 import { writeBatch, type BatchWrites } from "./persist";
+import { enqueueNotifications } from "@/server/notifications/outbox";
 
 export interface BatchScope {
   workspaceId: string;
@@ -461,6 +462,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   }
 
   await writeBatch(tx, scope, { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline });
+  await enqueueNotifications(tx, workspaceId, effects);
   return { accepted: fresh.length, duplicates, effects, sessions, configs, keyInfoByEventId };
 }
 

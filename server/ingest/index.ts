@@ -12,6 +12,7 @@ import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, Decision, Effect, KeyContext, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
+import { enqueueNotifications } from "@/server/notifications/outbox";
 import { applyBatch, type BatchScope } from "./apply";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 
@@ -109,6 +110,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
               now: receivedAt,
             })
           : null;
+      if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt });
       return {
         decision: settled?.decision ?? decision,
         failureKey: info.failureKey,

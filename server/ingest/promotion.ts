@@ -8,6 +8,7 @@ import type { Tx } from "@/db/client";
 import { globalToolPattern, keyState, workspace } from "@/db/schema";
 import { findGlobalToolPatterns } from "@/server/engine/promotion";
 import type { TrustState } from "@/server/engine/types";
+import { enqueueGlobalPatternNotifications } from "@/server/notifications/outbox";
 
 export async function refreshPromotion(tx: Tx, scope: { organizationId: string }, tools: string[]): Promise<void> {
   const wsRows = await tx.select({ id: workspace.id }).from(workspace).where(eq(workspace.organizationId, scope.organizationId));
@@ -35,7 +36,9 @@ export async function refreshPromotion(tx: Tx, scope: { organizationId: string }
     worstState: w.state as TrustState,
     failureRate24h: rate.get(`${w.workspaceId}\u0000${w.toolName}`) ?? 0,
   }));
-  for (const p of findGlobalToolPatterns(rows)) {
+  const patterns = findGlobalToolPatterns(rows);
+  await enqueueGlobalPatternNotifications(tx, scope.organizationId, patterns);
+  for (const p of patterns) {
     await tx
       .insert(globalToolPattern)
       .values({

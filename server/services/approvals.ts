@@ -6,6 +6,7 @@ import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
+import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";
 import { notifyDecisionInTx, releaseLocalWaiters } from "./approval-waiters";
 import { approvalView } from "./tool-call-approvals";
@@ -132,5 +133,6 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
     before: { status: "pending" },
     after: { status, comment: input.comment ?? null },
   });
+  await enqueueNotifications(tx, input.workspaceId, effects, { now });
   return { id: a.id, kind: "recovery" as const, status, scope: null, failureKey: a.failureKey, effects };
 }

@@ -107,7 +107,7 @@ export async function settleAsk(tx: Tx, c: AskContext): Promise<SettledAsk> {
     decision: "ask",
     reason: c.reason,
     approvalId: id,
-    effects: [{ type: "approval_pending", approvalId: id, failureKey: c.failureKey, callId: c.callId, sessionId: c.sessionId }],
+    effects: [{ type: "approval_pending", approvalId: id, failureKey: c.failureKey, callId: c.callId, sessionId: c.sessionId, toolName: c.toolName, reason: c.reason }],
     waitFor: id,
   };
 }

@@ -5,6 +5,7 @@ import { organizationRouter } from "./routers/organization";
 import { workspaceRouter } from "./routers/workspace";
 import { configRouter } from "./routers/workspace-config";
 import { orgConfigRouter } from "./routers/org-config";
+import { notificationsRouter } from "./routers/notifications";
 import { approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter } from "./routers/agent";
 
 export const appRouter = router({
@@ -23,6 +24,7 @@ export const appRouter = router({
   ws: workspaceRouter,
   wsConfig: configRouter,
   orgConfig: orgConfigRouter,
+  notifications: notificationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

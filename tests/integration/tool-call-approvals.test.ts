@@ -64,7 +64,7 @@ describe.each(DATABASE_KINDS)("tool-call approvals on %s", (kind) => {
     const out = first.body.result!.data;
     expect(out).toMatchObject({ decision: "ask", failureKey: KEY_V1, reason: "3 failures in 3600s" });
     expect(out.approvalId).toEqual(expect.any(String));
-    expect(out.effects).toContainEqual({ type: "approval_pending", approvalId: out.approvalId, failureKey: KEY_V1, callId, sessionId: ws.sessionId });
+    expect(out.effects).toContainEqual({ type: "approval_pending", approvalId: out.approvalId, failureKey: KEY_V1, callId, sessionId: ws.sessionId, toolName: "http_request", reason: out.reason });
 
     const again = await guard(ws.key, guardInput(ws.sessionId, callId, { waitForApprovalSeconds: 0.1 }));
     expect(again.body.result!.data).toMatchObject({ decision: "ask", approvalId: out.approvalId });

@@ -15,7 +15,7 @@ export default async function OrgDefaultsPage({ searchParams }: { searchParams: 
   const page = await requireOrgPage();
   const db = (await getRuntime()).database.db;
   const doc = await getConfigDocument(db, { level: "organization", organizationId: page.organization.id });
-  const tabs: ConfigTabId[] = CONFIG_TABS.map((t) => t.id).filter((t) => t !== "api-keys");
+  const tabs: ConfigTabId[] = CONFIG_TABS.map((t) => t.id).filter((t) => t !== "api-keys" && t !== "notifications");
   const tab = readTab(sp.tab, tabs);
   const slugPart = page.organization.name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "") || "organization";
 

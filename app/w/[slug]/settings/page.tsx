@@ -7,6 +7,7 @@ import { toSnakeDocument } from "@/server/engine/config";
 import { getRuntime } from "@/server/runtime";
 import { loadEffectiveConfig } from "@/server/services/workspace-config";
 import { ApiKeysPanel } from "./api-keys";
+import { NotificationsPanel } from "./notifications";
 
 export const metadata: Metadata = { title: "Settings" };
 export const dynamic = "force-dynamic";
@@ -40,6 +41,7 @@ export default async function SettingsPage({ params, searchParams }: { params: P
           canEdit={canEdit}
           fileName={`vigil-${page.access.workspace.slug}-config.json`}
           apiKeys={canEdit ? <ApiKeysPanel workspaceSlug={page.access.workspace.slug} /> : null}
+          notifications={<NotificationsPanel workspaceSlug={page.access.workspace.slug} canEdit={canEdit} />}
         />
       </div>
     </>
