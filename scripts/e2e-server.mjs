@@ -14,6 +14,8 @@ const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start
     NEXT_TELEMETRY_DISABLED: "1",
     VIGIL_DATA_DIR: dataDir,
     VIGIL_AUTH_RATE_LIMIT: "off",
+    // The e2e suites sign up many users; sign-up closed is covered by tests/integration/signup.test.ts.
+    VIGIL_ALLOW_SIGNUP: process.env.VIGIL_ALLOW_SIGNUP ?? "true",
     VIGIL_INIT_ORG: "E2E Org",
     VIGIL_INIT_WORKSPACE: "e2e",
     VIGIL_INIT_API_KEY: "vgl_e2e_admin_key_0123456789abcdef",
