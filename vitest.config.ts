@@ -23,6 +23,8 @@ export default defineConfig({
           environment: "node",
           // Each file gets its own databases; run files one at a time on 2 cores.
           fileParallelism: false,
+          // Tests sign up many users; tests/integration/signup.test.ts turns this off to test the default.
+          env: { VIGIL_ALLOW_SIGNUP: "true" },
           testTimeout: 60_000,
           hookTimeout: 120_000,
           globalSetup: ["tests/integration/global-setup.ts"],

@@ -13,7 +13,10 @@ export function authErrorMessage(error: { code?: string; message?: string; statu
       return "Wrong email or password.";
     case "USER_ALREADY_EXISTS":
     case "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL":
-      return "An account with this email already exists. Sign in instead.";
+      // Never confirm to a stranger that an email has an account.
+      return "Could not create an account with these details. If you already have one, sign in instead.";
+    case "SIGNUP_CLOSED":
+      return error.message || "Sign-up is closed on this server. Ask an admin for an invitation.";
     case "PASSWORD_TOO_SHORT":
       return "Password must be at least 8 characters.";
     case "INVALID_EMAIL":

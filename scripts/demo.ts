@@ -172,6 +172,17 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   const who = await api.query<{ workspace: string; scope: string }>("account.whoami");
   const dashboard = `${opts.url.replace(/\/$/, "")}/w/${who.workspace}/overview`;
   log(`Vigil ${opts.url} · workspace "${who.workspace}" · ${opts.agents} agents · ${opts.speed === "max" ? "max speed" : `${opts.duration}s`}`);
+  // The flaky-weather agent's keys recover in "ask" mode so the Approvals page has something to show
+  // (in "auto" mode Vigil resumes them unattended). Only when the workspace has not chosen a mode.
+  try {
+    const doc = await api.query<{ settings?: Record<string, unknown> } & Json>("config.get");
+    if (doc.settings?.recovery_mode === undefined) {
+      await api.post("config.put", { ...doc, settings: { ...(doc.settings ?? {}), recovery_mode: "ask" } });
+      log('config: recovery_mode "ask" (recoveries wait for approval in the dashboard)');
+    }
+  } catch (err) {
+    log(`note: could not set recovery_mode "ask" (${(err as Error).message}); recoveries run in the workspace's mode`);
+  }
   const roles = rolesFor(opts.agents);
   securityDone = false;
   const before = await api.query<{ keys: { failureKey: string; state: string }[] }>("reliability.status", {});

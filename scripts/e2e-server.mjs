@@ -15,6 +15,8 @@ const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start
     VIGIL_DATA_DIR: dataDir,
     VIGIL_AUTH_RATE_LIMIT: "off",
     VIGIL_NOTIFY_ALLOW_PRIVATE: "1", // the notifications spec posts to a receiver on 127.0.0.1
+    // The e2e suites sign up many users; sign-up closed is covered by tests/integration/signup.test.ts.
+    VIGIL_ALLOW_SIGNUP: process.env.VIGIL_ALLOW_SIGNUP ?? "true",
     VIGIL_INIT_ORG: "E2E Org",
     VIGIL_INIT_WORKSPACE: "e2e",
     VIGIL_INIT_API_KEY: "vgl_e2e_admin_key_0123456789abcdef",

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import * as schema from "@/db/schema";
+import { assertMayCreateUser } from "./signup-policy";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -42,6 +43,16 @@ export async function createAuth(db: Db) {
       autoSignIn: true,
     },
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 },
+    // Sign-up closes after the first user unless VIGIL_ALLOW_SIGNUP=true (server/signup-policy.ts).
+    databaseHooks: {
+      user: {
+        create: {
+          before: async () => {
+            await assertMayCreateUser(db);
+          },
+        },
+      },
+    },
     // The dashboard may be reached under any host name (localhost, a LAN address, a proxy):
     // same-origin requests are trusted; VIGIL_TRUSTED_ORIGINS adds more.
     // Same-origin requests are trusted: the Origin must name the host the browser talked to (the

@@ -5,11 +5,12 @@ import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/sche
 import { countPendingApprovals } from "./approvals";
 import { iso } from "./util";
 
-export const TRUST_STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
-export type TrustStateName = (typeof TRUST_STATES)[number];
+import { countKeyStates, type TrustStateName } from "./key-counts";
+
+export { TRUST_STATES, type TrustStateName } from "./key-counts";
 
 export interface LiveCounts {
-  /** Failure keys (level "key") by effective state. */
+  /** Tracked keys (every level) by effective state: the same counts as the Tools page (see key-counts.ts). */
   keys: Record<TrustStateName, number>;
   /** Domain- and tool-level states that are not trusted. */
   levelAlerts: number;
@@ -25,12 +26,8 @@ export interface LiveCounts {
 /** Small, index-backed counts for the overview (polled every few seconds). */
 export async function getLiveCounts(db: Db, workspaceId: string, now = new Date()): Promise<LiveCounts> {
   const since = new Date(now.getTime() - 24 * 3600_000);
-  const [byState, pendingApprovals, [paused], [fails], [last]] = await Promise.all([
-    db
-      .select({ level: keyState.level, state: keyState.effectiveState, n: sql<number>`count(*)::int` })
-      .from(keyState)
-      .where(eq(keyState.workspaceId, workspaceId))
-      .groupBy(keyState.level, keyState.effectiveState),
+  const [counts, pendingApprovals, [paused], [fails], [last]] = await Promise.all([
+    countKeyStates(db, workspaceId),
     countPendingApprovals(db, workspaceId),
     db
       .select({ n: sql<number>`count(*)::int` })
@@ -42,19 +39,11 @@ export async function getLiveCounts(db: Db, workspaceId: string, now = new Date(
       .where(and(eq(failure.workspaceId, workspaceId), gte(failure.ts, since))),
     db.select({ ts: event.ts }).from(event).where(eq(event.workspaceId, workspaceId)).orderBy(desc(event.ts)).limit(1),
   ]);
-  const keys: Record<TrustStateName, number> = { trusted: 0, recovering: 0, escalated: 0, blocked: 0 };
-  let levelAlerts = 0;
-  let totalKeys = 0;
-  for (const r of byState) {
-    if (r.level === "key") {
-      totalKeys += r.n;
-      if ((TRUST_STATES as readonly string[]).includes(r.state)) keys[r.state as TrustStateName] += r.n;
-    } else if (r.state !== "trusted") levelAlerts += r.n;
-  }
+  const keys: Record<TrustStateName, number> = counts.byState;
   return {
     keys,
-    levelAlerts,
-    totalKeys,
+    levelAlerts: counts.levelAlerts,
+    totalKeys: counts.total,
     pendingApprovals,
     pausedSessions: paused?.n ?? 0,
     failures24h: fails?.n ?? 0,
@@ -107,7 +96,7 @@ export interface TopKey {
   lastFailureAt: string | null;
 }
 
-/** Keys with the most failures recently: not-trusted first, then by effective failures. */
+/** The worst keys first: most failures, then most effective (recent, decayed) failures, then the latest. */
 export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8): Promise<TopKey[]> {
   const rows = await db
     .select({
@@ -123,7 +112,7 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8):
     })
     .from(keyState)
     .where(and(eq(keyState.workspaceId, workspaceId), sql`${keyState.totalFailures} > 0`))
-    .orderBy(desc(sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`), desc(keyState.effectiveFailures), desc(keyState.lastFailureAt))
+    .orderBy(desc(keyState.totalFailures), desc(keyState.effectiveFailures), desc(keyState.lastFailureAt))
     .limit(limit);
   return rows.map((r) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
 }

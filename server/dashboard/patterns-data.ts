@@ -202,12 +202,28 @@ export async function behaviourProfiles(db: Db, workspaceId: string) {
   });
 }
 
+/**
+ * One row per switch (failure key, current model, suggested model): the latest suggestion with the
+ * number of sessions it was made in. Each session records its own suggestion, so listing them raw
+ * repeated the same advice once per session.
+ */
 export async function recentSuggestions(db: Db, workspaceId: string, limit = 50) {
-  const rows = await db
-    .select()
+  const latest = db
+    .selectDistinctOn([modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel], {
+      sessionId: modelSuggestion.sessionId,
+      failureKey: modelSuggestion.failureKey,
+      currentModel: modelSuggestion.currentModel,
+      suggestedModel: modelSuggestion.suggestedModel,
+      strategy: modelSuggestion.strategy,
+      currentSuccessRate: modelSuggestion.currentSuccessRate,
+      suggestedSuccessRate: modelSuggestion.suggestedSuccessRate,
+      ts: modelSuggestion.ts,
+      sessions: sql<number>`(count(*) over (partition by ${modelSuggestion.failureKey}, ${modelSuggestion.currentModel}, ${modelSuggestion.suggestedModel}))::int`.as("sessions"),
+    })
     .from(modelSuggestion)
     .where(eq(modelSuggestion.workspaceId, workspaceId))
-    .orderBy(desc(modelSuggestion.ts))
-    .limit(limit);
-  return rows.map((s) => ({ ...s, ts: s.ts.toISOString() }));
+    .orderBy(modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel, desc(modelSuggestion.ts))
+    .as("latest_suggestion");
+  const rows = await db.select().from(latest).orderBy(desc(latest.ts)).limit(limit);
+  return rows.map((s) => ({ ...s, ts: new Date(s.ts).toISOString() }));
 }

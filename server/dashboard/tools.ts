@@ -1,5 +1,6 @@
 /** Read-only queries for the Tools page (every failure key, including @domain:/@tool: level states). */
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
+import { countKeyStates } from "./key-counts";
 import type { Db } from "@/db/client";
 import { keyState } from "@/db/schema";
 import { engineState, recoveryOf } from "./approvals";
@@ -86,14 +87,9 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
   return { total, page, pageSize, rows: rows.map(toKeyRow) };
 }
 
-/** Keys per effective state (for the filter's counts). */
+/** Keys per effective state (for the filter's counts): the shared definition Overview uses too. */
 export async function countKeysByState(db: Db, workspaceId: string): Promise<Record<string, number>> {
-  const rows = await db
-    .select({ state: keyState.effectiveState, n: sql<number>`count(*)::int` })
-    .from(keyState)
-    .where(eq(keyState.workspaceId, workspaceId))
-    .groupBy(keyState.effectiveState);
-  return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  return (await countKeyStates(db, workspaceId)).byState;
 }
 
 export function toKeyRow(r: typeof keyState.$inferSelect): KeyRow {

@@ -7,7 +7,8 @@ import { sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { at, result, uid } from "../support/agent";
-import { member } from "@/db/schema";
+import { member, modelSuggestion } from "@/db/schema";
+import { recentSuggestions } from "@/server/dashboard/patterns-data";
 import { listPendingApprovals, listResolvedApprovals, countPendingApprovals } from "@/server/dashboard/approvals";
 import { listOrgWorkspacesWithStats, listWorkspaceAudit } from "@/server/dashboard/audit";
 import { getFailureFilterOptions, listFailures, NO_MODEL, resolveTimeRange } from "@/server/dashboard/failures";
@@ -98,6 +99,46 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
     expect(await hasAnyEvents(app.db, empty.workspaceId)).toBe(false);
     expect((await getLiveCounts(app.db, empty.workspaceId)).totalKeys).toBe(0);
     expect(await getPausedSessions(app.db, ws.workspaceId)).toEqual([]);
+  });
+
+  it("one count per state: Overview's totals equal the Tools filter's; top keys are the worst first", async () => {
+    const live = await getLiveCounts(app.db, ws.workspaceId, new Date(now));
+    const byState = await countKeysByState(app.db, ws.workspaceId);
+    const all = await listKeys(app.db, ws.workspaceId, { pageSize: 200 });
+    expect(live.keys).toEqual({ trusted: 0, recovering: 0, escalated: 0, blocked: 0, ...byState });
+    expect(live.totalKeys).toBe(all.total);
+    for (const state of ["trusted", "recovering", "escalated", "blocked"] as const) {
+      expect((await listKeys(app.db, ws.workspaceId, { state })).total).toBe(live.keys[state]);
+    }
+
+    const top = await getTopFailingKeys(app.db, ws.workspaceId, 20);
+    const failures = top.map((t) => t.totalFailures);
+    expect(failures).toEqual([...failures].sort((a, b) => b - a));
+    // Failures rank, not state: the 3-failure keys come before the escalated 1-failure github keys.
+    expect(top[0].totalFailures).toBe(3);
+    expect(top.findIndex((k) => k.failureKey === VARLOG)).toBeLessThan(top.findIndex((k) => k.failureKey.includes("api.github.com")));
+  });
+
+  it("models: one switch suggestion per (key, current model, suggested model), with its session count", async () => {
+    const t = new Date(now);
+    const row = (sessionId: string, suggestedModel: string, minutesAgo: number) => ({
+      workspaceId: ws.workspaceId,
+      sessionId,
+      failureKey: STRIPE,
+      currentModel: "gpt-4o",
+      suggestedModel,
+      strategy: "suggest",
+      currentSuccessRate: 0.2,
+      suggestedSuccessRate: 0.9,
+      ts: new Date(t.getTime() - minutesAgo * 60_000),
+    });
+    await app.db.insert(modelSuggestion).values([row("s-a", "claude-sonnet-4", 30), row("s-b", "claude-sonnet-4", 20), row("s-c", "claude-sonnet-4", 10), row("s-d", "o3", 5)]);
+    const list = await recentSuggestions(app.db, ws.workspaceId);
+    expect(list.map((s) => [s.suggestedModel, s.sessionId, s.sessions])).toEqual([
+      ["o3", "s-d", 1],
+      ["claude-sonnet-4", "s-c", 3],
+    ]);
+    expect(await recentSuggestions(app.db, other.workspaceId)).toEqual([]);
   });
 
   it("tools: filter by state / level / text, sort and paginate", async () => {

@@ -27,17 +27,21 @@ describe("demo simulator (scripts/demo.ts)", () => {
     const summary = await runDemo({ url: "http://vigil.test", apiKey: key, duration: 10, agents: 4, speed: "max", historyDays: 1, fetch: inProcess, log: (l) => lines.push(l) });
 
     expect(summary.dashboard).toBe(`http://vigil.test/w/${slug}/overview`);
-    expect(summary.effects).toMatchObject({ escalated: expect.any(Number), blocked: expect.any(Number), recovered: expect.any(Number), paused: expect.any(Number), model_suggestion: expect.any(Number) });
+    expect(summary.effects).toMatchObject({ escalated: expect.any(Number), blocked: expect.any(Number), recovery_pending: expect.any(Number), paused: expect.any(Number), model_suggestion: expect.any(Number) });
 
     const keys = (await app.query("reliability.status", {}, { key })).body.result!.data.keys as { failureKey: string; state: string; totalFailures: number }[];
     const byKey = new Map(keys.map((k) => [k.failureKey, k]));
     expect(byKey.get("@tool:Bash")?.state).toBe("blocked");
     expect(byKey.get("Bash|command=sudo")?.state).toBe("blocked");
-    // The weather API degraded, escalated, and recovered within the replayed hour.
+    // The weather API degraded and escalated; the demo runs recovery in "ask" mode, so its recovery
+    // waits for an approval in the dashboard instead of resuming unattended.
     const weather = byKey.get("http_request|domain=api.flaky-weather.example|path_prefix=v2");
     expect(weather?.totalFailures).toBeGreaterThanOrEqual(3);
-    expect(weather?.state).toBe("trusted");
-    expect(lines.some((l) => l.includes("RECOVERED http_request|domain=api.flaky-weather.example"))).toBe(true);
+    expect(weather?.state).not.toBe("trusted");
+    expect(lines.some((l) => l.includes('recovery_mode "ask"'))).toBe(true);
+    expect(lines.some((l) => l.includes("recovery awaits approval: http_request|domain=api.flaky-weather.example"))).toBe(true);
+    const pending = (await app.query("approvals.list", { status: "pending" }, { key })).body.result!.data as { approvals: { failureKey?: string }[] };
+    expect(pending.approvals.some((a) => a.failureKey?.includes("api.flaky-weather.example"))).toBe(true);
     expect(lines.some((l) => l.includes("ESCALATED mcp__atlassian__"))).toBe(true);
     expect(lines.some((l) => /model suggestion glm-4\.6 → claude-sonnet-4\.5/.test(l))).toBe(true);
 

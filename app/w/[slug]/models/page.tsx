@@ -97,13 +97,14 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
     },
     {
       id: "session",
-      header: "Session",
+      header: "Latest session",
       cell: (s) => (
         <a className="mono text-sm truncate" style={{ maxWidth: 200, display: "inline-block" }} href={`${base}/sessions/${encodeURIComponent(s.sessionId)}`} title={s.sessionId}>
           {s.sessionId}
         </a>
       ),
     },
+    { id: "sessions", header: "Sessions", align: "right", width: 90, cell: (s) => <span className="num">{formatNumber(s.sessions)}</span> },
   ];
 
   return (
