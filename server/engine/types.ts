@@ -95,6 +95,7 @@ export type AgentEvent =
       turnIndex?: number;
     })
   | (EventBase & { type: "model.text"; text: string; turnIndex?: number })
+  | (EventBase & { type: "user.message"; text?: string })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;

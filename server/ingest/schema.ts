@@ -55,6 +55,7 @@ export const eventSchema = z.discriminatedUnion("type", [
     turnIndex: turnIndex.optional(),
   }),
   z.strictObject({ ...base, type: z.literal("model.text"), text: z.string(), turnIndex: turnIndex.optional() }),
+  z.strictObject({ ...base, type: z.literal("user.message"), text: z.string().optional(), turnIndex: turnIndex.optional() }),
   z.strictObject({
     ...base,
     type: z.literal("permission.resolved"),
