@@ -5,8 +5,9 @@
  *
  * Answers follow what the real CLI does with them: no objection is an empty body (an "allow"
  * would override the person's own permission rules); `additionalContext` reaches the model as a
- * system reminder; `continue:false` stops the session only after a tool ran (PostToolUse), so a
- * paused session's next call is denied with the reason instead.
+ * system reminder; `continue:false` stops the session at once after PostToolUse and PostToolBatch
+ * (not after PostToolUseFailure, nor beside a PreToolUse deny), so a session paused by a failure
+ * stops at the PostToolBatch that follows it, and a paused session's next call is denied with why.
  */
 import {
   clampId,
@@ -121,6 +122,9 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
         ...(durationMs !== undefined ? { durationMs } : {}),
       });
     }
+    case "PostToolBatch":
+      // Fires after every batch of tool calls, failed ones included: where a pause stops the agent.
+      return { kind: "pause-check", sessionId };
     case "SessionEnd":
       return record({ type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId });
     case "SubagentStop":
@@ -134,6 +138,11 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
 function contextText(v: HookVerdict, extra?: string | null): string | null {
   const parts = [...(extra ? [extra] : []), ...v.context];
   return parts.length ? parts.join("\n\n") : null;
+}
+
+/** Stops the session; the reason is shown to the person (interactive sessions show stopReason and systemMessage). */
+function stopAnswer(reason: string) {
+  return { continue: false, stopReason: reason, systemMessage: reason };
 }
 
 /** Claude Code's answer for a hook, given Vigil's verdict. */
@@ -163,10 +172,13 @@ export function answerClaudeCode(hook: string, v: HookVerdict): HookAnswer {
       const context = contextText(v, v.stop);
       const out: Record<string, unknown> = {};
       if (context) out.hookSpecificOutput = { hookEventName: hook, additionalContext: context };
-      // After a tool ran, continue:false stops the session at once (no further model call).
-      if (v.stop) Object.assign(out, { continue: false, stopReason: v.stop });
+      // After PostToolUse, continue:false stops the session at once (no further model call);
+      // PostToolUseFailure ignores it, and the PostToolBatch that follows stops the session.
+      if (v.stop) Object.assign(out, stopAnswer(v.stop));
       return Object.keys(out).length ? out : null;
     }
+    case "PostToolBatch":
+      return v.stop ? stopAnswer(v.stop) : null;
     case "UserPromptSubmit": {
       // A new prompt in a paused session is not processed; the person reads why and how to resume.
       if (v.stop) return { decision: "block", reason: v.stop };

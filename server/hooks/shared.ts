@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { event } from "@/db/schema";
+import { agentSession, event } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { guardCheck, withRetry } from "@/server/ingest";
 import { applyBatch, type BatchScope } from "@/server/ingest/apply";
@@ -53,7 +53,13 @@ export interface RecordPlan {
   events: EventInput[];
 }
 
-export type HookPlan = GuardPlan | RecordPlan | { kind: "ignore" };
+/** Nothing to record, but the answer depends on whether the session is paused (PostToolBatch). */
+export interface PauseCheckPlan {
+  kind: "pause-check";
+  sessionId: string;
+}
+
+export type HookPlan = GuardPlan | RecordPlan | PauseCheckPlan | { kind: "ignore" };
 
 /** Vigil's side of one hook, for the adapter to phrase in its CLI's terms. */
 export interface HookVerdict {
@@ -260,8 +266,17 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
   };
 }
 
+async function runPauseCheck(db: Db, ctx: HookRequestContext, plan: PauseCheckPlan): Promise<HookVerdict> {
+  const [row] = await db
+    .select({ paused: agentSession.paused, pauseReason: agentSession.pauseReason })
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, ctx.scope.workspaceId), eq(agentSession.sessionId, plan.sessionId)));
+  return row?.paused ? { ...EMPTY_VERDICT, stop: pauseText(row.pauseReason, plan.sessionId, ctx) } : EMPTY_VERDICT;
+}
+
 export async function runPlan(db: Db, ctx: HookRequestContext, plan: HookPlan, receivedAt = Date.now()): Promise<HookVerdict> {
   if (plan.kind === "ignore") return EMPTY_VERDICT;
+  if (plan.kind === "pause-check") return runPauseCheck(db, ctx, plan);
   if (plan.kind === "record") return runRecord(db, ctx, plan, receivedAt);
   return runGuard(db, ctx, plan, receivedAt);
 }

@@ -218,6 +218,10 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     expect(stop.stopReason).toContain("Vigil paused this session");
     expect(stop.stopReason).toContain(`http://vigil.test/w/hooks/sessions/${sid}`);
     expect((await sessionRow(sid)).paused).toBe(true);
+    // Claude Code ignores continue:false after a failure; the PostToolBatch that follows stops it.
+    const batch = await hook("claude-code", variant("PostToolBatch", { session_id: sid }));
+    expect(batch.body).toMatchObject({ continue: false, stopReason: stop.stopReason });
+    expect((await hook("claude-code", variant("PostToolBatch", { session_id: "s-not-paused" }))).text).toBe("");
 
     // While paused: the next call is denied with why and how to resume, a new prompt is blocked.
     const pre = await hook("claude-code", variant("PreToolUse.Read", { session_id: sid, tool_use_id: "toolu_after_pause" }));

@@ -1,0 +1,95 @@
+/**
+ * The real Claude Code CLI (2.1.197, e2e/agents) connected to a running Vigil by http hooks only,
+ * its model a scripted mock on localhost: what the model reads and what the CLI does is the CLI's
+ * own behaviour with Vigil's answers (SPEC 7.5).
+ */
+import { expect, test } from "@playwright/test";
+import { MockAnthropic, lastToolResults, requestText, type Script } from "./agents/mock-anthropic";
+import { runClaude } from "./agents/claude";
+import { freshWorkspace, query, signIn, trpc } from "./support";
+
+const ALL_SEVERITIES = ["transient", "not_found", "invalid_input", "permission", "validation", "timeout", "server_error", "crash", "corruption", "security", "repeated_auth"];
+
+test.describe.configure({ mode: "serial" });
+
+let mock: MockAnthropic;
+let ws: { slug: string; key: string };
+let vigilUrl: string;
+
+test.beforeAll(async ({ browser, baseURL }) => {
+  vigilUrl = baseURL!;
+  const page = await browser.newPage();
+  await signIn(page);
+  ws = await freshWorkspace(page, "agents");
+  await page.close();
+  mock = new MockAnthropic(() => ({ text: "done" }));
+  await mock.start();
+});
+
+test.afterAll(async () => {
+  await mock?.stop();
+});
+
+/** The model retries one failing command until `until` holds for its latest request. */
+function retryScript(command: string, until: (text: string) => boolean = () => false): Script {
+  return (req) => (until(requestText(req)) ? { text: "Stopping: Vigil says the retries do not help." } : { toolUse: { name: "Bash", input: { command, description: "List the build output" } } });
+}
+
+test("a repeated failing Bash command: Vigil's nudge reaches the model's next request", async ({ request }) => {
+  const nudge = "Bash has failed 3 times with the same arguments";
+  mock.setScript(retryScript("ls missing-build-dir", (text) => text.includes(nudge)));
+  const run = await runClaude({ prompt: "build the project", modelUrl: mock.url, vigilUrl, apiKey: ws.key });
+  expect(run.exitCode, run.stderr).toBe(0);
+
+  // Three failures, then the fourth request carries Vigil's nudge as a system reminder.
+  expect(mock.agentRequests).toHaveLength(4);
+  const before = requestText(mock.agentRequests[2]);
+  const after = requestText(mock.agentRequests[3]);
+  expect(before).not.toContain(nudge);
+  expect(after).toMatch(/<system-reminder>[\s\S]*PostToolUseFailure:Bash hook additional context:[\s\S]*Bash has failed 3 times with the same arguments/);
+  expect(run.result?.result).toContain("Stopping");
+
+  // Vigil recorded the session under the CLI's session id, agent "claude-code".
+  const session = await query(request, "sessions.get", { sessionId: run.result!.session_id }, ws.key);
+  expect(session.body.result.data).toMatchObject({ agent: "claude-code", paused: false });
+});
+
+test("a session Vigil pauses stops the agent at once and tells the person how to resume", async ({ request }) => {
+  mock.setScript(retryScript("ls missing-release-dir"));
+  const run = await runClaude({ prompt: "ship the release", modelUrl: mock.url, vigilUrl, apiKey: ws.key, query: "?agent=release-bot" });
+
+  // The sixth identical failure is severe: Vigil pauses the session, and its answer to the
+  // PostToolBatch that follows stops Claude Code before any further model call.
+  expect(run.exitCode, run.stderr).toBe(0);
+  expect(run.result?.terminal_reason).toBe("hook_stopped");
+  expect(mock.agentRequests).toHaveLength(6);
+  expect(lastToolResults(mock.agentRequests[5])).toEqual([expect.objectContaining({ isError: true })]);
+  const sessionId = run.result?.session_id ?? "";
+  const session = await query(request, "sessions.get", { sessionId }, ws.key);
+  expect(session.body.result.data).toMatchObject({ agent: "release-bot", paused: true });
+});
+
+test("an escalated tool is held back with Vigil's reason, which the model reads", async ({ request }) => {
+  expect((await trpc(request, "config.put", { tool_rules: { Bash: { consecutive_threshold: 2, severity_filter: ALL_SEVERITIES } } }, ws.key)).status).toBe(200);
+  try {
+    let turn = 0;
+    mock.setScript((req) => {
+      turn += 1;
+      if (turn <= 3) return { toolUse: { name: "Bash", input: { command: "cat missing-config.yaml", description: "Read the config" } } };
+      return { text: "The tool is escalated; waiting for a person." };
+    });
+    const run = await runClaude({ prompt: "read the config", modelUrl: mock.url, vigilUrl, apiKey: ws.key });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(mock.agentRequests).toHaveLength(4);
+    // Calls 1 and 2 ran and failed; call 3 was held back by Vigil ("ask", which headless Claude
+    // Code treats as a denial): the model reads Vigil's reason as the tool's error.
+    const [third] = lastToolResults(mock.agentRequests[3]);
+    expect(third.isError).toBe(true);
+    expect(third.content).toMatch(/Vigil: .*2 consecutive failures/);
+    const status = await query(request, "reliability.status", { toolName: "Bash" }, ws.key);
+    expect(status.body.result.data.keys.some((k: { state: string }) => k.state === "escalated")).toBe(true);
+  } finally {
+    await trpc(request, "config.put", {}, ws.key);
+    await trpc(request, "keys.reset", { all: true }, ws.key);
+  }
+});
