@@ -54,7 +54,7 @@ test("a repeated failing Bash command: Vigil's nudge reaches the model's next re
   expect(session.body.result.data).toMatchObject({ agent: "claude-code", paused: false });
 });
 
-test("a session Vigil pauses stops the agent at once and tells the person how to resume", async ({ request }) => {
+test("a session Vigil pauses stops the agent at once, before any further model call", async ({ request }) => {
   mock.setScript(retryScript("ls missing-release-dir"));
   const run = await runClaude({ prompt: "ship the release", modelUrl: mock.url, vigilUrl, apiKey: ws.key, query: "?agent=release-bot" });
 
