@@ -15,8 +15,9 @@ import { MAX_ARGS_BYTES, eventSchema, guardInputSchema, normalizeEvents, type Ev
 
 export type CliName = "claude-code" | "codex" | "gemini";
 
-/** Longest wait for a person a hook may ask for (SPEC 7.2: `waitForApprovalSeconds` 0–120). */
-export const MAX_WAIT_SECONDS = 120;
+import { MAX_WAIT_SECONDS } from "./limits";
+
+export { MAX_WAIT_SECONDS };
 
 /** What the request says beyond the payload: query parameters and where the dashboard lives. */
 export interface HookRequestContext {
