@@ -1,11 +1,14 @@
 /**
- * The real Claude Code CLI (2.1.197, e2e/agents) connected to a running Vigil by http hooks only,
- * its model a scripted mock on localhost: what the model reads and what the CLI does is the CLI's
- * own behaviour with Vigil's answers (SPEC 7.5).
+ * The real Claude Code CLI (2.1.197) and Codex CLI (0.169.0), installed in e2e/agents, connected to
+ * a running Vigil by their hooks only (the Connect page's configuration), their models scripted
+ * mocks on localhost: what the model reads and what the CLI does is the CLI's own behaviour with
+ * Vigil's answers (SPEC 7.5).
  */
-import { expect, test } from "@playwright/test";
+import { expect, request as playwrightRequestFactory, test } from "@playwright/test";
 import { MockAnthropic, lastToolResults, requestText, type Script } from "./agents/mock-anthropic";
+import { MockOpenAI, functionOutputs, responsesText } from "./agents/mock-openai";
 import { runClaude } from "./agents/claude";
+import { runCodex } from "./agents/codex";
 import { freshWorkspace, query, signIn, trpc } from "./support";
 
 const ALL_SEVERITIES = ["transient", "not_found", "invalid_input", "permission", "validation", "timeout", "server_error", "crash", "corruption", "security", "repeated_auth"];
@@ -15,6 +18,7 @@ test.describe.configure({ mode: "serial" });
 let mock: MockAnthropic;
 let ws: { slug: string; key: string };
 let vigilUrl: string;
+const playwrightRequest = () => playwrightRequestFactory.newContext({ baseURL: vigilUrl });
 
 test.beforeAll(async ({ browser, baseURL }) => {
   vigilUrl = baseURL!;
@@ -56,7 +60,7 @@ test("a repeated failing Bash command: Vigil's nudge reaches the model's next re
 
 test("a session Vigil pauses stops the agent at once, before any further model call", async ({ request }) => {
   mock.setScript(retryScript("ls missing-release-dir"));
-  const run = await runClaude({ prompt: "ship the release", modelUrl: mock.url, vigilUrl, apiKey: ws.key, query: "?agent=release-bot" });
+  const run = await runClaude({ prompt: "ship the release", modelUrl: mock.url, vigilUrl, apiKey: ws.key, agent: "release-bot" });
 
   // The sixth identical failure is severe: Vigil pauses the session, and its answer to the
   // PostToolBatch that follows stops Claude Code before any further model call.
@@ -92,4 +96,49 @@ test("an escalated tool is held back with Vigil's reason, which the model reads"
     await trpc(request, "config.put", {}, ws.key);
     await trpc(request, "keys.reset", { all: true }, ws.key);
   }
+});
+
+test.describe("Codex CLI", () => {
+  let openai: MockOpenAI;
+
+  test.beforeAll(async () => {
+    openai = new MockOpenAI(() => ({ text: "done" }));
+    await openai.start();
+  });
+  test.afterAll(async () => {
+    await openai?.stop();
+    await trpc(await playwrightRequest(), "config.put", {}, ws.key);
+  });
+
+  test("a call Vigil holds back is denied with Vigil's reason, which the model reads (Codex ignores ask)", async ({ request }) => {
+    // Another agent of the workspace already failed this command twice: the key is escalated.
+    expect((await trpc(request, "config.put", { tool_rules: { Bash: { consecutive_threshold: 2, severity_filter: ALL_SEVERITIES } } }, ws.key)).status).toBe(200);
+    const failed = (n: number) => ({ type: "tool.result", id: `codex-seed-${n}`, sessionId: "codex-seed", callId: `seed-${n}`, toolName: "Bash", args: { command: "cat missing-secrets.yaml" }, success: false, error: "cat: missing-secrets.yaml: No such file or directory" });
+    expect((await trpc(request, "ingest.events", { events: [failed(1), failed(2)] }, ws.key)).status).toBe(200);
+
+    openai.setScript((_req, turn) => (turn === 1 ? { command: "cat missing-secrets.yaml" } : { text: "Held back by Vigil." }));
+    const run = await runCodex({ prompt: "read the secrets file", modelUrl: openai.url, vigilUrl, apiKey: ws.key });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(openai.requests).toHaveLength(2);
+    const [output] = functionOutputs(openai.requests[1]);
+    expect(output).toContain("Command blocked by PreToolUse hook");
+    expect(output).toMatch(/Vigil: .*2 consecutive failures/);
+    await trpc(request, "keys.reset", { all: true }, ws.key);
+  });
+
+  test("a repeated call: Vigil's nudge reaches the model as a developer message", async ({ request }) => {
+    // Codex reports no exit status, so its shell results all look successful; with Bash not counted
+    // as an "action" tool, repeating it forms a loop Vigil nudges (SPEC 5, workspace tool classes).
+    expect((await trpc(request, "config.put", { patterns: { action_tools: ["Write", "Edit"] } }, ws.key)).status).toBe(200);
+    const nudge = "You've called Bash 3 times";
+    openai.setScript((req) => (responsesText(req).includes(nudge) ? { text: "Changing approach." } : { command: "ls build" }));
+    const run = await runCodex({ prompt: "check the build", modelUrl: openai.url, vigilUrl, apiKey: ws.key, agent: "codex-e2e" });
+    expect(run.exitCode, run.stderr).toBe(0);
+    // The nudge arrives once the loop formed (three calls or more), and the model then changes course.
+    const first = openai.requests.findIndex((r) => responsesText(r).includes(nudge));
+    expect(first).toBeGreaterThanOrEqual(3);
+    expect(openai.requests).toHaveLength(first + 1);
+    const developer = openai.requests[first].input.filter((i) => i.role === "developer").map((i) => JSON.stringify(i.content));
+    expect(developer.join("\n")).toContain(nudge);
+  });
 });

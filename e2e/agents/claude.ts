@@ -1,6 +1,6 @@
 /**
  * Runs the real Claude Code CLI headless (`claude -p`) against the scripted model mock, with
- * `"type": "http"` hooks posting to Vigil — exactly the configuration the Connect page hands out.
+ * `"type": "http"` hooks posting to Vigil — the very configuration the Connect page hands out.
  * A scratch HOME holds its settings; with non-essential traffic, telemetry and the auto-updater
  * off it calls nothing but the mock and Vigil.
  */
@@ -8,9 +8,8 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { claudeCodeSettings } from "../../components/dashboard/connect-configs";
 import { CLAUDE_BIN } from "./install";
-
-export const CLAUDE_HOOK_EVENTS = ["UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "PermissionRequest", "SubagentStop", "SessionEnd"] as const;
 
 export interface ClaudeRun {
   exitCode: number | null;
@@ -25,24 +24,18 @@ export async function runClaude(opts: {
   modelUrl: string;
   vigilUrl: string;
   apiKey: string;
-  /** Query string for the hook URLs (`?agent=…&wait=…`). */
-  query?: string;
+  /** The `agent` and `wait` of the hook URLs. */
+  agent?: string;
+  waitSeconds?: number;
   timeoutMs?: number;
 }): Promise<ClaudeRun> {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-claude-home-"));
   const project = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-claude-project-"));
   try {
-    const hook = {
-      type: "http",
-      url: `${opts.vigilUrl}/api/hooks/claude-code${opts.query ?? ""}`,
-      timeout: 10,
-      headers: { Authorization: "Bearer $VIGIL_API_KEY" },
-      allowedEnvVars: ["VIGIL_API_KEY"],
-    };
     const settings = {
+      ...JSON.parse(claudeCodeSettings({ baseUrl: opts.vigilUrl, agent: opts.agent ?? "", waitSeconds: opts.waitSeconds ?? 0 })),
       // The person's own rules let the scripted commands run: Vigil is what objects.
       permissions: { allow: ["Bash", "Read"] },
-      hooks: Object.fromEntries(CLAUDE_HOOK_EVENTS.map((e) => [e, [{ matcher: "*", hooks: [e === "PreToolUse" || e === "PermissionRequest" ? { ...hook, timeout: 130 } : hook] }]])),
     };
     fs.mkdirSync(path.join(home, ".claude"), { recursive: true });
     fs.writeFileSync(path.join(home, ".claude", "settings.json"), JSON.stringify(settings, null, 2));
