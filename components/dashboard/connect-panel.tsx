@@ -43,6 +43,7 @@ function CopyButton({ text, label }: { text: string; label: string }) {
 function Snippet({ file, text, children }: { file: string; text: string; children?: ReactNode }) {
   return (
     <div className="stack connect-snippet">
+      {children && <div className="text-sm stack connect-snippet-notes">{children}</div>}
       <div className="row connect-snippet-head">
         <span className="mono text-sm">{file}</span>
         <CopyButton text={text} label={file} />
@@ -50,7 +51,6 @@ function Snippet({ file, text, children }: { file: string; text: string; childre
       <pre className="code" tabIndex={0} aria-label={file}>
         {text}
       </pre>
-      {children && <div className="text-sm muted stack">{children}</div>}
     </div>
   );
 }
@@ -107,7 +107,7 @@ export function ConnectPanel({ slug, baseUrl, canConfigure, initialLastEvent }: 
         <Snippet file="~/.claude/settings.json (or .claude/settings.json in the project)" text={claudeCodeSettings(o)}>
           <p>
             Claude Code posts each hook straight to Vigil (<span className="mono">&quot;type&quot;: &quot;http&quot;</span>): nothing to install. Merge
-            this into your settings; {keyHint}
+            this into your settings. {keyHint}
           </p>
           <p>
             Hooks time out after 10 s (Claude Code&apos;s default is 600 s, after which it lets the tool run anyway). A PermissionRequest waits up to{" "}
@@ -122,8 +122,12 @@ export function ConnectPanel({ slug, baseUrl, canConfigure, initialLastEvent }: 
       content: (
         <Snippet file="$CODEX_HOME/hooks.json (~/.codex/hooks.json)" text={codexHooks(o)}>
           <p>
-            Codex runs command hooks: <span className="mono">curl</span> pipes each payload to Vigil and prints the answer. {keyHint} Codex only runs
-            hooks of a trusted project.
+            Codex runs command hooks: <span className="mono">curl</span> pipes each payload to Vigil and prints the answer. {keyHint}
+          </p>
+          <p>
+            Turn hooks on in <span className="mono">$CODEX_HOME/config.toml</span> (<span className="mono">[features]</span>{" "}
+            <span className="mono">hooks = true</span>); Codex runs them in trusted projects once you have trusted them (automation that vets its
+            hooks can pass <span className="mono">--dangerously-bypass-hook-trust</span>).
           </p>
           <p>Codex ignores &quot;ask&quot;: a call Vigil holds back is denied with Vigil&apos;s reason, which the model reads.</p>
         </Snippet>
