@@ -4,7 +4,8 @@
  * (tests/fixtures/agent-hooks, copied from agent-hooks/captures), sent through the real handler
  * against a real database; variations change only the ids a second call of the same kind would have.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import fc from "fast-check";
 import fs from "node:fs";
 import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
@@ -120,6 +121,28 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     const write = variant("PreToolUse.Write", { session_id: "s-big-write", tool_input: { file_path: "/tmp/a", content: "y".repeat(200 * 1024) } });
     expect((await hook("claude-code", write)).status).toBe(200);
     expect((await eventsOf("s-big-write")).map((e) => e.type)).toEqual(["session.start", "tool.call"]);
+  });
+
+  it("a captured payload with any one field replaced by arbitrary JSON is answered 200 without an internal error", async () => {
+    const names = fs.readdirSync(FIXTURES).map((f) => f.replace(/\.json$/, ""));
+    const errors = vi.spyOn(console, "error");
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...names), fc.nat(), fc.jsonValue(), async (name, pick, value) => {
+          const body = capture(name);
+          const keys = Object.keys(body);
+          const field = keys[pick % keys.length];
+          const mutated = { ...body, [field]: value, session_id: field === "session_id" ? value : `prop-${name}` };
+          const cli: CliName = name.startsWith("codex.") ? "codex" : name.startsWith("gemini.") ? "gemini" : "claude-code";
+          const r = await hook(cli, mutated);
+          expect(r.status, `${name}.${field} = ${JSON.stringify(value)?.slice(0, 200)}`).toBe(200);
+        }),
+        { numRuns: kind === "pglite" ? 120 : 40 },
+      );
+      expect(errors).not.toHaveBeenCalled();
+    } finally {
+      errors.mockRestore();
+    }
   });
 
   it("maps a Claude Code session: prompt, tool calls, results, session end; a second delivery changes nothing", async () => {
