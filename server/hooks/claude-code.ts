@@ -39,10 +39,10 @@ function callIdOf(p: Payload, sessionId: string, toolName: string, args: unknown
   return id ? clampId(id) : `call-${digest(sessionId, toolName, args)}`;
 }
 
-/** Event id: the CLI, the hook and what identifies this delivery (the tool call, else the whole body). */
-function eventIdOf(ctx: HookRequestContext, hook: string, p: Payload): string {
+/** Event id: the CLI, the hook, the session and what identifies this delivery (the tool call, else the whole body). */
+function eventIdOf(ctx: HookRequestContext, hook: string, sessionId: string, p: Payload): string {
   const callId = str(p, "tool_use_id");
-  return clampId(`${ctx.cli}:${hook}:${callId ?? digest(p)}`);
+  return clampId(`${ctx.cli}:${hook}:${sessionId}:${callId ?? digest(p)}`);
 }
 
 export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookPlan {
@@ -55,7 +55,7 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
   const record = (...events: EventInput[]): HookPlan => ({ kind: "record", sessionId, events: [start, ...events] });
   const toolName = clampName(str(p, "tool_name") ?? "unknown");
   const args = fitArgs(p.tool_input);
-  const id = eventIdOf(ctx, hook, p);
+  const id = eventIdOf(ctx, hook, sessionId, p);
 
   switch (hook) {
     case "SessionStart":

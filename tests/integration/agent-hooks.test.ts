@@ -125,6 +125,8 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
 
   it("a captured payload with any one field replaced by arbitrary JSON is answered 200 without an internal error", async () => {
     const names = fs.readdirSync(FIXTURES).map((f) => f.replace(/\.json$/, ""));
+    // Its own workspace: the mutated payloads keep the captures' ids.
+    const own = await app.seedWorkspace();
     const errors = vi.spyOn(console, "error");
     try {
       await fc.assert(
@@ -134,7 +136,7 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
           const field = keys[pick % keys.length];
           const mutated = { ...body, [field]: value, session_id: field === "session_id" ? value : `prop-${name}` };
           const cli: CliName = name.startsWith("codex.") ? "codex" : name.startsWith("gemini.") ? "gemini" : "claude-code";
-          const r = await hook(cli, mutated);
+          const r = await hook(cli, mutated, { key: own.key });
           expect(r.status, `${name}.${field} = ${JSON.stringify(value)?.slice(0, 200)}`).toBe(200);
         }),
         { numRuns: kind === "pglite" ? 120 : 40 },
