@@ -142,3 +142,24 @@ test.describe("Codex CLI", () => {
     expect(developer.join("\n")).toContain(nudge);
   });
 });
+
+test("the Connect page hands out this workspace's configuration and shows the first event arrive", async ({ page, request }) => {
+  await signIn(page);
+  await page.goto(`/w/${ws.slug}/connect`);
+  await expect(page.getByRole("heading", { name: "Connect an agent" })).toBeVisible();
+  await expect(page.getByLabel("~/.claude/settings.json (or .claude/settings.json in the project)", { exact: true })).toContainText(`${vigilUrl}/api/hooks/claude-code`);
+  await page.getByLabel("Agent name").fill("nightly");
+  await expect(page.getByLabel("~/.claude/settings.json (or .claude/settings.json in the project)", { exact: true })).toContainText("/api/hooks/claude-code?agent=nightly");
+  await page.getByRole("tab", { name: "Codex CLI" }).click();
+  await expect(page.getByRole("tabpanel")).toContainText("/api/hooks/codex?agent=nightly");
+
+  // An agent's hook arrives: the live check shows it without a reload.
+  const sessionId = `connect-check-${Date.now()}`;
+  const res = await request.post("/api/hooks/claude-code?agent=nightly", {
+    headers: { authorization: `Bearer ${ws.key}` },
+    data: { session_id: sessionId, hook_event_name: "UserPromptSubmit", prompt: "hello", prompt_id: "p1" },
+  });
+  expect(res.status()).toBe(200);
+  await expect(page.getByTestId("last-event")).toContainText(sessionId, { timeout: 15_000 });
+  await expect(page.getByTestId("last-event")).toContainText("nightly");
+});
