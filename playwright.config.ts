@@ -5,6 +5,8 @@ const external = process.env.E2E_BASE_URL;
 
 export default defineConfig({
   testDir: "e2e",
+  // The real Claude Code and Codex CLIs for the hook tests, in e2e/agents (not the app's dependencies).
+  globalSetup: "./e2e/agents/install.ts",
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,

@@ -4,6 +4,8 @@
  *  (a) applying 500-event batches (calls/results/text over ~50 keys and ~20 sessions, ~8% failures)
  *      through `ingestEvents` directly and through the HTTP handler;
  *  (b) guard.check latency vs an empty tRPC call (account.whoami) through the handler;
+ *  (c) coding-agent hooks: Claude Code's PreToolUse (a guard.check) and PostToolUse (a result)
+ *      through the hook handler — SPEC 7.5 asks for an answer within 1 s;
  *  (d) dashboard-sized queries on 10k key_state rows and 100k failure rows, with EXPLAIN ANALYZE
  *      of the slowest.
  * Targets: a 500-event batch well under 100 ms on PostgreSQL; guard.check within a few ms of an
@@ -15,6 +17,7 @@ import { ingestEvents } from "@/server/ingest";
 import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";
+import { handleHookRequest } from "@/server/hooks/handler";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, def: number) => {
@@ -141,6 +144,29 @@ async function ingestAndGuard(kind: string, database: Database) {
   const gs = record(`${kind}: guard.check (HTTP handler)`, guard);
   const es = record(`${kind}: account.whoami, empty call (HTTP handler)`, empty);
   console.log(`  → guard.check costs ${ms(gs.p50 - es.p50)} ms over an empty call at p50, ${ms(gs.p95 - es.p95)} ms at p95`);
+
+  console.log(`[${kind}] Claude Code hooks through the hook handler (${GUARDS} tool calls)`);
+  const hook = async (body: Record<string, unknown>) => {
+    const req = new Request("http://bench/api/hooks/claude-code", {
+      method: "POST",
+      headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ transcript_path: "/tmp/t.jsonl", cwd: "/tmp", permission_mode: "default", ...body }),
+    });
+    const res = await handleHookRequest(req, app.runtime, "claude-code");
+    if (res.status !== 200) throw new Error(`hook → ${res.status}`);
+    await res.text();
+  };
+  const pre: number[] = [];
+  const post: number[] = [];
+  for (let i = -20; i < GUARDS; i++) {
+    const key = KEYS[i & 31];
+    const call = { session_id: `${kind}-hook-s${(i + 40) % 20}`, tool_name: key.toolName, tool_input: key.args(), tool_use_id: `toolu_bench_${kind}_${i}` };
+    const p = await time(() => hook({ ...call, hook_event_name: "PreToolUse" }));
+    const r = await time(() => hook({ ...call, hook_event_name: "PostToolUse", tool_response: { stdout: "ok" }, duration_ms: 12 }));
+    if (i >= 0) (pre.push(p), post.push(r));
+  }
+  record(`${kind}: Claude Code PreToolUse hook`, pre);
+  record(`${kind}: Claude Code PostToolUse hook`, post);
 }
 
 // ------------------------------------------------------------------ (d) dashboard queries

@@ -32,6 +32,7 @@ const WORKSPACE_NAV: NavItem[] = [
   { section: "approvals", label: "Approvals", icon: "approvals" },
   { section: "settings", label: "Settings", icon: "settings" },
   { section: "audit", label: "Audit log", icon: "audit" },
+  { section: "connect", label: "Connect an agent", icon: "plug" },
 ];
 
 const ORG_NAV: NavItem[] = [

@@ -72,6 +72,10 @@ export function ConnectAgent({
         <pre className="code" aria-label="Example request">
           {ingestCurlExample(baseUrl)}
         </pre>
+        <p className="text-sm">
+          Claude Code, Codex CLI or Gemini CLI? They connect through their own hooks, with no code:{" "}
+          <a href={`/w/${slug}/connect`}>Connect an agent</a> has their configuration ready to paste.
+        </p>
         <p className="text-sm muted">
           Before each tool call, ask <span className="mono">guard.check</span> for a decision (allow / ask / deny / pause). Agents instrumented
           with OpenTelemetry can instead export to <span className="mono">{baseUrl}/api/otlp</span> with the same key.

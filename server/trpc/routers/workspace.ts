@@ -7,6 +7,7 @@ import { z } from "zod";
 import { protectedWorkspaceProcedure, router } from "../init";
 import { listPendingApprovals } from "@/server/dashboard/approvals";
 import { getLiveCounts } from "@/server/dashboard/overview";
+import { getLastEvent } from "@/server/dashboard/connect";
 import { resolveApproval } from "@/server/services/approvals";
 import { resetKeys } from "@/server/services/key-reset";
 
@@ -56,5 +57,9 @@ export const workspaceRouter = router({
   overview: router({
     /** Counts for the overview tiles, polled. */
     live: protectedWorkspaceProcedure("viewer").query(({ ctx }) => getLiveCounts(ctx.db, ctx.workspaceId)),
+  }),
+  connect: router({
+    /** The newest event received, polled by the Connect page to show a connection working. */
+    lastEvent: protectedWorkspaceProcedure("viewer").query(({ ctx }) => getLastEvent(ctx.db, ctx.workspaceId)),
   }),
 });

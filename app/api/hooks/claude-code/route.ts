@@ -1,0 +1,9 @@
+import { getRuntime } from "@/server/runtime";
+import { handleHookRequest } from "@/server/hooks/handler";
+
+export const dynamic = "force-dynamic";
+
+/** claude-code hooks (SPEC 7.5): the hook's JSON body as the CLI sends it; answers in its hook-output JSON. */
+export async function POST(req: Request) {
+  return handleHookRequest(req, await getRuntime(), "claude-code");
+}
