@@ -40,17 +40,18 @@ function retryScript(command: string, until: (text: string) => boolean = () => f
 }
 
 test("a repeated failing Bash command: Vigil's nudge reaches the model's next request", async ({ request }) => {
-  const nudge = "Bash has failed 3 times with the same arguments";
+  // Stall detection revision 2: the third identical call after identical failures is a loop; the
+  // nudge rides on that call's PreToolUse answer and reaches the model with the call's result.
+  const nudge = "3 times with the same result";
   mock.setScript(retryScript("ls missing-build-dir", (text) => text.includes(nudge)));
   const run = await runClaude({ prompt: "build the project", modelUrl: mock.url, vigilUrl, apiKey: ws.key });
   expect(run.exitCode, run.stderr).toBe(0);
 
-  // Three failures, then the fourth request carries Vigil's nudge as a system reminder.
   expect(mock.agentRequests).toHaveLength(4);
   const before = requestText(mock.agentRequests[2]);
   const after = requestText(mock.agentRequests[3]);
   expect(before).not.toContain(nudge);
-  expect(after).toMatch(/<system-reminder>[\s\S]*PostToolUseFailure:Bash hook additional context:[\s\S]*Bash has failed 3 times with the same arguments/);
+  expect(after).toMatch(/<system-reminder>[\s\S]*hook additional context:[\s\S]*called Bash[\s\S]*3 times with the same result/);
   expect(run.result?.result).toContain("Stopping");
 
   // Vigil recorded the session under the CLI's session id, agent "claude-code".
@@ -62,12 +63,11 @@ test("a session Vigil pauses stops the agent at once, before any further model c
   mock.setScript(retryScript("ls missing-release-dir"));
   const run = await runClaude({ prompt: "ship the release", modelUrl: mock.url, vigilUrl, apiKey: ws.key, agent: "release-bot" });
 
-  // The sixth identical failure is severe: Vigil pauses the session, and its answer to the
+  // The fifth identical call is severe: Vigil pauses the session and holds the call back; the
   // PostToolBatch that follows stops Claude Code before any further model call.
   expect(run.exitCode, run.stderr).toBe(0);
   expect(run.result?.terminal_reason).toBe("hook_stopped");
-  expect(mock.agentRequests).toHaveLength(6);
-  expect(lastToolResults(mock.agentRequests[5])).toEqual([expect.objectContaining({ isError: true })]);
+  expect(mock.agentRequests).toHaveLength(5);
   const sessionId = run.result?.session_id ?? "";
   const session = await query(request, "sessions.get", { sessionId }, ws.key);
   expect(session.body.result.data).toMatchObject({ agent: "release-bot", paused: true });
@@ -93,6 +93,46 @@ test("an escalated tool is held back with Vigil's reason, which the model reads"
     const status = await query(request, "reliability.status", { toolName: "Bash" }, ws.key);
     expect(status.body.result.data.keys.some((k: { state: string }) => k.state === "escalated")).toBe(true);
   } finally {
+    await trpc(request, "config.put", {}, ws.key);
+    await trpc(request, "keys.reset", { all: true }, ws.key);
+  }
+});
+
+test("a held-back call waits for a person; approved on the Approvals page, it runs and the model reads its output", async ({ browser, request }) => {
+  expect((await trpc(request, "config.put", { tool_rules: { Bash: { consecutive_threshold: 2, severity_filter: ALL_SEVERITIES } } }, ws.key)).status).toBe(200);
+  const page = await browser.newPage();
+  try {
+    await signIn(page);
+    await page.goto(`/w/${ws.slug}/approvals`);
+    await expect(page.getByRole("heading", { name: /Waiting tool calls/ })).toBeVisible();
+    let turn = 0;
+    mock.setScript(() => {
+      turn += 1;
+      // Two failing `cat` calls escalate Bash|command=cat; the third `cat` is held back for a person.
+      if (turn <= 2) return { toolUse: { name: "Bash", input: { command: "cat missing-config.yaml", description: "Read the config" } } };
+      if (turn === 3) return { toolUse: { name: "Bash", input: { command: "cat README.md", description: "Read the readme" } } };
+      return { text: "Read the readme." };
+    });
+    const running = runClaude({ prompt: "read the config", modelUrl: mock.url, vigilUrl, apiKey: ws.key, waitSeconds: 60 });
+
+    // The waiting call appears live on the Approvals page; a person approves it from the keyboard.
+    const card = page.getByRole("article", { name: "Tool call Bash waiting for approval" });
+    await expect(card).toBeVisible({ timeout: 60_000 });
+    await expect(card).toContainText("claude-code");
+    await expect(card).toContainText("README.md");
+    await page.locator("body").click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press("a");
+    await expect(card).toHaveCount(0);
+
+    const run = await running;
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(mock.agentRequests).toHaveLength(4);
+    // The approved call ran: the model's next request carries the file's content, not an error.
+    const [approved] = lastToolResults(mock.agentRequests[3]);
+    expect(approved.isError).toBe(false);
+    expect(approved.content).toContain("# scratch project");
+  } finally {
+    await page.close();
     await trpc(request, "config.put", {}, ws.key);
     await trpc(request, "keys.reset", { all: true }, ws.key);
   }
@@ -130,16 +170,16 @@ test.describe("Codex CLI", () => {
     // Codex reports no exit status, so its shell results all look successful; with Bash not counted
     // as an "action" tool, repeating it forms a loop Vigil nudges (SPEC 5, workspace tool classes).
     expect((await trpc(request, "config.put", { patterns: { action_tools: ["Write", "Edit"] } }, ws.key)).status).toBe(200);
-    const nudge = "You've called Bash 3 times";
-    openai.setScript((req) => (responsesText(req).includes(nudge) ? { text: "Changing approach." } : { command: "ls build" }));
+    const nudge = /You've called Bash .{0,200}3 times with the same result/;
+    openai.setScript((req) => (nudge.test(responsesText(req)) ? { text: "Changing approach." } : { command: "ls build" }));
     const run = await runCodex({ prompt: "check the build", modelUrl: openai.url, vigilUrl, apiKey: ws.key, agent: "codex-e2e" });
     expect(run.exitCode, run.stderr).toBe(0);
     // The nudge arrives once the loop formed (three calls or more), and the model then changes course.
-    const first = openai.requests.findIndex((r) => responsesText(r).includes(nudge));
+    const first = openai.requests.findIndex((r) => nudge.test(responsesText(r)));
     expect(first).toBeGreaterThanOrEqual(3);
     expect(openai.requests).toHaveLength(first + 1);
     const developer = openai.requests[first].input.filter((i) => i.role === "developer").map((i) => JSON.stringify(i.content));
-    expect(developer.join("\n")).toContain(nudge);
+    expect(developer.join("\n")).toMatch(nudge);
   });
 });
 
