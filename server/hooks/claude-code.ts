@@ -65,17 +65,6 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
       return record({ type: "user.message", id, sessionId, ...(prompt !== undefined ? { text: prompt } : {}) });
     }
     case "PreToolUse":
-      return {
-        kind: "guard",
-        sessionId,
-        start,
-        eventId: id,
-        callId: callIdOf(p, sessionId, toolName, args),
-        toolName,
-        args,
-        ...(model ? { model } : {}),
-        waitSeconds: ctx.waitSeconds,
-      };
     case "PermissionRequest":
       return {
         kind: "guard",
@@ -87,7 +76,8 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
         args,
         ...(model ? { model } : {}),
         waitSeconds: ctx.waitSeconds,
-        matchRecordedCall: true,
+        // A PermissionRequest carries no call id: it belongs to the call its PreToolUse recorded.
+        ...(hook === "PermissionRequest" ? { matchRecordedCall: true } : {}),
       };
     case "PostToolUse": {
       const durationMs = num(p, "duration_ms");
