@@ -115,7 +115,7 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
           <span className="row row-wrap text-sm muted" style={{ gap: 8 }}>
             {h.effectiveState && <StateBadge state={h.effectiveState} />}
             {h.recovery && (
-              <Meter value={Math.min(h.recovery.successes, h.recovery.needed)} max={h.recovery.needed} tone="recovering" label={`${h.recovery.successes} / ${h.recovery.needed} successes`} />
+              <Meter value={Math.min(h.recovery.successes, h.recovery.needed)} max={h.recovery.needed} tone="recovering" label={h.recovery.successes >= h.recovery.needed ? `${h.recovery.needed} / ${h.recovery.needed} successes · ready` : `${h.recovery.successes} / ${h.recovery.needed} successes`} />
             )}
             <span>
               requested <RelativeTime date={a.createdAt} />
