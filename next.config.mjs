@@ -6,5 +6,8 @@ const nextConfig = {
   poweredByHeader: false,
   reactStrictMode: true,
   typedRoutes: false,
+  // Type-check only the app at build time (tests and tools need dev-only packages; `npm run
+  // typecheck` covers everything), so a production install (`npm ci --omit=dev`) can build.
+  typescript: { tsconfigPath: "tsconfig.build.json" },
 };
 export default nextConfig;

@@ -1,15 +1,15 @@
 /**
- * `npm run bench` — figures, not assertions (issue #3). On a throwaway PostgreSQL cluster (and on
- * in-memory PGlite for reference):
- *  (a) applying 500-event batches (calls/results/text over ~50 keys and ~20 sessions, ~8% failures)
- *      through `ingestEvents` directly and through the HTTP handler;
- *  (b) guard.check latency vs an empty tRPC call (account.whoami) through the handler;
- *  (c) coding-agent hooks: Claude Code's PreToolUse (a guard.check) and PostToolUse (a result)
- *      through the hook handler — SPEC 7.5 asks for an answer within 1 s;
- *  (d) dashboard-sized queries on 10k key_state rows and 100k failure rows, with EXPLAIN ANALYZE
- *      of the slowest.
- * Targets: a 500-event batch well under 100 ms on PostgreSQL; guard.check within a few ms of an
- * empty call.  Flags: --batches <n> (30), --guards <n> (300), --no-pglite.
+ * `npm run bench` — figures, not assertions. In one run, on a throwaway PostgreSQL cluster (fsync
+ * on, as in production) and on PGlite:
+ *  (1) fleet load against the production build (`next start`), beside a bare `node:http` server
+ *      answering a constant JSON: GET /api/health; guard.check with one client, with 64 concurrent
+ *      sessions (closed loop), at 500/s and 2,000/s offered (open loop); ingest.events with 4
+ *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
+ *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
+ *  (3) dashboard-sized queries on 10k key_state rows and 100k failure rows, EXPLAIN ANALYZE of
+ *      the slowest.
+ * Issue 15's targets are printed beside the figures. Flags: --batches <n> (20), --guards <n>
+ * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess.
  */
 import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
@@ -18,14 +18,24 @@ import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";
 import { handleHookRequest } from "@/server/hooks/handler";
+import { PGlite } from "@electric-sql/pglite";
+import postgres from "postgres";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+// @ts-expect-error — a plain ESM script without types
+import { BUILD_SOURCES, needsBuild, newestMtime } from "../scripts/start-plan.mjs";
+import { BENCH_KEY, closedLoop, openLoop, startBareServer, startVigil, summarize, type RequestSpec, type Server } from "./http-load";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, def: number) => {
   const i = argv.indexOf(`--${name}`);
   return i >= 0 ? Number(argv[i + 1]) : def;
 };
-const BATCHES = flag("batches", 30);
-const GUARDS = flag("guards", 300);
+const BATCHES = flag("batches", 20);
+const GUARDS = flag("guards", 200);
+const LOAD_SECONDS = flag("seconds", 8);
 const BATCH_SIZE = 500;
 
 // ------------------------------------------------------------------ helpers
@@ -243,29 +253,188 @@ async function dashboardQueries(database: Database) {
   for (const r of plan) console.log("  " + (r as Record<string, string>)["QUERY PLAN"]);
 }
 
+// ------------------------------------------------------------------ (1) fleet load over HTTP
+type FleetRow = { measure: string; figure: string; target: string };
+const fleetRows: { kind: string; rows: FleetRow[] }[] = [];
+
+const READ_PATHS = Array.from({ length: 64 }, (_, i) => `/repo/pkg${i % 8}/src/file${i}.ts`);
+function guardSpec(prefix: string, sessions = 64): RequestSpec {
+  return {
+    method: "POST",
+    path: "/api/trpc/guard.check",
+    body: (i) => ({ id: `${prefix}-${i}`, sessionId: `${prefix}-s${i % sessions}`, callId: `${prefix}-c${i}`, toolName: "Read", args: { file_path: READ_PATHS[i % READ_PATHS.length] } }),
+  };
+}
+const f0 = (v: number) => v.toFixed(0);
+const f1 = (v: number) => v.toFixed(1);
+
+async function ensureBuild() {
+  const builtAt = fs.existsSync(".next/BUILD_ID") ? fs.statSync(".next/BUILD_ID").mtimeMs : 0;
+  const changedAt = Math.max(...(BUILD_SOURCES as string[]).map((s) => newestMtime(s)));
+  if (!needsBuild({ builtAt, changedAt, skip: false })) return;
+  console.log("Building the production app (next build): the build is missing or older than the sources…");
+  const r = spawnSync(process.execPath, ["node_modules/next/dist/bin/next", "build"], { stdio: "inherit", env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+  if (r.status !== 0) throw new Error("next build failed");
+}
+
+async function bareBaseline(): Promise<number> {
+  const bare = await startBareServer();
+  try {
+    await closedLoop(bare.url, { method: "GET", path: "/" }, 64, 1); // warm-up
+    const r = summarize(await closedLoop(bare.url, { method: "POST", path: "/api/trpc/guard.check", body: guardSpec("bare").body }, 64, LOAD_SECONDS));
+    console.log(`  bare node:http, 64 clients: ${f0(r.okPerSecond)}/s, p50 ${f1(r.p50)} ms`);
+    return r.okPerSecond;
+  } finally {
+    await bare.stop();
+  }
+}
+
+/** Raw multi-row INSERTs of the same events (4 writers), the ceiling the ingest is compared with. */
+async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUrl?: string): Promise<number> {
+  const rowsOf = (events: EventInput[]) =>
+    events.map((e) => ({ id: `${kind}-raw-${e.id}`, session_id: e.sessionId, type: e.type, ts: new Date((e as { ts?: number }).ts ?? Date.now()).toISOString(), tool_name: (e as { toolName?: string }).toolName ?? null, body: e }));
+  const ddl = "create table if not exists bench_raw_event (id text primary key, session_id text not null, type text not null, ts timestamptz not null, tool_name text, body jsonb not null)";
+  const total = batches.flat(2).length;
+  if (databaseUrl) {
+    const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
+    await sql.unsafe(ddl);
+    const t0 = performance.now();
+    await Promise.all(batches.map(async (writer) => {
+      for (const events of writer) await sql`insert into bench_raw_event ${sql(rowsOf(events).map((r) => ({ ...r, body: sql.json(r.body as never) })))}`;
+    }));
+    const rate = total / ((performance.now() - t0) / 1000);
+    await sql.end();
+    return rate;
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-raw-"));
+  const lite = new PGlite(dir);
+  await lite.exec(ddl);
+  const t0 = performance.now();
+  await Promise.all(batches.map(async (writer) => {
+    for (const events of writer) {
+      const rows = rowsOf(events);
+      const params: unknown[] = [];
+      const values = rows.map((r, i) => {
+        params.push(r.id, r.session_id, r.type, r.ts, r.tool_name, JSON.stringify(r.body));
+        const b = i * 6;
+        return `($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5},$${b + 6}::jsonb)`;
+      });
+      await lite.query(`insert into bench_raw_event values ${values.join(",")}`, params);
+    }
+  }));
+  const rate = total / ((performance.now() - t0) / 1000);
+  await lite.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return rate;
+}
+
+async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
+  console.log(`\n[${kind}] fleet load against next start (production build)`);
+  const rows: FleetRow[] = [];
+  const vigil: Server = await startVigil({ databaseUrl });
+  try {
+    rows.push({ measure: "bare node:http, 64 clients", figure: `${f0(bareRate)}/s`, target: "baseline" });
+    const health = summarize(await closedLoop(vigil.url, { method: "GET", path: "/api/health" }, 64, LOAD_SECONDS));
+    rows.push({ measure: "GET /api/health, 64 clients", figure: `${f0(health.okPerSecond)}/s, p50 ${f1(health.p50)} ms`, target: "—" });
+
+    await closedLoop(vigil.url, guardSpec(`${kind}-warm`), 8, 2); // warm-up: JIT, caches, pools
+    const one = summarize(await closedLoop(vigil.url, guardSpec(`${kind}-one`, 1), 1, Math.min(LOAD_SECONDS, 5)));
+    rows.push({ measure: "guard.check, one client", figure: `p50 ${f1(one.p50)} ms, p99 ${f1(one.p99)} ms`, target: kind === "postgres" ? "p50 ≤ 3 ms" : "—" });
+
+    const many = summarize(await closedLoop(vigil.url, guardSpec(`${kind}-64`), 64, LOAD_SECONDS));
+    rows.push({ measure: "guard.check, 64 sessions (closed loop)", figure: `${f0(many.okPerSecond)}/s = ${(many.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "≥ 0.25× bare" });
+
+    const at500 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-500`), 500, LOAD_SECONDS));
+    rows.push({ measure: "guard.check, 500/s offered", figure: `p50 ${f1(at500.p50)} ms, p99 ${f1(at500.p99)} ms, errors ${at500.errors} (${at500.byStatus})`, target: "p99 ≤ 25 ms, 0 errors" });
+
+    const at2000 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-2000`), 2000, LOAD_SECONDS, vigil.pid));
+    rows.push({
+      measure: "guard.check, 2,000/s offered",
+      figure: `accepted p99 ${f1(at2000.p99)} ms; ${at2000.byStatus}; refusals without Retry-After ${at2000.refusedWithoutRetryAfter}; RSS peak ${f0(at2000.peakRssMiB ?? 0)} MiB`,
+      target: "only 200 or 429/503 + Retry-After; RSS ≤ 400 MiB",
+    });
+
+    // Ingest: 4 writers, each posting 500-event batches over its own sessions.
+    const writers = 4;
+    const perWriter = 6;
+    const batches = Array.from({ length: writers }, (_, w) => {
+      const next = workload(`${kind}-w${w}-${Date.now()}`);
+      return Array.from({ length: perWriter }, () => next());
+    });
+    const warm = workload(`${kind}-iw`);
+    await fetch(`${vigil.url}/api/trpc/ingest.events`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ events: warm() }) });
+    const t0 = performance.now();
+    let failed = 0;
+    await Promise.all(batches.map(async (writer) => {
+      for (const events of writer) {
+        const res = await fetch(`${vigil.url}/api/trpc/ingest.events`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ events }) });
+        if (res.status !== 200) failed++;
+        await res.arrayBuffer();
+      }
+    }));
+    const ingestRate = (writers * perWriter * BATCH_SIZE) / ((performance.now() - t0) / 1000);
+    await vigil.stop();
+    const raw = await rawInsertRate(kind, batches, databaseUrl);
+    rows.push({ measure: "ingest.events, 4 writers × 500-event batches", figure: `${f0(ingestRate)} events/s = ${(ingestRate / raw).toFixed(2)}× raw INSERT (${f0(raw)} rows/s)${failed ? `, ${failed} failed` : ""}`, target: "≥ 0.3× raw insert" });
+  } finally {
+    await vigil.stop();
+  }
+  for (const r of rows) console.log(`  ${r.measure.padEnd(46)} ${r.figure}   [target: ${r.target}]`);
+  fleetRows.push({ kind, rows });
+}
+
+function printFleetTable() {
+  if (!fleetRows.length) return;
+  const kinds = fleetRows.map((f) => f.kind);
+  const measures = fleetRows[0].rows.map((r) => r.measure);
+  console.log("\nFleet load (production build, same machine, same run):");
+  for (const m of measures) {
+    console.log(`  ${m}`);
+    for (const k of kinds) {
+      const row = fleetRows.find((f) => f.kind === k)!.rows.find((r) => r.measure === m);
+      if (row) console.log(`    ${k.padEnd(9)} ${row.figure}${k === kinds[0] ? `   [target: ${row.target}]` : ""}`);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ main
 async function main() {
-  console.log("Starting a throwaway PostgreSQL cluster…");
-  const cluster = await startPgCluster();
+  console.log(`Machine: ${os.cpus().length} cores, Node ${process.version}`);
+  const withHttp = !argv.includes("--no-http");
+  const withInProcess = !argv.includes("--no-inprocess");
+  const withPglite = !argv.includes("--no-pglite");
+  if (withHttp) await ensureBuild();
+  console.log("Starting a throwaway PostgreSQL cluster (fsync on)…");
+  const cluster = await startPgCluster({ durable: true });
   try {
-    const database = await openDatabase({ url: cluster.url, poolSize: 10 });
-    await migrateDatabase(database);
-    const [{ version }] = await database.pg!`select version()`;
-    console.log(`  ${String(version).split(",")[0]}`);
-    await ingestAndGuard("postgres", database);
-    await dashboardQueries(database);
-    await database.close();
-    if (!argv.includes("--no-pglite")) {
-      const lite = await openDatabase({ dataDir: null });
-      await migrateDatabase(lite);
-      await ingestAndGuard("pglite", lite);
-      await lite.close();
+    if (withHttp) {
+      const bareRate = await bareBaseline();
+      await fleetLoad("postgres", bareRate, cluster.url);
+      if (withPglite) await fleetLoad("pglite", bareRate);
+    }
+    if (withInProcess) {
+      const database = await openDatabase({ url: cluster.url, poolSize: 10 });
+      await migrateDatabase(database);
+      const [{ version }] = await database.pg!`select version()`;
+      console.log(`\n  ${String(version).split(",")[0]}`);
+      await ingestAndGuard("postgres", database);
+      await dashboardQueries(database);
+      await database.close();
+      if (withPglite) {
+        const lite = await openDatabase({ dataDir: null });
+        await migrateDatabase(lite);
+        await ingestAndGuard("pglite", lite);
+        await lite.close();
+      }
     }
   } finally {
     cluster.stop();
   }
-  printTable();
-  console.log("Targets (issue #3): 500-event batch well under 100 ms on PostgreSQL; guard.check within a few ms of an empty call.");
+  printFleetTable();
+  if (rows.length) {
+    console.log("\nIn-process figures (through the handlers, no HTTP server):");
+    printTable();
+  }
 }
 
 main().catch((err) => {

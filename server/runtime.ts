@@ -5,6 +5,7 @@
  */
 import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { createAuth, type Auth } from "./auth";
+import { limitFromEnv } from "./http/capacity";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
 import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
@@ -22,6 +23,7 @@ type GlobalWithRuntime = typeof globalThis & { [globalKey]?: Promise<Runtime> };
 async function boot(): Promise<Runtime> {
   // Settings first: a bad value stops start-up before anything is opened.
   checkHeadlessInitEnv(process.env as HeadlessInitEnv);
+  limitFromEnv(process.env.VIGIL_MAX_CONCURRENT_REQUESTS);
   const otlpTiming = otlpTimingFromEnv();
   const database = await openDatabase(databaseOptionsFromEnv());
   await migrateDatabase(database);

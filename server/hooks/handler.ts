@@ -10,6 +10,7 @@ import { authenticateApiKey } from "@/server/services/api-keys";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";
+import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
 import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "./claude-code";
 import { answerCodex, planCodexHook } from "./codex";
 import { answerGemini, planGeminiHook } from "./gemini";
@@ -46,7 +47,15 @@ function publicOrigin(req: Request): string {
   return `${proto}://${host}`;
 }
 
-export async function handleHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
+export function handleHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
+  // The CLIs fail open on errors: an overloaded instance says so at once rather than timing out.
+  return withCapacity(
+    () => serveHookRequest(req, runtime, cli),
+    (retryAfter) => json(503, { error: OVERLOAD_MESSAGE }, { "retry-after": String(retryAfter) }),
+  );
+}
+
+async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
   if (req.method !== "POST") return json(405, { error: "Use POST" }, { allow: "POST" });
   const db = runtime.database.db;
   const token = bearerToken(req);

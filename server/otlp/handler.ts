@@ -10,6 +10,7 @@ import { authenticateApiKey } from "@/server/services/api-keys";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";
+import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
 import {
   OtlpRequestError,
   decodeContentEncoding,
@@ -27,18 +28,34 @@ import { applyTrace, otlpTimingFromEnv, type OtlpTiming } from "./applier";
 export const OTLP_TRACES_PATH = "/api/otlp/v1/traces";
 
 /** gRPC status codes carried in the `google.rpc.Status` of error answers. */
-const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16, INTERNAL: 13, UNIMPLEMENTED: 12 } as const;
+const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16, INTERNAL: 13, UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
 
 function answer(status: number, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}): Response {
   return new Response(body as BodyInit, { status, headers: { "content-type": contentType, ...headers } });
 }
 
-export async function handleOtlpTraces(req: Request, runtime: Runtime, timing: OtlpTiming = otlpTimingFromEnv()): Promise<Response> {
+export function handleOtlpTraces(req: Request, runtime: Runtime, timing: OtlpTiming = otlpTimingFromEnv()): Promise<Response> {
   const requestType = req.headers.get("content-type");
   const format: OtlpFormat = formatOf(requestType) ?? "json";
   const contentType = responseContentType(requestType);
   const fail = (status: number, code: number, message: string, headers?: Record<string, string>) =>
     answer(status, encodeStatus(format, code, message), contentType, headers);
+  // OTLP exporters retry 503 with Retry-After (OTLP/HTTP spec: "retryable" status codes).
+  return withCapacity(
+    () => serveOtlpTraces(req, runtime, timing, format, fail),
+    (retryAfter) => fail(503, GRPC.UNAVAILABLE, OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
+  );
+}
+
+async function serveOtlpTraces(
+  req: Request,
+  runtime: Runtime,
+  timing: OtlpTiming,
+  format: OtlpFormat,
+  fail: (status: number, code: number, message: string, headers?: Record<string, string>) => Response,
+): Promise<Response> {
+  const requestType = req.headers.get("content-type");
+  const contentType = responseContentType(requestType);
 
   if (req.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, "Use POST", { allow: "POST" });
 

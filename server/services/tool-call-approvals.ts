@@ -15,6 +15,7 @@ import { approval } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { redactedPreview } from "@/server/engine/redact";
 import { waitForApprovalDecision } from "./approval-waiters";
+import { releaseSlotWhileWaiting } from "@/server/http/capacity";
 
 export const MAX_WAIT_FOR_APPROVAL_SECONDS = 120;
 const ARGS_PREVIEW_BYTES = 1024;
@@ -134,6 +135,8 @@ export async function awaitToolCallDecision(
 ): Promise<{ decision: Decision; reason: string | null } | null> {
   const remaining = deadline - Date.now();
   if (remaining > 0) {
+    // Waiting for a person uses no connection: it does not count against the instance's capacity.
+    releaseSlotWhileWaiting();
     await waitForApprovalDecision(
       db,
       approvalId,

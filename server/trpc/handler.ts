@@ -7,16 +7,24 @@ import type { Runtime } from "@/server/runtime";
 import { appRouter } from "./root";
 import { createContext } from "./init";
 import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
+import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
 
 export { MAX_BODY_BYTES };
 
 export const TRPC_ENDPOINT = "/api/trpc";
 
-function errorResponse(status: number, code: string, message: string): Response {
-  return Response.json({ error: { message, code: -32000, data: { code, httpStatus: status } } }, { status });
+function errorResponse(status: number, code: string, message: string, headers?: Record<string, string>): Response {
+  return Response.json({ error: { message, code: -32000, data: { code, httpStatus: status } } }, { status, headers });
 }
 
-export async function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
+export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
+  return withCapacity(
+    () => serveTrpcRequest(req, runtime),
+    (retryAfter) => errorResponse(503, "SERVICE_UNAVAILABLE", OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
+  );
+}
+
+async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
   let request = req;
   if (req.method !== "GET" && req.method !== "HEAD") {
     const body = await readLimitedBody(req);

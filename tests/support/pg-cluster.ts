@@ -34,7 +34,8 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
+/** `durable`: fsync and synchronous commit on, as in production (benchmarks); tests run without. */
+export async function startPgCluster(options: { durable?: boolean } = {}): Promise<PgCluster> {
   const bin = findBinDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-pg-"));
   const dataDir = path.join(dir, "data");
@@ -55,7 +56,8 @@ export async function startPgCluster(): Promise<PgCluster> {
     "-l",
     path.join(dir, "log"),
     "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200` +
+      (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
     "-w",
     "start",
   ]);

@@ -1,0 +1,257 @@
+/**
+ * Load the way fleets load Vigil: many concurrent clients (closed loop) and an offered rate (open
+ * loop, latency measured from each request's scheduled start, so a stalled server cannot hide its
+ * queue), against the production build started with `next start`, next to a bare `node:http`
+ * server answering a constant JSON in the same run.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import net from "node:net";
+import { performance } from "node:perf_hooks";
+
+export const BENCH_KEY = "vgl_bench_admin_key_0123456789abcdef";
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+export interface Server {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+async function waitUntilUp(url: string, child: ChildProcess, timeoutMs = 60_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url);
+      if (res.ok) return;
+    } catch {
+      /* not yet */
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`server at ${url} did not come up`);
+}
+
+function stopper(child: ChildProcess): () => Promise<void> {
+  return () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      // The whole process group: `next start` runs the server in a child process of its own.
+      const kill = (sig: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, sig);
+        } catch {
+          child.kill(sig);
+        }
+      };
+      kill("SIGTERM");
+      setTimeout(() => kill("SIGKILL"), 5_000).unref();
+    });
+}
+
+/** The baseline: a bare node:http server in its own process answering a constant JSON. */
+export async function startBareServer(): Promise<Server> {
+  const port = await freePort();
+  const code = `require("node:http").createServer((req,res)=>{req.resume();req.on("end",()=>{res.writeHead(200,{"content-type":"application/json"});res.end('{"result":{"data":{"decision":"allow"}}}')})}).listen(${port},"127.0.0.1")`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: "ignore", detached: true });
+  await waitUntilUp(`http://127.0.0.1:${port}/`, child);
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: stopper(child) };
+}
+
+/** Vigil's production build (`next build` must have run), on PostgreSQL (`databaseUrl`) or PGlite. */
+export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
+  const port = await freePort();
+  const dataDir = opts.databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-"));
+  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+    stdio: ["ignore", "ignore", "inherit"],
+    detached: true,
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      NEXT_TELEMETRY_DISABLED: "1",
+      ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : { VIGIL_DATA_DIR: dataDir! }),
+      VIGIL_INIT_ORG: "Bench",
+      VIGIL_INIT_WORKSPACE: "bench",
+      VIGIL_INIT_API_KEY: BENCH_KEY,
+      // The per-key rate limit would answer most of one key's traffic with 429: the bench measures capacity.
+      VIGIL_RATE_LIMIT_PER_MINUTE: "0",
+      ...opts.env,
+    },
+  });
+  await waitUntilUp(`http://127.0.0.1:${port}/api/health`, child);
+  const stop = stopper(child);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
+    async stop() {
+      await stop();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Resident memory of a process and all its descendants (next start forks next-server), in MiB. */
+export function treeRssMiB(rootPid: number): number {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* gone */
+    }
+  }
+  let kb = 0;
+  const stack = [rootPid];
+  while (stack.length) {
+    const pid = stack.pop()!;
+    try {
+      const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (m) kb += Number(m[1]);
+    } catch {
+      /* gone */
+    }
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return kb / 1024;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export interface Answer {
+  status: number | "timeout" | "error";
+  ms: number;
+  retryAfter: boolean;
+}
+
+export interface RequestSpec {
+  method: "GET" | "POST";
+  path: string;
+  body?: (i: number) => unknown;
+}
+
+function send(agent: http.Agent, base: URL, spec: RequestSpec, i: number, startedAt: number): Promise<Answer> {
+  return new Promise((resolve) => {
+    const payload = spec.body ? JSON.stringify(spec.body(i)) : undefined;
+    const req = http.request(
+      {
+        agent,
+        host: base.hostname,
+        port: base.port,
+        method: spec.method,
+        path: spec.path,
+        headers: { authorization: `Bearer ${BENCH_KEY}`, ...(payload ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}) },
+        timeout: REQUEST_TIMEOUT_MS,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - startedAt, retryAfter: res.headers["retry-after"] !== undefined }));
+      },
+    );
+    req.on("timeout", () => {
+      req.destroy();
+      resolve({ status: "timeout", ms: performance.now() - startedAt, retryAfter: false });
+    });
+    req.on("error", () => resolve({ status: "error", ms: performance.now() - startedAt, retryAfter: false }));
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+
+export interface LoadResult {
+  answers: Answer[];
+  seconds: number;
+  peakRssMiB: number | null;
+}
+
+/** `clients` clients, each sending its next request when the previous one is answered. */
+export async function closedLoop(url: string, spec: RequestSpec, clients: number, seconds: number): Promise<LoadResult> {
+  const base = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const answers: Answer[] = [];
+  const t0 = performance.now();
+  const end = t0 + seconds * 1000;
+  let i = 0;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < end) {
+        const started = performance.now();
+        answers.push(await send(agent, base, spec, i++, started));
+      }
+    }),
+  );
+  agent.destroy();
+  return { answers, seconds: (performance.now() - t0) / 1000, peakRssMiB: null };
+}
+
+/** Requests scheduled at `rate` per second for `seconds`, whatever the server's answers take. */
+export async function openLoop(url: string, spec: RequestSpec, rate: number, seconds: number, rssOfPid?: number): Promise<LoadResult> {
+  const base = new URL(url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1024 });
+  const total = Math.round(rate * seconds);
+  const pending: Promise<Answer>[] = [];
+  let peak = rssOfPid ? treeRssMiB(rssOfPid) : 0;
+  const sampler = rssOfPid ? setInterval(() => (peak = Math.max(peak, treeRssMiB(rssOfPid))), 250) : null;
+  const t0 = performance.now();
+  let next = 0;
+  await new Promise<void>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (next < total && t0 + (next * 1000) / rate <= now) {
+        const scheduled = t0 + (next * 1000) / rate;
+        pending.push(send(agent, base, spec, next, scheduled));
+        next++;
+      }
+      if (next >= total) return resolve();
+      setTimeout(tick, 2);
+    };
+    tick();
+  });
+  const answers = await Promise.all(pending);
+  if (sampler) clearInterval(sampler);
+  if (rssOfPid) peak = Math.max(peak, treeRssMiB(rssOfPid));
+  agent.destroy();
+  return { answers, seconds: (performance.now() - t0) / 1000, peakRssMiB: rssOfPid ? peak : null };
+}
+
+export function percentile(xs: number[], p: number): number {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(p * s.length) - 1))];
+}
+
+export function summarize(r: LoadResult) {
+  const ok = r.answers.filter((a) => a.status === 200);
+  const byStatus = new Map<string, number>();
+  for (const a of r.answers) byStatus.set(String(a.status), (byStatus.get(String(a.status)) ?? 0) + 1);
+  const refusedWithoutRetryAfter = r.answers.filter((a) => (a.status === 429 || a.status === 503) && !a.retryAfter).length;
+  const errors = r.answers.length - ok.length;
+  return {
+    n: r.answers.length,
+    okPerSecond: ok.length / r.seconds,
+    p50: percentile(ok.map((a) => a.ms), 0.5),
+    p99: percentile(ok.map((a) => a.ms), 0.99),
+    errors,
+    byStatus: [...byStatus.entries()].sort().map(([s, n]) => `${s}×${n}`).join(" "),
+    refusedWithoutRetryAfter,
+    peakRssMiB: r.peakRssMiB,
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Overload is refused, not queued (issue 15): beyond VIGIL_MAX_CONCURRENT_REQUESTS an instance
+ * answers 503 + Retry-After at once; accepted requests succeed; a call waiting for a person holds
+ * no slot.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+import { requestsInFlight, setConcurrencyLimit } from "@/server/http/capacity";
+import { handleHookRequest } from "@/server/hooks/handler";
+import { handleOtlpTraces } from "@/server/otlp/handler";
+
+describe.each(DATABASE_KINDS)("overload on %s", (kind) => {
+  let app: TestApp;
+  let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+    ws = await app.seedWorkspace();
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+  let previous = 0;
+  afterEach(() => {
+    setConcurrencyLimit(previous);
+  });
+
+  const guard = (sessionId: string, extra: Record<string, unknown> = {}) =>
+    app.mutation("guard.check", { id: uid(), sessionId, callId: uid("c"), toolName: "Read", args: { file_path: "/a.ts" }, ...extra }, { key: ws.key });
+
+  it("beyond the limit: 503 with Retry-After at once, the accepted ones answered, nothing else fails", async () => {
+    previous = setConcurrencyLimit(4);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => guard(`s-${i % 8}`)));
+    const statuses = answers.map((a) => a.status);
+    const ok = statuses.filter((s) => s === 200).length;
+    const refused = answers.filter((a) => a.status === 503);
+    expect(ok).toBeGreaterThanOrEqual(4);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(ok + refused.length).toBe(40);
+    for (const r of refused) {
+      expect(r.headers.get("retry-after")).toBe("1");
+      expect(r.body.error?.data).toMatchObject({ code: "SERVICE_UNAVAILABLE", httpStatus: 503 });
+    }
+    expect(requestsInFlight()).toBe(0);
+    // Once the burst is over, the instance serves again.
+    expect((await guard("s-after")).status).toBe(200);
+  });
+
+  it("hooks and OTLP answer 503 + Retry-After in their own terms when the instance is full", async () => {
+    previous = setConcurrencyLimit(1);
+    // Hold the only slot with a guard.check that waits on nothing but the database.
+    const body = JSON.stringify({ session_id: "s-hook", hook_event_name: "UserPromptSubmit", prompt: "hi" });
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        handleHookRequest(new Request("http://vigil.test/api/hooks/claude-code", { method: "POST", headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" }, body }), app.runtime, "claude-code"),
+      ),
+    );
+    expect(burst.map((r) => r.status).sort()).toContain(503);
+    const refusedHook = burst.find((r) => r.status === 503)!;
+    expect(refusedHook.headers.get("retry-after")).toBe("1");
+    expect(burst.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+
+    const otlp = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        handleOtlpTraces(new Request("http://vigil.test/api/otlp/v1/traces", { method: "POST", headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" }, body: JSON.stringify({ resourceSpans: [] }) }), app.runtime),
+      ),
+    );
+    expect(otlp.every((r) => r.status === 200 || r.status === 503)).toBe(true);
+    expect(otlp.find((r) => r.status === 503)?.headers.get("retry-after")).toBe("1");
+  });
+
+  it("a call waiting for a person gives its slot back: with a limit of 1, other requests are served meanwhile", async () => {
+    const s = uid("s");
+    const url = "https://api.example.com/v1/users";
+    await app.mutation("ingest.events", { events: [1, 2, 3].map(() => result(s, "http_request", { url }, { success: false, httpStatus: 503 })) }, { key: ws.key });
+    previous = setConcurrencyLimit(1);
+    const waiting = app.mutation("guard.check", { id: uid(), sessionId: s, callId: uid("c"), toolName: "http_request", args: { url }, waitForApprovalSeconds: 1.5 }, { key: ws.key });
+    await new Promise((r) => setTimeout(r, 400));
+    const other = await guard("s-meanwhile");
+    expect(other.status).toBe(200);
+    const out = await waiting;
+    expect(out.status).toBe(200);
+    expect(out.body.result!.data.decision).toBe("ask");
+    expect(requestsInFlight()).toBe(0);
+  });
+});
+
+describe("VIGIL_MAX_CONCURRENT_REQUESTS", () => {
+  it("is a whole number ≥ 0; anything else stops start-up naming the variable", async () => {
+    const { limitFromEnv, DEFAULT_MAX_CONCURRENT_REQUESTS } = await import("@/server/http/capacity");
+    expect(limitFromEnv(undefined)).toBe(DEFAULT_MAX_CONCURRENT_REQUESTS);
+    expect(limitFromEnv("0")).toBe(0);
+    expect(limitFromEnv("128")).toBe(128);
+    expect(() => limitFromEnv("-1")).toThrow(/VIGIL_MAX_CONCURRENT_REQUESTS/);
+    expect(() => limitFromEnv("lots")).toThrow(/VIGIL_MAX_CONCURRENT_REQUESTS/);
+  });
+});
