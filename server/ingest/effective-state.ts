@@ -17,8 +17,9 @@ const textList = (values: string[]) => sql.join(values.length ? values.map((v) =
 /**
  * Recomputes the effective state of the keys under the given domain-/tool-level states and of
  * `explicitKeys`; a level row's own effective state is its state. Key rows another transaction
- * holds are skipped: that transaction writes their effective state itself, from the level rows it
- * reads after its locks (see lockKeyStates), so nothing is left stale.
+ * holds are skipped: that transaction writes their effective state itself from the level states
+ * it holds (lockToolLevels orders it after a batch that creates a tool-level state), so nothing is
+ * left stale.
  */
 export async function refreshEffectiveStates(tx: Tx, workspaceId: string, levelKeys: string[], explicitKeys: string[] = []): Promise<void> {
   const domains = levelKeys.filter((k) => k.startsWith(DOMAIN_PREFIX)).map((k) => k.slice(DOMAIN_PREFIX.length));

@@ -71,9 +71,10 @@ async function readInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: st
   const keys = sql.join(levelKeys.map((k) => sql`${k}`), sql`, `);
   const [row] = rowsOf<Inputs>(
     await db.execute(sql`
+      with cfg as (select ${configFingerprintSql(scope.workspaceId)} as fingerprint)
       select
-        ${configFingerprintSql(scope.workspaceId)} as config_fingerprint,
-        case when ${configFingerprintSql(scope.workspaceId)} is distinct from ${cached?.fingerprint ?? null}::text
+        cfg.fingerprint as config_fingerprint,
+        case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text
           then ${configDocumentsSql(scope.workspaceId)} end as configs,
         (select json_build_object(
             'version', ${sessionVersion}, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
@@ -86,7 +87,8 @@ async function readInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: st
           where g.organization_id = ${scope.organizationId} and g.tool_name = ${ev.toolName} and g.status = 'active') as global_pattern,
         exists (select 1 from event_id e where e.workspace_id = ${scope.workspaceId} and e.id = ${ev.id}) as duplicate,
         (${apiKeyId}::text is null or exists (select 1 from api_key a
-          where a.workspace_id = ${scope.workspaceId} and a.id = ${apiKeyId}::text and a.revoked_at is null)) as key_active`),
+          where a.workspace_id = ${scope.workspaceId} and a.id = ${apiKeyId}::text and a.revoked_at is null)) as key_active
+      from cfg`),
   );
   return {
     ...row,
