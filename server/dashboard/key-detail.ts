@@ -1,4 +1,5 @@
 /** Read-only queries for one failure key's detail page. */
+import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, failure, keyState, modelToolProfile, stateTransition } from "@/db/schema";
@@ -51,9 +52,11 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
           .limit(1),
   ]);
   if (!stateRow && !anyFailure && transitions.length === 0) return null;
+  // Thresholds of the rule in force now, for the key and its levels (one configuration read).
+  const shown = await withThresholdsInForce(db, workspaceId, stateRow ? [stateRow, ...levels] : levels);
   return {
-    key: stateRow ? toKeyRow(stateRow) : null,
-    levels: levels.map(toKeyRow),
+    key: stateRow ? toKeyRow(shown[0]) : null,
+    levels: (stateRow ? shown.slice(1) : shown).map(toKeyRow),
     transitions: transitions.map((t) => ({ id: Number(t.id), fromState: t.fromState, toState: t.toState, reason: t.reason, actor: t.actor, at: t.at.toISOString() })),
     models: models.map((m) => ({
       model: m.model,

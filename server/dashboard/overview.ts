@@ -1,4 +1,5 @@
 /** Read-only queries for the workspace overview. */
+import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, desc, eq, gte, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/schema";
@@ -107,6 +108,8 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8):
       effectiveState: keyState.effectiveState,
       effectiveFailures: keyState.effectiveFailures,
       threshold: keyState.threshold,
+      domain: keyState.domain,
+      pluginName: keyState.pluginName,
       totalFailures: keyState.totalFailures,
       lastFailureAt: keyState.lastFailureAt,
     })
@@ -114,7 +117,7 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8):
     .where(and(eq(keyState.workspaceId, workspaceId), sql`${keyState.totalFailures} > 0`))
     .orderBy(desc(keyState.totalFailures), desc(keyState.effectiveFailures), desc(keyState.lastFailureAt))
     .limit(limit);
-  return rows.map((r) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
+  return (await withThresholdsInForce(db, workspaceId, rows)).map(({ domain: _d, pluginName: _p, ...r }) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
 }
 
 export interface PausedSession {

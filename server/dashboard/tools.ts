@@ -1,4 +1,5 @@
 /** Read-only queries for the Tools page (every failure key, including @domain:/@tool: level states). */
+import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { countKeyStates } from "./key-counts";
 import type { Db } from "@/db/client";
@@ -84,7 +85,7 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
       .limit(pageSize)
       .offset((page - 1) * pageSize),
   ]);
-  return { total, page, pageSize, rows: rows.map(toKeyRow) };
+  return { total, page, pageSize, rows: (await withThresholdsInForce(db, workspaceId, rows)).map(toKeyRow) };
 }
 
 /** Keys per effective state (for the filter's counts): the shared definition Overview uses too. */

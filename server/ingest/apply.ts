@@ -57,7 +57,7 @@ export interface BatchResult {
 const SUPERSEDED = "Superseded: the key failed again and was re-escalated";
 const DAY = (t: number) => new Date(t).toISOString().slice(0, 10);
 
-function callInfo(e: { toolName: string; args?: Record<string, unknown>; domain?: string; service?: string }, configs: WorkspaceConfigs): StoredCall {
+export function callInfo(e: { toolName: string; args?: Record<string, unknown>; domain?: string; service?: string }, configs: WorkspaceConfigs): StoredCall {
   const info = extractFailureKey(e.toolName, e.args ?? {}, { domain: e.domain ?? null, service: e.service ?? null }, configs.effective.extractors);
   return {
     failureKey: info.failureKey,

@@ -5,15 +5,13 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { globalToolPattern, keyState } from "@/db/schema";
-import { resolveRule } from "@/server/engine/rules";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, escalationInfo, guardDecision, strictestState } from "@/server/engine/trust";
-import { extractFailureKey } from "@/server/engine/failure-key";
-import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, Decision, Effect, KeyContext, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { applyBatch, type BatchScope } from "./apply";
+import { guardLevelKeys, guardVerdict } from "./guard-verdict";
+import { leanGuardCheck } from "./guard-lean";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 
 /** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
@@ -59,6 +57,11 @@ export interface GuardOutput {
 export interface GuardOptions {
   /** Ends a wait for a person early (the client went away). */
   signal?: AbortSignal;
+  /**
+   * The API key the request was authenticated with from the in-memory cache: re-checked (still
+   * active) in the same round trip as the decision's inputs; a revoked key gets ApiKeyRevokedError.
+   */
+  apiKeyId?: string | null;
 }
 
 /**
@@ -66,45 +69,38 @@ export interface GuardOptions {
  * `waitForApprovalSeconds > 0`, then waits for a person's decision with nothing held (SPEC 7.2).
  */
 export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now(), options: GuardOptions = {}): Promise<GuardOutput> {
-  const { waitFor, ...out } = await decideGuard(db, scope, input, receivedAt);
+  const { waitFor, ...out } = await decideGuard(db, scope, input, receivedAt, options.apiKeyId ?? null);
   if (!waitFor) return out;
   const deadline = receivedAt + (input.waitForApprovalSeconds ?? 0) * 1000;
   const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal);
   return decided ? { ...out, ...decided } : out;
 }
 
-async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receivedAt: number): Promise<GuardOutput & { waitFor: string | null }> {
+async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receivedAt: number, apiKeyId: string | null): Promise<GuardOutput & { waitFor: string | null }> {
   const { waitForApprovalSeconds = 0, ...call } = input;
   const [ev] = normalizeEvents([{ ...call, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
+  // The common answer (no person to ask, no behaviour effect) in two round trips; else the full path.
+  const lean = await withRetry(() => leanGuardCheck(db, scope, ev, apiKeyId));
+  if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
   return withRetry(() =>
     db.transaction(async (tx) => {
       const batch = await applyBatch(tx, scope, [ev]);
       const session = batch.sessions.get(ev.sessionId)!;
-      const { workspaceDoc, orgDoc, effective } = batch.configs;
-      const info = extractFailureKey(ev.toolName, ev.args, {}, effective.extractors);
-      const resolution = resolveRule(workspaceDoc, orgDoc, { toolName: ev.toolName, pluginName: ev.pluginName, domain: info.domain });
-      const levelKeys = [info.failureKey, TOOL_PREFIX + ev.toolName, ...(info.domain ? [DOMAIN_PREFIX + info.domain] : [])];
+      const { levelKeys } = guardLevelKeys(ev, batch.configs);
       const { states, global } = await loadDecisionInputs(tx, scope, levelKeys, ev.toolName);
-      const strictest = strictestState(levelKeys.map((k) => states.get(k)?.state));
-      const state = effectiveState(levelKeys.map((k) => states.get(k)?.state));
-      const settings = resolveSettings(session.settings, workspaceDoc.settings, orgDoc.settings);
-      const decision = guardDecision({ paused: session.paused, effectiveState: state, globalPattern: !!global, blockedDecision: settings.blockedDecision.value });
-      let reason: string | null = null;
-      if (decision === "pause") reason = session.pauseReason ?? "Session paused";
-      else if (state !== "trusted") reason = strictest?.escalationReason ?? null;
-      else if (global) reason = `Tool '${ev.toolName}' is failing across several workspaces of the organization (global tool pattern)`;
+      const verdict = guardVerdict({ call: ev, session, configs: batch.configs, states, globalPattern: global });
       const settled =
-        decision === "ask"
+        verdict.decision === "ask"
           ? await settleAsk(tx, {
               workspaceId: scope.workspaceId,
               sessionId: ev.sessionId,
               callId: ev.callId,
-              failureKey: info.failureKey,
+              failureKey: verdict.failureKey,
               toolName: ev.toolName,
               args: ev.args,
               agent: session.agent,
               model: ev.model ?? session.model,
-              reason,
+              reason: verdict.reason,
               sessionEndedAt: session.endedAt,
               waitForApprovalSeconds,
               now: receivedAt,
@@ -112,11 +108,9 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
           : null;
       if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt });
       return {
-        decision: settled?.decision ?? decision,
-        failureKey: info.failureKey,
-        state,
-        reason: settled ? settled.reason : reason,
-        escalation: escalationInfo(strictest, resolution.rule, settings.recoveryMode.value, ev.ts),
+        ...verdict,
+        decision: settled?.decision ?? verdict.decision,
+        reason: settled ? settled.reason : verdict.reason,
         approvalId: settled?.approvalId ?? null,
         effects: settled ? [...batch.effects, ...settled.effects] : batch.effects,
         waitFor: settled?.waitFor ?? null,

@@ -23,6 +23,7 @@ import type { SessionRow } from "./load";
 import type { BatchScope } from "./apply";
 import { loadConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
+import { refreshEffectiveStates } from "./effective-state";
 
 type Insert<T extends { $inferInsert: unknown }> = T["$inferInsert"];
 
@@ -307,37 +308,4 @@ function camel(c: string) {
   return c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
 }
 
-/**
- * A domain- or tool-level state changed: the effective state of every key under it changes too.
- * Rows another transaction holds are skipped (it recomputes them itself after we commit).
- */
-export async function refreshEffectiveStates(tx: Tx, workspaceId: string, levelKeys: string[], explicitKeys: string[] = []): Promise<void> {
-  const domains = levelKeys.filter((k) => k.startsWith(DOMAIN_PREFIX)).map((k) => k.slice(DOMAIN_PREFIX.length));
-  const tools = levelKeys.filter((k) => k.startsWith(TOOL_PREFIX)).map((k) => k.slice(TOOL_PREFIX.length));
-  const domainArr = sql`array[${sql.join(domains.length ? domains.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
-  const toolArr = sql`array[${sql.join(tools.length ? tools.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
-  const keyArr = sql`array[${sql.join(explicitKeys.length ? explicitKeys.map((d) => sql`${d}`) : [sql`null`], sql`, `)}]::text[]`;
-  await tx.execute(sql`
-    with targets as (
-      select failure_key from key_state
-      where workspace_id = ${workspaceId} and level = 'key' and (domain = any(${domainArr}) or tool_name = any(${toolArr}) or failure_key = any(${keyArr}))
-      order by failure_key
-      for update skip locked
-    ), computed as (
-      select k.failure_key,
-        (array['trusted','recovering','escalated','blocked'])[greatest(
-          array_position(array['trusted','recovering','escalated','blocked'], k.state),
-          coalesce(array_position(array['trusted','recovering','escalated','blocked'], d.state), 1),
-          coalesce(array_position(array['trusted','recovering','escalated','blocked'], t.state), 1)
-        )] as eff
-      from key_state k
-      join targets using (failure_key)
-      left join key_state d on d.workspace_id = k.workspace_id and d.failure_key = '@domain:' || k.domain
-      left join key_state t on t.workspace_id = k.workspace_id and t.failure_key = '@tool:' || k.tool_name
-      where k.workspace_id = ${workspaceId}
-    )
-    update key_state set effective_state = computed.eff
-    from computed
-    where key_state.workspace_id = ${workspaceId} and key_state.failure_key = computed.failure_key
-      and key_state.effective_state <> computed.eff`);
-}
+export { refreshEffectiveStates } from "./effective-state";

@@ -86,6 +86,7 @@ export async function revokeApiKey(
     .where(and(eq(apiKey.workspaceId, input.workspaceId), eq(apiKey.id, input.keyId), isNull(apiKey.revokedAt)))
     .returning(summaryColumns);
   if (!row) throw notFound("Active API key");
+  forgetCachedApiKey(db, input.keyId);
   await writeAudit(db, {
     organizationId: input.organizationId,
     workspaceId: input.workspaceId,
@@ -143,4 +144,59 @@ export async function authenticateApiKey(db: Db, value: string, now = new Date()
   }
   const { revokedAt: _r, lastUsedAt: _l, ...key } = row;
   return key;
+}
+
+/**
+ * API-key lookups kept in memory per database client, for the hot path (guard.check). A cached key
+ * is only trusted by a caller that re-checks it in the same round trip as its own reads (the lean
+ * guard.check asks `revoked_at is null` next to its decision inputs), so a revocation on any app
+ * instance takes effect on the very next request everywhere; a key found revoked there is dropped.
+ */
+interface CachedKey {
+  key: AuthenticatedKey;
+  touchedAt: number;
+}
+const keyCaches = new WeakMap<object, Map<string, CachedKey>>();
+
+function keyCacheOf(db: Db): Map<string, CachedKey> {
+  const owner = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  let c = keyCaches.get(owner);
+  if (!c) keyCaches.set(owner, (c = new Map()));
+  return c;
+}
+
+/**
+ * Like `authenticateApiKey`, from the cache when possible. `cached: true` means the caller must
+ * re-check the key (`key.keyId`) in its own round trip before acting on it.
+ */
+export async function authenticateApiKeyCached(db: Db, value: string, now = new Date()): Promise<{ key: AuthenticatedKey; cached: boolean } | null> {
+  if (!value.startsWith("vgl_") || value.length > 200) return null;
+  const hash = hashApiKey(value);
+  const cache = keyCacheOf(db);
+  const hit = cache.get(hash);
+  if (hit) {
+    if (now.getTime() - hit.touchedAt > 60_000) {
+      hit.touchedAt = now.getTime();
+      // lastUsedAt is informational: refreshed off the request's path, at most once a minute.
+      void db
+        .update(apiKey)
+        .set({ lastUsedAt: now })
+        .where(and(eq(apiKey.workspaceId, hit.key.workspaceId), eq(apiKey.id, hit.key.keyId)))
+        .catch(() => {});
+    }
+    return { key: hit.key, cached: true };
+  }
+  const key = await authenticateApiKey(db, value, now);
+  if (!key) return null;
+  if (cache.size > 10_000) cache.clear();
+  cache.set(hash, { key, touchedAt: now.getTime() });
+  return { key, cached: false };
+}
+
+/** Drops a key from this client's cache (revoked here, or found revoked by a re-check). */
+export function forgetCachedApiKey(db: Db | Tx, keyId: string): void {
+  const owner = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  const cache = keyCaches.get(owner);
+  if (!cache) return;
+  for (const [hash, entry] of cache) if (entry.key.keyId === keyId) cache.delete(hash);
 }

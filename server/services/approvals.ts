@@ -6,6 +6,7 @@ import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
+import { refreshEffectiveStates } from "@/server/ingest/effective-state";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";
 import { notifyDecisionInTx, releaseLocalWaiters } from "./approval-waiters";
@@ -107,6 +108,9 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
           updatedAt: new Date(),
         })
         .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
+      // The one effective-state rule: a key is as strict as its domain/tool; a level frees (or holds) the keys under it.
+      const isLevel = a.failureKey.startsWith("@");
+      await refreshEffectiveStates(tx, input.workspaceId, isLevel ? [a.failureKey] : [], isLevel ? [] : [a.failureKey]);
       await tx.insert(stateTransition).values({
         workspaceId: input.workspaceId,
         failureKey: a.failureKey,

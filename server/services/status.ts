@@ -3,14 +3,19 @@ import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { failure, keyState } from "@/db/schema";
 import type { KeyContext } from "@/server/engine/types";
+import { withThresholdsInForce } from "./thresholds-in-force";
 
 export async function reliabilityStatus(db: Db, workspaceId: string, opts: { toolName?: string; includeHistory?: boolean }) {
-  const rows = await db
-    .select()
-    .from(keyState)
-    .where(opts.toolName ? and(eq(keyState.workspaceId, workspaceId), eq(keyState.toolName, opts.toolName)) : eq(keyState.workspaceId, workspaceId))
-    .orderBy(keyState.failureKey)
-    .limit(10_000);
+  const rows = await withThresholdsInForce(
+    db,
+    workspaceId,
+    await db
+      .select()
+      .from(keyState)
+      .where(opts.toolName ? and(eq(keyState.workspaceId, workspaceId), eq(keyState.toolName, opts.toolName)) : eq(keyState.workspaceId, workspaceId))
+      .orderBy(keyState.failureKey)
+      .limit(10_000),
+  );
   const keys = rows.map((r) => {
     const st = (r.data as KeyContext).state;
     return {

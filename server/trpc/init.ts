@@ -12,7 +12,8 @@ import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { z } from "zod";
 import type { Role } from "@/db/schema";
 import type { Runtime } from "@/server/runtime";
-import { authenticateApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
+import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
+import { ApiKeyRevokedError } from "@/server/ingest/guard-lean";
 import type { Actor } from "@/server/services/audit";
 import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
@@ -153,6 +154,33 @@ export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
   }
   const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
   return next({ ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId } });
+});
+
+/**
+ * `apiKeyProcedure` for the hot path: the key may come from the in-memory cache, and then
+ * `ctx.recheckApiKeyId` is set — the procedure MUST re-check it in its own round trip (the lean
+ * guard.check does; see authenticateApiKeyCached). Use only where that holds.
+ */
+export const cachedApiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+  const token = bearerToken(ctx.req);
+  if (!token) throw new TRPCError({ code: "UNAUTHORIZED", message: "Missing API key: send Authorization: Bearer <key>" });
+  const found = await authenticateApiKeyCached(ctx.db, token);
+  if (!found) throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
+  const { key } = found;
+  const limited = await consumeRateLimit(key.keyId);
+  if (limited) {
+    ctx.resHeaders.set("Retry-After", String(limited.retryAfterSeconds));
+    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` });
+  }
+  const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
+  const result = await next({
+    ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId, recheckApiKeyId: found.cached ? key.keyId : null },
+  });
+  if (!result.ok && result.error.cause instanceof ApiKeyRevokedError) {
+    forgetCachedApiKey(ctx.db, key.keyId);
+    throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
+  }
+  return result;
 });
 
 export const adminApiKeyProcedure = apiKeyProcedure.use(async ({ ctx, next }) => {

@@ -3,7 +3,7 @@
  * Admin-scope procedures are audit-logged with the key's prefix as the actor.
  */
 import { z } from "zod";
-import { adminApiKeyProcedure, apiKeyProcedure, router } from "../init";
+import { adminApiKeyProcedure, apiKeyProcedure, cachedApiKeyProcedure, router } from "../init";
 import { guardInputSchema, ingestInputSchema } from "@/server/ingest/schema";
 import { guardCheck, ingestEvents } from "@/server/ingest";
 import { reliabilityStatus } from "@/server/services/status";
@@ -24,8 +24,8 @@ export const ingestRouter = router({
 });
 
 export const guardRouter = router({
-  check: apiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input, signal }) =>
-    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal }),
+  check: cachedApiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input, signal }) =>
+    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal, apiKeyId: ctx.recheckApiKeyId }),
   ),
 });
 

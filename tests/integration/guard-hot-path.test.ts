@@ -1,0 +1,131 @@
+/**
+ * The hot path of guard.check (issue 15): at most two database round trips for the common answer,
+ * API keys and configuration from memory, and a revocation or config.put seen by the very next
+ * request on every app instance (two database clients on one PostgreSQL = two instances).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq } from "drizzle-orm";
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import * as schema from "@/db/schema";
+import { agentSession, apiKey, event } from "@/db/schema";
+import type { Database, Db } from "@/db/client";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+
+/** A second app instance on the same PostgreSQL database whose client counts the statements it sends. */
+async function countingInstance(url: string) {
+  const counter = { statements: 0, texts: [] as string[] };
+  // One connection: every statement, BEGIN and COMMIT included, is a round trip on it.
+  const pg = postgres(url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_conn, text) => {
+      counter.statements += 1;
+      counter.texts.push(text);
+    },
+  });
+  const database: Database = { db: drizzle(pg, { schema }) as unknown as Db, kind: "postgres", pg, url, close: () => pg.end({ timeout: 5 }) };
+  return { app: await TestApp.create(database), counter, database };
+}
+
+const call = (sessionId: string, toolName: string, args: Record<string, unknown>) => ({ id: uid(), sessionId, callId: uid(), toolName, args });
+
+describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("records the call exactly once and keeps session counters exact under concurrent calls of one session", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const calls = Array.from({ length: 12 }, (_, i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
+    const answers = await Promise.all(calls.map((c) => app.mutation("guard.check", c, { key })));
+    expect(answers.map((a) => a.body.result?.data.decision)).toEqual(calls.map(() => "allow"));
+    // The same call again (a client retry) is answered and not recorded twice.
+    const again = await app.mutation("guard.check", calls[0], { key });
+    expect(again.body.result!.data.decision).toBe("allow");
+    const rows = await app.db.select().from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.sessionId, s)));
+    expect(rows.map((r) => r.id).sort()).toEqual(calls.map((c) => c.id).sort());
+    const keyOf = new Map(calls.map((c, i) => [c.id, answers[i].body.result!.data.failureKey]));
+    expect(rows.every((r) => r.type === "tool.call" && r.failureKey === keyOf.get(r.id))).toBe(true);
+    const [session] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
+    expect(session).toMatchObject({ eventCount: 12, callCount: 12 });
+  });
+
+  it("a revoked key is refused on the very next guard.check, also when it was cached", async () => {
+    const ws = await app.seedWorkspace();
+    const s = uid("s");
+    expect((await app.mutation("guard.check", call(s, "read_file", { path: "/a" }), { key: ws.key })).status).toBe(200);
+    expect((await app.mutation("guard.check", call(s, "read_file", { path: "/b" }), { key: ws.key })).status).toBe(200);
+    // Revoked behind the app's back (another instance, or SQL): the cache must not hide it.
+    await app.db.update(apiKey).set({ revokedAt: new Date() }).where(eq(apiKey.workspaceId, ws.workspaceId));
+    expect((await app.mutation("guard.check", call(s, "read_file", { path: "/c" }), { key: ws.key })).status).toBe(401);
+    expect((await app.mutation("guard.check", call(s, "read_file", { path: "/d" }), { key: ws.key })).status).toBe(401);
+  });
+
+  if (kind !== "postgres") return;
+
+  describe("two app instances on one PostgreSQL", () => {
+    let other: Awaited<ReturnType<typeof countingInstance>>;
+    beforeAll(async () => {
+      other = await countingInstance(app.database.url!);
+    });
+    afterAll(async () => {
+      await other.database.close();
+    });
+
+    it("the common answer takes at most 2 round trips, with the key and the configuration from memory", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      // Warm-up: caches the key and the configuration, and prepares the statements on the connection.
+      for (const path of ["/w1", "/w2", "/w3"]) await other.app.mutation("guard.check", call(s, "read_file", { path }), { key: ws.key });
+      for (const [toolName, args] of [
+        ["read_file", { path: "/src/index.ts" }],
+        ["http_request", { url: "https://api.example.com/v1/users" }],
+        ["bash", { command: "ls -la" }],
+      ] as const) {
+        for (let i = 0; i < 2; i++) {
+          const before = other.counter.statements;
+          const res = await other.app.mutation("guard.check", call(s, toolName, { ...args }), { key: ws.key });
+          expect(res.body.result?.data).toMatchObject({ decision: "allow", state: "trusted" });
+          const sent = other.counter.texts.slice(before);
+          expect(sent.length, sent.join("\n---\n")).toBeLessThanOrEqual(2);
+        }
+      }
+      const [session] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+      expect(session.callCount).toBe(9);
+    });
+
+    it("revoking a key on one instance refuses it on the other on the very next request", async () => {
+      const owner = await app.signUp(`owner-${uid()}@example.com`);
+      const ws = await app.seedWorkspace({ ownerUserId: owner.userId });
+      const s = uid("s");
+      for (const path of ["/a", "/b"]) expect((await other.app.mutation("guard.check", call(s, "read_file", { path }), { key: ws.key })).status).toBe(200);
+      const [k] = await app.db.select().from(apiKey).where(eq(apiKey.workspaceId, ws.workspaceId));
+      const revoked = await app.mutation("apiKeys.revoke", { workspaceSlug: ws.slug, keyId: k.id }, { cookie: owner.cookie });
+      expect(revoked.status).toBe(200);
+      expect((await other.app.mutation("guard.check", call(s, "read_file", { path: "/c" }), { key: ws.key })).status).toBe(401);
+    });
+
+    it("config.put on one instance changes the other's very next answer", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      await app.mutation("ingest.events", { events: [result(s, "bash", { command: "sudo rm -rf /" }, { success: false, error: "Permission denied" })] }, { key: ws.key });
+      expect((await app.mutation("config.put", { settings: { blocked_decision: "deny" } }, { key: ws.key })).status).toBe(200);
+      const first = await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key });
+      expect(first.body.result!.data).toMatchObject({ decision: "deny", state: "blocked" });
+      expect((await app.mutation("config.put", { settings: { blocked_decision: "ask" } }, { key: ws.key })).status).toBe(200);
+      const second = await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key });
+      expect(second.body.result!.data).toMatchObject({ decision: "ask", state: "blocked" });
+      // And back: every change is seen at once, not only the first.
+      expect((await app.mutation("config.put", { settings: { blocked_decision: "deny" } }, { key: ws.key })).status).toBe(200);
+      expect((await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key })).body.result!.data.decision).toBe("deny");
+    });
+  });
+});
