@@ -19,5 +19,8 @@ npx vitest run --project integration
 step "build"
 node node_modules/next/dist/bin/next build
 
+step "crash trials (SIGKILL on PGlite and PostgreSQL, database outage)"
+npx tsx scripts/hardening/crash-trials.ts
+
 step "end-to-end tests (Chromium)"
 npx playwright test
