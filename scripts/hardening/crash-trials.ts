@@ -183,12 +183,18 @@ async function databaseOutage(cluster: PgCluster): Promise<{ violations: number;
   try {
     if ((await post(batchEvents(1000, 0))).status !== 200) throw new Error("app not writing before the outage");
     cluster.halt();
-    for (let i = 0; i < 10; i++) {
+    // tRPC writes, tRPC reads, OTLP export; the health check says 503 too.
+    const requests: ((signal: AbortSignal) => Promise<Response>)[] = [
+      (signal) => post(batchEvents(1001, Math.floor(Math.random() * 1e9)), signal),
+      (signal) => fetch(`${BASE}/api/trpc/reliability.status?input=${encodeURIComponent("{}")}`, { headers: { authorization: `Bearer ${KEY}` }, signal }),
+      (signal) => fetch(`${BASE}/api/otlp/v1/traces`, { method: "POST", headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" }, body: JSON.stringify({ resourceSpans: [] }), signal }),
+    ];
+    for (let i = 0; i < 12; i++) {
       const t0 = Date.now();
       let status = 0;
       let retryAfter: string | null = null;
       try {
-        const res = await post(batchEvents(1001, i), AbortSignal.timeout(10_000));
+        const res = await requests[i % requests.length](AbortSignal.timeout(10_000));
         status = res.status;
         retryAfter = res.headers.get("retry-after");
         await res.text();
@@ -201,6 +207,11 @@ async function databaseOutage(cluster: PgCluster): Promise<{ violations: number;
         violations++;
         console.log(`[crash-trials] outage request ${i}: status ${status}, Retry-After ${retryAfter}, ${ms} ms`);
       }
+    }
+    const health = await fetch(`${BASE}/api/health`, { signal: AbortSignal.timeout(10_000) }).catch(() => null);
+    if (health?.status !== 503) {
+      violations++;
+      console.log(`[crash-trials] /api/health during the outage: ${health?.status ?? "no answer"}`);
     }
     cluster.resume();
     const t0 = Date.now();
@@ -216,7 +227,7 @@ async function databaseOutage(cluster: PgCluster): Promise<{ violations: number;
     await killHard(app);
   }
   console.log(
-    `[crash-trials] PostgreSQL stopped under the app: ${violations} of 10 requests not 503+Retry-After within 2 s (slowest ${slowest} ms); ` +
+    `[crash-trials] PostgreSQL stopped under the app: ${violations} of 13 requests (ingest, status, OTLP, health) not 503(+Retry-After) within 2 s (slowest ${slowest} ms); ` +
       (recoveredMs >= 0 ? `writes recovered ${recoveredMs} ms after the database returned, no app restart` : "app did NOT recover within 30 s"),
   );
   return { violations, slowest, recoveredMs };
