@@ -39,8 +39,8 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
       // A stopped or unreachable server must fail a request fast (503 + Retry-After), never hang it.
+      // (No statement_timeout: migrations and retention on large tables may legitimately run long.)
       connect_timeout: 1,
-      connection: { statement_timeout: 30_000 },
       // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
     });
     const db = drizzle(pg, { schema }) as unknown as Db;
