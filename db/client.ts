@@ -38,6 +38,9 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
     const pg = postgres(opts.url, {
       max: opts.poolSize ?? 10,
       onnotice: () => {},
+      // A stopped or unreachable server must fail a request fast (503 + Retry-After), never hang it.
+      // (No statement_timeout: migrations and retention on large tables may legitimately run long.)
+      connect_timeout: 1,
       // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
     });
     const db = drizzle(pg, { schema }) as unknown as Db;

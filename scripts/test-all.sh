@@ -19,5 +19,11 @@ npx vitest run --project integration
 step "build"
 node node_modules/next/dist/bin/next build
 
+step "crash trials (SIGKILL on PGlite and PostgreSQL, database outage)"
+npx tsx scripts/hardening/crash-trials.ts
+
+step "many instances (two apps on one PostgreSQL, 8 writers)"
+npx tsx scripts/hardening/many-instances.ts
+
 step "end-to-end tests (Chromium)"
 npx playwright test

@@ -5,6 +5,7 @@
  * durably (./store.ts) before the answer, and traces whose root arrived are applied right away
  * (./applier.ts; the background applier does the rest). Answers use the request's encoding.
  */
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey } from "@/server/services/api-keys";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
@@ -62,7 +63,13 @@ async function serveOtlpTraces(
   const db = runtime.database.db;
   const token = bearerToken(req);
   if (!token) return fail(401, GRPC.UNAUTHENTICATED, "Missing API key: send Authorization: Bearer <key>");
-  const key = await authenticateApiKey(db, token);
+  let key;
+  try {
+    key = await authenticateApiKey(db, token);
+  } catch (err) {
+    if (!isDatabaseUnavailable(err)) throw err;
+    return fail(503, GRPC.UNAVAILABLE, "Database unavailable; retry shortly", { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
+  }
   if (!key) return fail(401, GRPC.UNAUTHENTICATED, "Invalid or revoked API key");
   const limited = await consumeRateLimit(key.keyId);
   if (limited) {
@@ -96,6 +103,10 @@ async function serveOtlpTraces(
   try {
     dueTraceIds = await acceptSpans(db, scope, accepted, receivedAt, timing.settleMs);
   } catch (err) {
+    // A database outage is temporary: exporters retry a 503 after Retry-After (OTLP/HTTP spec).
+    if (isDatabaseUnavailable(err)) {
+      return fail(503, GRPC.UNAVAILABLE, "Database unavailable; retry shortly", { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
+    }
     console.error("[vigil] OTLP spans could not be stored:", err);
     return fail(500, GRPC.INTERNAL, "Internal server error");
   }

@@ -8,6 +8,7 @@ import { appRouter } from "./root";
 import { createContext } from "./init";
 import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
 import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
 export { MAX_BODY_BYTES };
 
@@ -36,5 +37,10 @@ async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Respons
     req: request,
     router: appRouter,
     createContext: (opts) => createContext(runtime, opts),
+    // A database that is down is temporary: 503 + Retry-After, not a 500 (batches were not written).
+    responseMeta: ({ errors }) =>
+      errors.length > 0 && errors.every((e) => e.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(e))
+        ? { status: 503, headers: new Headers({ "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) }) }
+        : {},
   });
 }

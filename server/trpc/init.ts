@@ -11,6 +11,7 @@ import { initTRPC, TRPCError } from "@trpc/server";
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { z } from "zod";
 import type { Role } from "@/db/schema";
+import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
 import { ApiKeyRevokedError } from "@/server/ingest/guard-lean";
@@ -58,7 +59,6 @@ function issuePath(issue: IssueLike): string {
 export function describeIssues(issues: readonly IssueLike[]): { path: string; message: string }[] {
   return issues.map((i) => ({ path: issuePath(i), message: i.message }));
 }
-
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
     const cause = error.cause as { issues?: IssueLike[] } | undefined;
@@ -70,12 +70,18 @@ const t = initTRPC.context<Context>().create({
     } else if (error.cause instanceof ServiceError && error.cause.field) {
       issues = [{ path: error.cause.field, message: error.cause.message }];
     }
-    if (error.code === "INTERNAL_SERVER_ERROR") {
+    let httpStatus = shape.data.httpStatus;
+    if (error.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(error)) {
+      // The handler turns this into 503 + Retry-After (server/trpc/handler.ts).
+      console.warn("[vigil] database unavailable:", (error.cause as Error | undefined)?.message ?? error.message);
+      message = "Database unavailable; retry shortly";
+      httpStatus = 503;
+    } else if (error.code === "INTERNAL_SERVER_ERROR") {
       // Never leak internals to clients; the server log has the stack.
       console.error("[vigil] internal error:", error.cause ?? error);
       message = "Internal server error";
     }
-    return { ...shape, message, data: { ...shape.data, stack: undefined, ...(issues ? { issues } : {}) } };
+    return { ...shape, message, data: { ...shape.data, httpStatus, stack: undefined, ...(issues ? { issues } : {}) } };
   },
 });
 

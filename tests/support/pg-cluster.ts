@@ -11,6 +11,10 @@ import net from "node:net";
 export interface PgCluster {
   url: string;
   stop(): void;
+  /** Stops the server (fast shutdown), keeping the data, to see how clients fare without it. */
+  halt(): void;
+  /** Starts the halted server again on the same port. */
+  resume(): void;
 }
 
 function findBinDir(): string {
@@ -50,20 +54,24 @@ export async function startPgCluster(options: { durable?: boolean } = {}): Promi
       : execFileSync(path.join(bin, cmd), args, { stdio: "pipe" });
   const port = await freePort();
   run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
-  run("pg_ctl", [
-    "-D",
-    dataDir,
-    "-l",
-    path.join(dir, "log"),
-    "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200` +
+  const start = () =>
+    run("pg_ctl", [
+      "-D",
+      dataDir,
+      "-l",
+      path.join(dir, "log"),
+      "-o",
+      `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200` +
       (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
-    "-w",
-    "start",
-  ]);
+      "-w",
+      "start",
+    ]);
+  start();
   let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    halt: () => run("pg_ctl", ["-D", dataDir, "-m", "fast", "-w", "stop"]),
+    resume: start,
     stop() {
       if (stopped) return;
       stopped = true;
