@@ -34,7 +34,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPgCluster(): Promise<PgCluster> {
+export interface PgClusterOptions {
+  /** Extra server settings (`-c name=value`), e.g. `shared_preload_libraries: "citus"`. */
+  settings?: Record<string, string>;
+}
+
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = findBinDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-pg-"));
   const dataDir = path.join(dir, "data");
@@ -48,6 +53,9 @@ export async function startPgCluster(): Promise<PgCluster> {
       ? execFileSync("runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args], { stdio: "pipe" })
       : execFileSync(path.join(bin, cmd), args, { stdio: "pipe" });
   const port = await freePort();
+  const extra = Object.entries(options.settings ?? {})
+    .map(([k, v]) => ` -c ${k}=${v}`)
+    .join("");
   run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
   run("pg_ctl", [
     "-D",
@@ -55,7 +63,7 @@ export async function startPgCluster(): Promise<PgCluster> {
     "-l",
     path.join(dir, "log"),
     "-o",
-    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`,
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200${extra}`,
     "-w",
     "start",
   ]);
