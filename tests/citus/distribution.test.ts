@@ -10,7 +10,7 @@ import { TestApp } from "../support/app";
 import { createTestDatabase } from "../support/databases";
 import { call, result, uid } from "../support/agent";
 import { migrateDatabase } from "@/db/client";
-import { ensureEventPartitions } from "@/server/services/partitions";
+import { dropEventPartitionsBefore, ensureEventPartitions } from "@/server/services/partitions";
 
 const DAY = 86_400_000;
 
@@ -37,8 +37,8 @@ describe("Vigil on Citus", () => {
 
   it("migrations placed every table: workspace data colocated by workspace_id, audit_log by organization, api keys and organization data as reference tables", async () => {
     const rows = await coordinator<{ name: string; type: string; column: string | null; colocation: number }[]>`
-      select table_name::text as name, citus_table_type as type, distribution_column as column, colocation_id as colocation
-      from citus_tables order by 1`;
+      select c.relname::text as name, citus_table_type as type, distribution_column as column, colocation_id as colocation
+      from citus_tables t join pg_class c on c.oid = t.table_name order by 1`;
     const by = new Map(rows.map((r) => [r.name, r]));
     const local = await coordinator<{ name: string }[]>`
       select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -58,9 +58,19 @@ describe("Vigil on Citus", () => {
   });
 
   it("a workspace's rows live on a single worker, and its queries route to one shard", async () => {
-    const seeded = [];
-    for (let i = 0; i < 4; i++) {
+    // Workspaces on both workers (placement is by hash of the id: seed until both are used).
+    const workerOf = async (workspaceId: string) =>
+      (await coordinator<{ port: number }[]>`
+        select nodeport as port from citus_shards where shardid = get_shard_id_for_distribution_column('event_id', ${workspaceId}::text)`)[0].port;
+    const candidates: { ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>; port: number }[] = [];
+    while (candidates.length < 16 && new Set(candidates.map((c) => c.port)).size < 2) {
       const ws = await app.seedWorkspace();
+      candidates.push({ ws, port: await workerOf(ws.workspaceId) });
+    }
+    const firstOn = [...new Map(candidates.map((c) => [c.port, c])).values()];
+    const picked = [...firstOn, ...candidates.filter((c) => !firstOn.includes(c))].slice(0, 4);
+    const seeded = [];
+    for (const { ws } of picked) {
       const s = uid("s");
       const events = [
         { type: "session.start", id: uid(), sessionId: s, agent: "router", model: "gpt-4o" },
@@ -97,11 +107,9 @@ describe("Vigil on Citus", () => {
       expect([...holders], `workers holding ${ws.slug}`).toHaveLength(1);
       nodesUsed.add([...holders][0]);
       // The shard Citus routes this workspace to sits on that worker.
-      const [{ port }] = await coordinator<{ port: number }[]>`
-        select nodeport as port from citus_shards where shardid = get_shard_id_for_distribution_column('event_id', ${ws.workspaceId}::text)`;
-      expect(port).toBe([...holders][0]);
+      expect(await workerOf(ws.workspaceId)).toBe([...holders][0]);
     }
-    expect(nodesUsed.size).toBeGreaterThanOrEqual(1);
+    expect(nodesUsed.size, "workers holding the seeded workspaces").toBe(2);
 
     // Router plans: a workspace's query runs as one task on one worker.
     const ws = seeded[0];
@@ -116,32 +124,39 @@ describe("Vigil on Citus", () => {
     }
   });
 
-  it("event partitions created later are distributed with the log; retention drops them on every node", async () => {
+  it("event partitions created later are distributed with the log (rows in the default partition moved); retention drops them on every node", async () => {
     const now = Date.now();
-    const created = await ensureEventPartitions(app.db, now + 40 * DAY, 0, 1);
-    expect(created.length).toBeGreaterThan(0);
+    const dayName = (ms: number) => `event_p${new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const partOf = async (workspaceId: string) =>
+      (await coordinator<{ part: string }[]>`select tableoid::regclass::text as part from event where workspace_id = ${workspaceId}`).map((r) => r.part);
+    const { key, workspaceId } = await app.seedWorkspace();
+    const old = result(uid("s"), "fetch", { url: "https://a.example/x" }, { success: true }, { ts: new Date(now - 20 * DAY).toISOString() });
+    expect((await app.mutation("ingest.events", { events: [old] }, { key })).body.result!.data.accepted).toBe(1);
+    // No daily partitions yet: the row sits in (a shard of) the default partition.
+    expect((await partOf(workspaceId))[0]).toMatch(/^event_default_\d+$/);
+
+    const created = await ensureEventPartitions(app.db, now, 25, 1);
+    expect(created).toContain(dayName(now - 20 * DAY));
+    expect((await partOf(workspaceId))[0]).toMatch(new RegExp(`^${dayName(now - 20 * DAY)}_\\d+$`));
     const placed = await coordinator<{ name: string; colocated: boolean }[]>`
-      select t.table_name::text as name, t.colocation_id = (select colocation_id from citus_tables where table_name = 'event'::regclass) as colocated
-      from citus_tables t where t.table_name::text = any(${created})`;
+      select c.relname::text as name, t.colocation_id = (select colocation_id from citus_tables where table_name = 'event'::regclass) as colocated
+      from citus_tables t join pg_class c on c.oid = t.table_name where c.relname = any(${created})`;
     expect(placed.map((p) => p.name).sort()).toEqual([...created].sort());
     expect(placed.every((p) => p.colocated)).toBe(true);
+    const [{ n: inDefault }] = await coordinator<{ n: number }[]>`select count(*)::int as n from event_default`;
+    expect(inDefault).toBe(0);
+    // Still a duplicate after the move (event_id is its own table).
+    expect((await app.mutation("ingest.events", { events: [old] }, { key })).body.result!.data).toMatchObject({ accepted: 0, duplicates: 1 });
 
-    const { key, workspaceId } = await app.seedWorkspace();
-    const future = result(uid("s"), "fetch", { url: "https://a.example/x" }, { success: true }, { ts: new Date(now + 40 * DAY + 1000).toISOString() });
-    // Events from the future are clamped to the receive time by the engine, so insert the day's row as the log would hold it.
-    await coordinator`insert into event (workspace_id, id, session_id, type, ts, payload) values (${workspaceId}, ${future.id}, 's', 'tool.result', ${new Date(now + 40 * DAY + 1000)}, '{}')`;
-    expect(key).toBeTruthy();
-    const [{ part }] = await coordinator<{ part: string }[]>`select tableoid::regclass::text as part from event where workspace_id = ${workspaceId}`;
-    expect(part.startsWith(created[0])).toBe(true);
-
-    const { dropEventPartitionsBefore } = await import("@/server/services/partitions");
-    const dropped = await dropEventPartitionsBefore(app.db, now + 50 * DAY);
-    expect(dropped).toEqual(expect.arrayContaining(created));
-    const left = await coordinator`select 1 from citus_shards where table_name::text = any(${created})`;
-    expect(left).toHaveLength(0);
-    for (const w of workers.values()) {
-      const rows = await w`select count(*)::int as n from pg_class where relname like ${created[0] + "%"}`;
-      expect(rows[0].n).toBe(0);
+    const doomed = await coordinator<{ shard: string; port: number }[]>`
+      select shard_name::text as shard, nodeport as port from citus_shards where table_name = ${dayName(now - 20 * DAY)}::regclass`;
+    expect(doomed.length).toBeGreaterThan(0);
+    const dropped = await dropEventPartitionsBefore(app.db, now - 10 * DAY);
+    expect(dropped).toContain(dayName(now - 20 * DAY));
+    expect(await partOf(workspaceId)).toEqual([]);
+    for (const d of doomed) {
+      const [{ gone }] = await workers.get(d.port)!<{ gone: boolean }[]>`select to_regclass(${d.shard}) is null as gone`;
+      expect(gone, `${d.shard} dropped on its worker`).toBe(true);
     }
   });
 });
