@@ -58,7 +58,9 @@ interface TableInfo {
  * lock), so a table a later migration adds is placed on the next start.
  */
 export async function distributeTables(sql: Sql): Promise<string[]> {
-  const [{ coordinator }] = await sql<{ coordinator: boolean }[]>`select citus_is_coordinator() as coordinator`;
+  // A fresh Citus database has no nodes yet: it is the coordinator of a single-node cluster.
+  const [{ coordinator }] = await sql<{ coordinator: boolean }[]>`
+    select citus_is_coordinator() or not exists (select 1 from pg_dist_node) as coordinator`;
   if (!coordinator) throw new Error("Citus: DATABASE_URL must point at the coordinator (migrations and distribution run there)");
   const tables = await sql<TableInfo[]>`
     select c.relname as name,
