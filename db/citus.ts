@@ -68,7 +68,9 @@ export async function distributeTables(sql: Sql): Promise<string[]> {
       array(select distinct f.confrelid::regclass::text from pg_constraint f where f.conrelid = c.oid and f.contype = 'f' and f.confrelid <> c.oid) as references
     from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = 'public' and c.relkind in ('r', 'p') and not c.relispartition
-      and not exists (select 1 from pg_dist_partition d where d.logicalrelid = c.oid)
+      -- Distributed ('h') and reference ('t') tables are placed; a Citus-local table (a new table
+      -- Citus converted for its foreign key to a reference table) still is not.
+      and not exists (select 1 from pg_dist_partition d where d.logicalrelid = c.oid and (d.partmethod = 'h' or d.repmodel = 't'))
     order by c.relname`;
   const done: string[] = [];
   const unquote = (n: string) => n.replace(/^"(.*)"$/, "$1");
