@@ -2,6 +2,8 @@ import { defineConfig } from "vitest/config";
 import path from "node:path";
 
 const alias = { "@": path.resolve(import.meta.dirname) };
+// The Citus checks (tests/citus) run only when the Citus cluster is selected (VIGIL_TEST_DATABASES=citus).
+const citusSelected = (process.env.VIGIL_TEST_DATABASES ?? "").split(",").some((k) => k.trim() === "citus");
 
 export default defineConfig({
   resolve: { alias },
@@ -19,7 +21,7 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: "integration",
-          include: ["tests/integration/**/*.test.ts"],
+          include: ["tests/integration/**/*.test.ts", ...(citusSelected ? ["tests/citus/**/*.test.ts"] : [])],
           environment: "node",
           // Each file gets its own databases; run files one at a time on 2 cores.
           fileParallelism: false,

@@ -6,6 +6,7 @@ import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
+import { distributeTables, enableCitusIfPresent } from "./citus";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A drizzle transaction handle (same query API as Db). */
@@ -60,7 +61,10 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   return { db, kind: "pglite", close: () => client.close() };
 }
 
-/** Runs the committed drizzle migrations. Serialised across app instances by an advisory lock. */
+/**
+ * Runs the committed drizzle migrations. Serialised across app instances by an advisory lock.
+ * On a Citus coordinator the tables are then distributed (db/citus.ts), under the same lock.
+ */
 export async function migrateDatabase(database: Database, folder = MIGRATIONS_FOLDER): Promise<void> {
   if (database.kind === "pglite") {
     const { migrate } = await import("drizzle-orm/pglite/migrator");
@@ -74,6 +78,10 @@ export async function migrateDatabase(database: Database, folder = MIGRATIONS_FO
     await lock`select pg_advisory_lock(74230101)`;
     const { migrate } = await import("drizzle-orm/postgres-js/migrator");
     await migrate(database.db as never, { migrationsFolder: folder });
+    if (await enableCitusIfPresent(lock)) {
+      const placed = await distributeTables(lock);
+      if (placed.length) console.log(`[vigil] citus: ${placed.join(", ")}`);
+    }
   } finally {
     await lock`select pg_advisory_unlock(74230101)`.catch(() => {});
     await lock.end({ timeout: 5 });

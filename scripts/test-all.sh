@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: types, unit tests, integration tests on PGlite and a throwaway PostgreSQL
-# cluster, a production build, and end-to-end tests in headless Chromium against that build.
+# cluster (and the agent API and dashboard ones on a throwaway Citus cluster), a production build,
+# and end-to-end tests in headless Chromium against that build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NEXT_TELEMETRY_DISABLED=1
@@ -15,6 +16,12 @@ npx vitest run --project unit
 
 step "integration tests (PGlite + PostgreSQL)"
 npx vitest run --project integration
+
+step "integration tests on Citus (a coordinator and two workers)"
+# The agent API, dashboard and distribution checks against Vigil on a throwaway Citus cluster. The
+# extension is built once from the vendored release source when missing (VIGIL_CITUS_BUILD).
+VIGIL_TEST_DATABASES=citus VIGIL_CITUS_BUILD="${VIGIL_CITUS_BUILD:-../shared/vendor/citus/build.sh}" \
+  npx vitest run --project integration tests/integration/agent-api.test.ts tests/integration/dashboard-queries.test.ts tests/citus/
 
 step "build"
 node node_modules/next/dist/bin/next build

@@ -14,15 +14,19 @@ export interface AuditRow {
   createdAt: string;
 }
 
-/** A workspace's audit entries, newest first (audit_ws_time_idx), paginated; optional action prefix filter. */
+/**
+ * A workspace's audit entries, newest first (audit_ws_time_idx), paginated; optional action prefix
+ * filter. `organizationId` (the workspace's) lets Citus route to the one shard holding them.
+ */
 export async function listWorkspaceAudit(
   db: Db,
   workspaceId: string,
-  opts: { page?: number; pageSize?: number; action?: string; actorType?: string } = {},
+  opts: { page?: number; pageSize?: number; action?: string; actorType?: string; organizationId?: string } = {},
 ) {
   const pageSize = Math.min(200, Math.max(1, opts.pageSize ?? 50));
   const page = Math.max(1, opts.page ?? 1);
-  const conds: SQL[] = [eq(auditLog.workspaceId, workspaceId)];
+  const scope: SQL[] = [eq(auditLog.workspaceId, workspaceId), ...(opts.organizationId ? [eq(auditLog.organizationId, opts.organizationId)] : [])];
+  const conds: SQL[] = [...scope];
   if (opts.action) conds.push(sql`${auditLog.action} like ${opts.action.replace(/[\\%_]/g, (c) => "\\" + c) + "%"}`);
   if (opts.actorType === "user" || opts.actorType === "api_key" || opts.actorType === "system") conds.push(eq(auditLog.actorType, opts.actorType));
   const where = and(...conds)!;
@@ -38,7 +42,7 @@ export async function listWorkspaceAudit(
     db
       .selectDistinct({ action: auditLog.action })
       .from(auditLog)
-      .where(eq(auditLog.workspaceId, workspaceId))
+      .where(and(...scope))
       .orderBy(asc(auditLog.action))
       .limit(100),
   ]);

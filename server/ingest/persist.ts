@@ -280,7 +280,7 @@ export async function writeBatch(
       .onConflictDoUpdate({
         target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model],
         set: {
-          patternCounts: sql`(select coalesce(jsonb_object_agg(k, coalesce((${modelBehaviourProfile.patternCounts}->>k)::int, 0) + coalesce((excluded.pattern_counts->>k)::int, 0)), '{}'::jsonb) from jsonb_object_keys(${modelBehaviourProfile.patternCounts} || excluded.pattern_counts) as k)`,
+          patternCounts: addPatternCounts(behaviourDeltas.flatMap(([, d]) => Object.keys(d.patterns))),
           nudgesSent: sql`${modelBehaviourProfile.nudgesSent} + excluded.nudges_sent`,
           nudgesEffective: sql`${modelBehaviourProfile.nudgesEffective} + excluded.nudges_effective`,
           turns: sql`${modelBehaviourProfile.turns} + excluded.turns`,
@@ -302,6 +302,21 @@ export async function writeBatch(
   }
 
   if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+}
+
+/**
+ * `pattern_counts` plus the batch's counts, key by key, as one expression over the pattern names
+ * the batch counted. Citus (SPEC 9) allows neither a subquery inside INSERT nor a function that is
+ * not IMMUTABLE in DO UPDATE SET (jsonb_build_object, to_jsonb are STABLE), hence jsonb_set on '{}'.
+ */
+function addPatternCounts(patternTypes: string[]): SQL {
+  const stored = sql`${modelBehaviourProfile.patternCounts}`;
+  const added = [...new Set(patternTypes)].sort().map((k) => {
+    const key = sql`${k}::text`;
+    const sum = sql`(coalesce((${stored}->>${key})::int, 0) + (excluded.pattern_counts->>${key})::int)::text::jsonb`;
+    return sql`case when excluded.pattern_counts ? ${key} then jsonb_set('{}'::jsonb, array[${key}], ${sum}) else '{}'::jsonb end`;
+  });
+  return sql.join([stored, ...added], sql` || `);
 }
 
 function camel(c: string) {

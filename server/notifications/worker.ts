@@ -55,26 +55,30 @@ export async function runDeliveryPass(db: Db, opts: WorkerOptions = {}): Promise
 export async function claimDue(db: Db, now: number, opts: WorkerOptions): Promise<Row[]> {
   const leaseUntil = new Date(now + (opts.leaseMs ?? 60_000));
   const nowD = new Date(now).toISOString();
+  const claimable = and(
+    eq(notificationOutbox.status, "pending"),
+    sql`${notificationOutbox.nextAttemptAt} <= ${nowD}::timestamptz`,
+    sql`(${notificationOutbox.leaseUntil} is null or ${notificationOutbox.leaseUntil} < ${nowD}::timestamptz)`,
+  );
   return db.transaction(async (tx) => {
+    // Due rows of every workspace, then each claimed by its key with SKIP LOCKED: on Citus a
+    // row lock must name the shard (no FOR UPDATE on a query across workspaces), and a row another
+    // instance claims meanwhile is skipped or, once committed, no longer claimable.
     const due = await tx
       .select({ workspaceId: notificationOutbox.workspaceId, id: notificationOutbox.id })
       .from(notificationOutbox)
-      .where(
-        and(
-          eq(notificationOutbox.status, "pending"),
-          sql`${notificationOutbox.nextAttemptAt} <= ${nowD}::timestamptz`,
-          sql`(${notificationOutbox.leaseUntil} is null or ${notificationOutbox.leaseUntil} < ${nowD}::timestamptz)`,
-        ),
-      )
+      .where(claimable)
       .orderBy(notificationOutbox.nextAttemptAt)
-      .limit(opts.batchSize ?? 20)
-      .for("update", { skipLocked: true });
+      .limit(opts.batchSize ?? 20);
     const out: Row[] = [];
     for (const d of due) {
+      const key = and(eq(notificationOutbox.workspaceId, d.workspaceId), eq(notificationOutbox.id, d.id));
+      const [free] = await tx.select({ id: notificationOutbox.id }).from(notificationOutbox).where(and(key, claimable)).for("update", { skipLocked: true });
+      if (!free) continue;
       const [r] = await tx
         .update(notificationOutbox)
         .set({ leaseUntil })
-        .where(and(eq(notificationOutbox.workspaceId, d.workspaceId), eq(notificationOutbox.id, d.id)))
+        .where(key)
         .returning();
       out.push(r);
     }

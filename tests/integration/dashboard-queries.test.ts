@@ -295,7 +295,7 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
     const onlyApi = await listWorkspaceAudit(app.db, ws.workspaceId, { actorType: "api_key" });
     expect(onlyApi.rows.every((r) => r.actorType === "api_key")).toBe(true);
     const prefix = actions[0].split(".")[0];
-    const filtered = await listWorkspaceAudit(app.db, ws.workspaceId, { action: prefix });
+    const filtered = await listWorkspaceAudit(app.db, ws.workspaceId, { action: prefix, organizationId: ws.organizationId });
     expect(filtered.rows.every((r) => r.action.startsWith(prefix))).toBe(true);
     expect((await listWorkspaceAudit(app.db, other.workspaceId, { pageSize: 100 })).rows.some((r) => /dash-owner/.test(r.actorLabel))).toBe(false);
 

@@ -1,19 +1,30 @@
 import type { TestProject } from "vitest/node";
 import postgres from "postgres";
 import { startPgCluster } from "../support/pg-cluster";
+import { startCitusCluster } from "../support/citus-cluster";
+import { selectedDatabaseKinds } from "../support/database-kinds";
 import { migrateDatabase, openDatabase } from "../../db/client";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** Admin URL of the throwaway cluster (database `postgres`). */
     pgAdminUrl: string;
+    /** Admin URLs of the throwaway Citus coordinator and workers (when `citus` is selected). */
+    citusCluster: { coordinatorUrl: string; workerUrls: string[] };
   }
 }
 
 export const TEMPLATE_DB = "vigil_template";
 
-/** Starts the throwaway cluster and migrates a template database each test file clones. */
+/**
+ * Starts the throwaway cluster and migrates a template database each test file clones; starts a
+ * Citus cluster instead when only `citus` is selected (VIGIL_TEST_DATABASES).
+ */
 export default async function setup(project: TestProject) {
+  const kinds = selectedDatabaseKinds();
+  const citus = kinds.includes("citus") ? await startCitusCluster() : null;
+  if (citus) project.provide("citusCluster", { coordinatorUrl: citus.coordinatorUrl, workerUrls: citus.workerUrls });
+  if (!kinds.includes("postgres")) return () => citus?.stop();
   const external = process.env.VIGIL_TEST_DATABASE_URL;
   const cluster = external ? null : await startPgCluster();
   const adminUrl = external ?? cluster!.url;
@@ -27,5 +38,8 @@ export default async function setup(project: TestProject) {
   await migrateDatabase(db);
   await db.close();
   project.provide("pgAdminUrl", adminUrl);
-  return () => cluster?.stop();
+  return () => {
+    cluster?.stop();
+    citus?.stop();
+  };
 }

@@ -1,20 +1,32 @@
 /**
  * Real databases for integration tests: each call gives a fresh, migrated database of the asked kind.
- * PGlite runs in memory; PostgreSQL clones the template database migrated by the global setup.
+ * PGlite runs in memory; PostgreSQL clones the template database migrated by the global setup;
+ * Citus creates a database on the throwaway coordinator and workers and runs Vigil's migrations,
+ * which distribute the tables (db/citus.ts).
  */
 import { inject } from "vitest";
 import postgres from "postgres";
 import { randomBytes } from "node:crypto";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
+import { createCitusDatabase } from "./citus-cluster";
+import { selectedDatabaseKinds, type DatabaseKind } from "./database-kinds";
 
-export const DATABASE_KINDS = ["pglite", "postgres"] as const;
-export type DatabaseKind = (typeof DATABASE_KINDS)[number];
+export type { DatabaseKind };
+export const DATABASE_KINDS: readonly DatabaseKind[] = selectedDatabaseKinds();
 
 export async function createTestDatabase(kind: DatabaseKind): Promise<Database> {
   if (kind === "pglite") {
     const db = await openDatabase({ dataDir: null });
     await migrateDatabase(db);
     return db;
+  }
+  if (kind === "citus") {
+    const cluster = inject("citusCluster");
+    const citus = await createCitusDatabase(cluster);
+    const db = await openDatabase({ url: citus.url, poolSize: 12 });
+    await migrateDatabase(db);
+    const close = db.close;
+    return { ...db, close: async () => (await close(), await citus.drop()) };
   }
   const adminUrl = inject("pgAdminUrl");
   const name = `vigil_test_${randomBytes(6).toString("hex")}`;

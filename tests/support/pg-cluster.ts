@@ -38,8 +38,14 @@ async function freePort(): Promise<number> {
   });
 }
 
-/** `durable`: fsync and synchronous commit on, as in production (benchmarks); tests run without. */
-export async function startPgCluster(options: { durable?: boolean } = {}): Promise<PgCluster> {
+export interface PgClusterOptions {
+  /** fsync and synchronous commit on, as in production (benchmarks); tests run without. */
+  durable?: boolean;
+  /** Extra server settings (`-c name=value`), e.g. `shared_preload_libraries: "citus"`. */
+  settings?: Record<string, string>;
+}
+
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = findBinDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-pg-"));
   const dataDir = path.join(dir, "data");
@@ -53,6 +59,9 @@ export async function startPgCluster(options: { durable?: boolean } = {}): Promi
       ? execFileSync("runuser", ["-u", "postgres", "--", path.join(bin, cmd), ...args], { stdio: "pipe" })
       : execFileSync(path.join(bin, cmd), args, { stdio: "pipe" });
   const port = await freePort();
+  const extra = Object.entries(options.settings ?? {})
+    .map(([k, v]) => ` -c ${k}=${v}`)
+    .join("");
   run("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
   const start = () =>
     run("pg_ctl", [
@@ -62,7 +71,8 @@ export async function startPgCluster(options: { durable?: boolean } = {}): Promi
       path.join(dir, "log"),
       "-o",
       `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c max_connections=200` +
-      (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"),
+        (options.durable ? "" : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off") +
+        extra,
       "-w",
       "start",
     ]);

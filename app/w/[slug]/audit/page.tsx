@@ -25,7 +25,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
   const now = new Date();
   const action = stringParam(sp.action);
   const actor = stringParam(sp.actor);
-  const list = await listWorkspaceAudit(db, ws.id, { page: pageParam(sp.page), pageSize: 50, action, actorType: actor });
+  const list = await listWorkspaceAudit(db, ws.id, { page: pageParam(sp.page), pageSize: 50, action, actorType: actor, organizationId: ws.organizationId });
   const path = `/w/${ws.slug}/audit`;
 
   const columns: Column<AuditRow>[] = [
