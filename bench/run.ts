@@ -7,9 +7,10 @@
  *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
  *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
  *  (3) dashboard-sized queries on 10k key_state rows and 100k failure rows, EXPLAIN ANALYZE of
- *      the slowest.
+ *      the slowest;
+ *  (4) ingest and guard.check on Citus (a coordinator and two workers) beside plain PostgreSQL.
  * Issue 15's targets are printed beside the figures. Flags: --batches <n> (20), --guards <n>
- * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess.
+ * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess, --no-citus.
  */
 import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
@@ -19,6 +20,7 @@ import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";
 import { handleHookRequest } from "@/server/hooks/handler";
 import { PGlite } from "@electric-sql/pglite";
+import { runCitusBench } from "./citus";
 import postgres from "postgres";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -403,6 +405,7 @@ async function main() {
   const withHttp = !argv.includes("--no-http");
   const withInProcess = !argv.includes("--no-inprocess");
   const withPglite = !argv.includes("--no-pglite");
+  const withCitus = !argv.includes("--no-citus");
   if (withHttp) await ensureBuild();
   console.log("Starting a throwaway PostgreSQL cluster (fsync on)…");
   const cluster = await startPgCluster({ durable: true });
@@ -434,6 +437,11 @@ async function main() {
   if (rows.length) {
     console.log("\nIn-process figures (through the handlers, no HTTP server):");
     printTable();
+  }
+  // Citus beside plain PostgreSQL (issue: overhead of distribution on one machine).
+  if (withCitus) {
+    console.log("\nCitus beside plain PostgreSQL (a coordinator and two workers on this machine):");
+    await runCitusBench();
   }
 }
 
