@@ -401,6 +401,8 @@ function printFleetTable() {
 
 // ------------------------------------------------------------------ main
 async function main() {
+  // The bench signs up several users on its own throwaway databases (sign-up closes after the first).
+  process.env.VIGIL_ALLOW_SIGNUP ??= "true";
   console.log(`Machine: ${os.cpus().length} cores, Node ${process.version}`);
   const withHttp = !argv.includes("--no-http");
   const withInProcess = !argv.includes("--no-inprocess");

@@ -2,11 +2,11 @@
  * The lean guard.check (SPEC 7.2): decides and records the `tool.call` in two database round trips
  * and without a transaction held across them.
  *
- *  1. One read: the session row (with a version fingerprint), the key's, domain's and tool's trust
+ *  1. One read: the session row, the key's, domain's and tool's trust
  *     states, the global tool pattern, whether the event id was seen, whether the API key is still
  *     active, and the configuration fingerprint (documents only when the cached ones are stale).
- *  2. One write statement, atomic on its own: updates (or creates) the session only if its
- *     fingerprint is unchanged, then claims the event id and inserts the event from that row. A
+ *  2. One write statement, atomic on its own: updates (or creates) the session only if the
+ *     fields it read are unchanged, then claims the event id and inserts the event from that row. A
  *     concurrent change of the session makes it write nothing, and the check starts over; a
  *     concurrent claim of the same id fails the whole statement (unique violation), likewise.
  *
@@ -35,11 +35,7 @@ export class ApiKeyRevokedError extends Error {
   }
 }
 
-/** A session's fields the write depends on; the write applies only if they are unchanged. */
-const sessionVersion = sql`md5(concat_ws('|', s.event_count, s.paused, s.settings::text, coalesce(s.behaviour::text, '')))`;
-
 interface SessionRead {
-  version: string;
   model: string | null;
   agent: string;
   paused: boolean;
@@ -62,6 +58,16 @@ interface Inputs {
   key_active: boolean;
 }
 
+/**
+ * The write applies only if the session fields the decision read are unchanged. Compared column by
+ * column with immutable operators (a hash of text casts is STABLE, which Citus refuses in UPDATE).
+ */
+function sessionUnchanged(stored: SessionRead) {
+  return sql`s.event_count = ${stored.event_count} and s.paused = ${stored.paused}
+    and s.settings = ${JSON.stringify(stored.settings ?? {})}::jsonb
+    and s.behaviour is not distinct from ${stored.behaviour == null ? null : JSON.stringify(stored.behaviour)}::jsonb`;
+}
+
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
@@ -77,7 +83,7 @@ async function readInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: st
         case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text
           then ${configDocumentsSql(scope.workspaceId)} end as configs,
         (select json_build_object(
-            'version', ${sessionVersion}, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
+            'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
             'settings', s.settings, 'behaviour', s.behaviour, 'clock', s.clock, 'first_event_at', s.first_event_at,
             'event_count', s.event_count, 'call_count', s.call_count)
           from agent_session s where s.workspace_id = ${scope.workspaceId} and s.session_id = ${ev.sessionId}) as session,
@@ -149,7 +155,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     const sessionWrite = stored
       ? sql`update agent_session s set clock = ${t}, last_event_at = ${at}::timestamptz, first_event_at = ${firstEventAt}::timestamptz,
             event_count = ${stored.event_count + 1}, call_count = ${stored.call_count + 1}, model = ${model}, behaviour = ${behaviourJson}::jsonb
-          where s.workspace_id = ${scope.workspaceId} and s.session_id = ${ev.sessionId} and ${sessionVersion} = ${stored.version}
+          where s.workspace_id = ${scope.workspaceId} and s.session_id = ${ev.sessionId} and ${sessionUnchanged(stored)}
           returning s.session_id`
       : sql`insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
           values (${scope.workspaceId}, ${ev.sessionId}, ${t}, ${at}::timestamptz, ${at}::timestamptz, 1, 1, ${model}, ${behaviourJson}::jsonb)
