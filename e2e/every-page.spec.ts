@@ -10,7 +10,7 @@ import { query, signIn, trpc } from "./support";
  * names and secrets in tool arguments; then every dashboard page at 1440×900 and 390×844 must keep
  * `window.__pwned` unset, open no dialog, carry no `javascript:` link, show no secret, never scroll
  * sideways, and keep every table inside its card without an inner scroll bar.
- * HOSTILE_SCREENSHOTS=<dir> saves a full-page screenshot of every page and size.
+ * HOSTILE_SCREENSHOTS=<dir> saves a screenshot of the first screen of every page and size.
  */
 
 const VIEWPORTS = [
@@ -167,7 +167,7 @@ test("every dashboard page keeps hostile data inert, secrets hidden and its layo
       if (screenshotDir) {
         fs.mkdirSync(screenshotDir, { recursive: true });
         const name = `${vp.name}-${url.replace(/^\//, "").replace(/[^a-z0-9]+/gi, "_").slice(0, 80)}.png`;
-        await page.screenshot({ path: path.join(screenshotDir, name), fullPage: true });
+        await page.screenshot({ path: path.join(screenshotDir, name) });
       }
     }
   }
