@@ -30,6 +30,8 @@ export type Column<T> = {
   nowrap?: boolean;
   /** Tooltip / explanation for the header. */
   headerTitle?: string;
+  /** The cell's label in the phone card layout (default: the header when it is a string). */
+  cardLabel?: string;
   className?: string;
 };
 
@@ -60,6 +62,11 @@ export type DataTableProps<T> = {
   footer?: ReactNode;
   /** Dims rows while a client-side refetch is in flight. */
   busy?: boolean;
+  /**
+   * Below 640 px each row becomes a card of "label value" lines, so a wide table never scrolls
+   * sideways on a phone (default). "scroll" keeps the table and scrolls it inside its card.
+   */
+  phoneLayout?: "cards" | "scroll";
   className?: string;
 };
 
@@ -89,13 +96,14 @@ export function DataTable<T>(props: DataTableProps<T>) {
     density = "compact",
     footer,
     busy,
+    phoneLayout = "cards",
     className,
   } = props;
   const linkCol = linkColumn ?? columns[0]?.id;
   const scrollStyle: CSSProperties | undefined = maxHeight === "none" ? undefined : { maxHeight };
 
   return (
-    <div className={["table-wrap", className].filter(Boolean).join(" ")}>
+    <div className={["table-wrap", className].filter(Boolean).join(" ")} data-phone-layout={phoneLayout}>
       <div className="table-scroll" style={scrollStyle} tabIndex={0} role="region" aria-label={label}>
         <table className="table" data-density={density} aria-busy={busy || undefined} style={busy ? { opacity: 0.6 } : undefined}>
           <caption className="sr-only">{label}</caption>
@@ -165,6 +173,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
                         <td
                           key={col.id}
                           data-align={col.align}
+                          data-label={col.cardLabel ?? (typeof col.header === "string" ? col.header : undefined)}
                           className={[nowrap && "nowrap", col.className].filter(Boolean).join(" ") || undefined}
                         >
                           {content}

@@ -102,7 +102,7 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
           {meta.hint}
         </div>
       </th>
-      <td>
+      <td data-label="Effective">
         <div className="row row-wrap" style={{ gap: 6 }}>
           <span className="mono text-sm" data-testid={`effective-${meta.key}`}>
             {formatSettingValue(eff.value)}
@@ -110,7 +110,7 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
           <SourceBadge source={eff.source} />
         </div>
       </td>
-      <td>
+      <td data-label="Set here">
         <div className="stack" style={{ gap: 4 }}>
           <div className="row row-wrap dash2-setting-controls">
             {control}
@@ -228,7 +228,7 @@ export function SettingsEditor() {
             : "Organization values apply to every workspace that does not set its own."
         }
       >
-        <div className="table-wrap">
+        <div className="table-wrap" data-phone-layout="cards">
           <div className="table-scroll">
             <table className="table dash2-settings-table" data-density="comfortable">
               <thead>

@@ -1,3 +1,4 @@
+import { MiddleTruncate } from "@/components/middle-truncate";
 import type { Column } from "@/components/data-table";
 import { FailureKey } from "@/components/failure-key";
 import { RelativeTime } from "@/components/relative-time";
@@ -29,14 +30,14 @@ export function failureColumns(opts: { slug: string; now: Date; withKey: boolean
         </span>
       ),
     },
-    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
+    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" /> : <span className="subtle">—</span>) },
     {
       id: "session",
       header: "Session",
       width: 160,
       cell: (r) => (
-        <a href={`/w/${opts.slug}/sessions/${encodeURIComponent(r.sessionId)}`} className="mono text-sm truncate session-link" title={`${r.agent} · ${r.sessionId}`}>
-          {r.sessionId}
+        <a href={`/w/${opts.slug}/sessions/${encodeURIComponent(r.sessionId)}`} className="session-link" title={`${r.agent} · ${r.sessionId}`}>
+          <MiddleTruncate value={r.sessionId} mono className="text-sm" maxWidth="20ch" />
         </a>
       ),
     },

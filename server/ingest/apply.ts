@@ -7,6 +7,9 @@ import type { Tx } from "@/db/client";
 import { classifyFailure, failureWeight, isFailure, matchSecurityPattern, errorMessage, httpStatusOf } from "@/server/engine/classify";
 import { extractFailureKey } from "@/server/engine/failure-key";
 import { redactedPreview, redactString } from "@/server/engine/redact";
+
+/** Error text as stored and shown: secrets redacted (a 401 message may quote the bearer token), at most 2000 characters. */
+const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactString(errorMessage(e) ?? "").slice(0, 2000) || null;
 import { resolveRule } from "@/server/engine/rules";
 import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "@/server/engine/trust";
 import { buildSessionTimeline, withSession } from "@/server/engine/decay";
@@ -341,7 +344,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
             sessionId: s.sessionId,
             agent: s.agent,
             model,
-            errorMessage: errorMessage(e)?.slice(0, 2000) ?? null,
+            errorMessage: storedErrorMessage(e),
             httpStatus: httpStatusOf(e),
             argsHash: info.argsHash,
           });
@@ -400,7 +403,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
           call: info,
           pluginName: e.pluginName ?? null,
           ...(e.args ? { preview: redactedPreview(e.args) } : {}),
-          ...(failed ? { error: errorMessage(e)?.slice(0, 2000) ?? null } : {}),
+          ...(failed ? { error: storedErrorMessage(e) } : {}),
           httpStatus: httpStatusOf(e),
           durationMs: e.durationMs ?? null,
           retryCount: e.retryCount ?? null,

@@ -3,6 +3,7 @@ import { and, desc, eq } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
 import { approveRecovery, denyRecovery } from "@/server/engine/trust";
+import { redactString } from "@/server/engine/redact";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
@@ -61,7 +62,8 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
 
 async function resolveToolCall(tx: Tx, db: Db, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {
   const now = input.now ?? Date.now();
-  const comment = input.comment?.trim() || null;
+  // The agent reads the comment and the audit log keeps it: a pasted secret is redacted like args.
+  const comment = input.comment?.trim() ? redactString(input.comment.trim()) : null;
   if (input.decision === "deny" && !comment) throw badRequest("A comment is required to deny a tool call (the agent's model reads it)", "comment");
   const status = input.decision === "approve" ? "approved" : "denied";
   const scope = input.decision === "approve" ? (input.scope ?? "once") : null;
@@ -126,7 +128,7 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
   const status = input.decision === "approve" ? "approved" : "denied";
   await tx
     .update(approval)
-    .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment: input.comment ?? null })
+    .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment: input.comment ? redactString(input.comment) : null })
     .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, input.approvalId)));
   await writeAudit(tx, {
     organizationId: input.organizationId,
@@ -135,7 +137,7 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
     action: `approval.${input.decision}`,
     target: a.failureKey,
     before: { status: "pending" },
-    after: { status, comment: input.comment ?? null },
+    after: { status, comment: input.comment ? redactString(input.comment) : null },
   });
   await enqueueNotifications(tx, input.workspaceId, effects, { now });
   return { id: a.id, kind: "recovery" as const, status, scope: null, failureKey: a.failureKey, effects };

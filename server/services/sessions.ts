@@ -4,6 +4,7 @@ import type { Db } from "@/db/client";
 import { agentSession } from "@/db/schema";
 import { activePatterns, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { resumeSession as resumeBehaviour } from "@/server/engine/nudges";
+import { redactString } from "@/server/engine/redact";
 import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/server/engine/settings";
 import type { SessionSettingsInput } from "@/server/engine/types";
 import { loadConfigs, lockSessions } from "@/server/ingest/load";
@@ -67,7 +68,8 @@ export async function resumeSession(db: Db, input: ResumeSessionInput) {
     if (!row) throw notFound(`Session ${input.sessionId}`);
     if (!row.paused) throw badRequest(`Session ${input.sessionId} is not paused`, "sessionId");
     const behaviour = upgradeSessionBehaviour(row.behaviour, input.sessionId);
-    const guidance = input.guidance?.trim() || null;
+    // Typed by a person, read by the agent and audit-logged: a pasted secret is redacted like args.
+    const guidance = input.guidance?.trim() ? redactString(input.guidance.trim()) : null;
     const resumed = resumeBehaviour({ ...behaviour, paused: true }, guidance, now);
     const nextBehaviour = resumed.ok ? resumed.state : { ...behaviour, paused: false, pendingGuidance: guidance };
     await tx

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import { MiddleTruncate } from "@/components/middle-truncate";
 import { DataTable, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
@@ -99,8 +100,8 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
       id: "session",
       header: "Latest session",
       cell: (s) => (
-        <a className="mono text-sm truncate" style={{ maxWidth: 200, display: "inline-block" }} href={`${base}/sessions/${encodeURIComponent(s.sessionId)}`} title={s.sessionId}>
-          {s.sessionId}
+        <a href={`${base}/sessions/${encodeURIComponent(s.sessionId)}`} title={s.sessionId}>
+          <MiddleTruncate value={s.sessionId} mono className="text-sm" maxWidth="24ch" />
         </a>
       ),
     },
@@ -121,7 +122,7 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
           {matrix.keys.length === 0 ? (
             <EmptyState bordered icon="models" title="No tool results yet" description="Per-model profiles fill in as agents post tool.result events with a model (on the event or its session)." />
           ) : (
-            <div className="table-wrap">
+            <div className="table-wrap" data-phone-layout="cards">
               <div className="table-scroll" tabIndex={0} role="region" aria-label="Success rate matrix">
                 <table className="table dash2-matrix" data-density="compact">
                   <caption className="sr-only">Success rate per model (columns) and failure key (rows)</caption>
@@ -129,8 +130,8 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                     <tr>
                       <th scope="col">Failure key</th>
                       {matrix.models.map((m) => (
-                        <th key={m} scope="col" data-align="center" className="mono">
-                          {m}
+                        <th key={m} scope="col" data-align="center">
+                          <MiddleTruncate value={m} mono maxWidth="16ch" tail={6} />
                         </th>
                       ))}
                     </tr>
@@ -150,7 +151,7 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                           const c = matrix.cells[m]?.[k.failureKey];
                           if (!c || c.attempts === 0)
                             return (
-                              <td key={m} data-align="center" className="subtle" title={`${m}: no attempts`}>
+                              <td key={m} data-align="center" data-label={m} className="subtle" title={`${m}: no attempts`}>
                                 —
                               </td>
                             );
@@ -158,6 +159,7 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                             <td
                               key={m}
                               data-align="center"
+                              data-label={m}
                               className="dash2-cell num"
                               style={cellStyle(c.rate)}
                               title={`${m} on ${k.failureKey}: ${formatNumber(c.attempts - c.failures)} of ${formatNumber(c.attempts)} attempts succeeded (${formatNumber(c.failures)} failed)`}

@@ -1,3 +1,4 @@
+import { MiddleTruncate } from "@/components/middle-truncate";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
@@ -142,7 +143,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ slug:
               {paused.map((s) => (
                 <li key={s.sessionId}>
                   <Link href={`/w/${ws.slug}/sessions/${encodeURIComponent(s.sessionId)}`} className="plain-list-main">
-                    <span className="mono truncate">{s.sessionId}</span>
+                    <MiddleTruncate value={s.sessionId} mono />
                     <span className="subtle text-sm truncate">
                       {s.agent}
                       {s.model ? ` · ${s.model}` : ""}

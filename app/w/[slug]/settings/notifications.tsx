@@ -172,7 +172,7 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
                 <Select value={draft.type} disabled={!!editing} onChange={(e) => setDraft({ ...draft, type: e.target.value as Draft["type"] })} options={[{ value: "webhook", label: "Webhook (signed JSON)" }, { value: "slack", label: "Slack incoming webhook" }]} />
               </Field>
               <Field label="URL" error={errs.url} hint={editing ? "Leave empty to keep the current URL" : draft.type === "slack" ? "https://hooks.slack.com/services/…" : "https://…"}>
-                <TextInput value={draft.url} mono size="md" style={{ minWidth: 360 }} onChange={(e) => setDraft({ ...draft, url: e.target.value })} />
+                <TextInput value={draft.url} mono size="md" style={{ minWidth: "min(360px, 100%)" }} onChange={(e) => setDraft({ ...draft, url: e.target.value })} />
               </Field>
             </div>
             <fieldset className="stack stack-sm" style={{ border: 0, padding: 0, margin: 0 }}>

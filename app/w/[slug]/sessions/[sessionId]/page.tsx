@@ -4,6 +4,7 @@ import { ButtonLink } from "@/components/form";
 import { formatNumber, humanize } from "@/components/format";
 import { Icon } from "@/components/icons";
 import { KeyValue } from "@/components/key-value";
+import { MiddleTruncate } from "@/components/middle-truncate";
 import { PageHeader } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
@@ -67,15 +68,15 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
   return (
     <>
       <PageHeader
-        title={<span className="mono dash2-session-title">{session.sessionId}</span>}
+        title={<MiddleTruncate value={session.sessionId} mono copy copyLabel="session id" className="dash2-session-title" tail={14} />}
         badge={<SessionStatusBadge status={session.status} />}
         description={
           <>
-            Agent <strong>{session.agent}</strong>
+            Agent <strong><MiddleTruncate value={session.agent} maxWidth="40ch" /></strong>
             {session.model && (
               <>
                 {" "}
-                · model <span className="mono">{session.model}</span>
+                · model <MiddleTruncate value={session.model} mono maxWidth="40ch" />
               </>
             )}
             {session.startedAt && (
@@ -141,8 +142,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <KeyValue
                 layout="grid"
                 items={[
-                  { label: "Agent", value: session.agent },
-                  { label: "Model", value: session.model ? <span className="mono">{session.model}</span> : "—" },
+                  { label: "Agent", value: <MiddleTruncate value={session.agent} copy copyLabel="agent name" /> },
+                  { label: "Model", value: session.model ? <MiddleTruncate value={session.model} mono copy copyLabel="model name" /> : "—" },
                   { label: "Started", value: session.startedAt ? <RelativeTime date={session.startedAt} now={now} /> : "—" },
                   { label: "Last event", value: session.lastEventAt ? <RelativeTime date={session.lastEventAt} now={now} /> : "—" },
                   { label: "Ended", value: session.endedAt ? <RelativeTime date={session.endedAt} now={now} /> : "—" },

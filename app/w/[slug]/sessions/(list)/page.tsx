@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { formatNumber } from "@/components/format";
+import { MiddleTruncate } from "@/components/middle-truncate";
 import { PageHeader } from "@/components/page-header";
 import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
@@ -18,8 +19,8 @@ import {
 } from "@/server/dashboard/sessions-data";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
-import { AgentFilter } from "./agent-filter";
-import { SessionStatusBadge } from "./session-status-badge";
+import { AgentFilter } from "../agent-filter";
+import { SessionStatusBadge } from "../session-status-badge";
 
 export const metadata: Metadata = { title: "Sessions" };
 export const dynamic = "force-dynamic";
@@ -53,16 +54,12 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       header: "Session",
       minWidth: 200,
       cell: (r) => (
-        <span className="row" style={{ gap: 6 }}>
-          <span className="mono truncate" style={{ maxWidth: 260 }} title={r.sessionId}>
-            {r.sessionId}
-          </span>
-        </span>
+<MiddleTruncate value={r.sessionId} mono maxWidth="22ch" />
       ),
     },
     { id: "status", header: "Status", width: 96, cell: (r) => <SessionStatusBadge status={r.status} /> },
-    { id: "agent", header: "Agent", nowrap: true, cell: (r) => <span className="truncate">{r.agent}</span> },
-    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <span className="mono text-sm">{r.model}</span> : <span className="subtle">—</span>) },
+    { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} maxWidth="15ch" /> },
+    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" maxWidth="13ch" /> : <span className="subtle">—</span>) },
     {
       id: "started",
       header: "Started",

@@ -1,0 +1,70 @@
+/**
+ * Secrets sent by agents (issue 13.5, SPEC 2): values of secret-looking keys and bearer-looking
+ * strings in tool arguments and error messages are never stored in clear — not in events, failures,
+ * approvals, sessions, nudges or the audit log. The whole database is scanned as text afterwards.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { createTestDatabase, DATABASE_KINDS } from "../support/databases";
+import { TestApp } from "../support/app";
+import { HOSTILE_SESSION, SECRETS, SECRET_VALUES, XSS, hostileEvents } from "../fixtures/hostile";
+
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Record<string, unknown>[];
+}
+
+describe.each(DATABASE_KINDS)("hostile agent data on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("stores no secret value in clear anywhere in the database", async () => {
+    const ws = await app.seedWorkspace();
+    expect((await app.mutation("config.put", { settings: { recovery_mode: "ask" } }, { key: ws.key })).status).toBe(200);
+    const ingest = await app.mutation("ingest.events", { events: hostileEvents(Date.now()) }, { key: ws.key });
+    expect(ingest.status, JSON.stringify(ingest.body).slice(0, 500)).toBe(200);
+
+    // A tool-call approval with secret arguments, denied with a script-bearing comment.
+    const guard = await app.mutation(
+      "guard.check",
+      { id: "g-1", sessionId: "guarded-session", callId: "g-call-1", toolName: "http_request", args: { url: XSS.url, headers: { authorization: SECRETS.authorization }, password: SECRETS.password }, waitForApprovalSeconds: 0.2 },
+      { key: ws.key },
+    );
+    expect(guard.status).toBe(200);
+    expect(guard.body.result!.data.decision).toBe("ask");
+    const approvals = await app.query("approvals.list", { status: "pending" }, { key: ws.key });
+    const pending = approvals.body.result!.data.approvals as { id: string }[];
+    expect(pending.length).toBeGreaterThan(0);
+    for (const a of pending) {
+      const res = await app.mutation("approvals.resolve", { approvalId: a.id, decision: "deny", comment: `${XSS.script} token=${SECRETS.token}` }, { key: ws.key });
+      expect(res.status).toBe(200);
+    }
+
+    // The paused session resumed with script-bearing guidance that carries a secret.
+    const resume = await app.mutation("sessions.resume", { sessionId: HOSTILE_SESSION, guidance: `${XSS.svg} use password=${SECRETS.password}` }, { key: ws.key });
+    expect(resume.status, JSON.stringify(resume.body).slice(0, 300)).toBe(200);
+
+    // Every text of every table.
+    const tables = rowsOf(
+      await app.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`),
+    ).map((r) => String(r.table_name));
+    expect(tables).toContain("failure");
+    const found: string[] = [];
+    let scanned = 0;
+    for (const table of tables) {
+      const rows = rowsOf(await app.db.execute(sql.raw(`select t::text as row from "${table}" t`)));
+      scanned += rows.length;
+      for (const { row } of rows) for (const secret of SECRET_VALUES) if (String(row).includes(secret)) found.push(`${table}: ${secret}`);
+    }
+    // The data did arrive (hostile text is stored as text), only the secrets are gone.
+    expect(scanned).toBeGreaterThan(50);
+    const events = rowsOf(await app.db.execute(sql`select count(*)::int as n from event where payload::text like ${"%" + "window.__pwned" + "%"}`));
+    expect(Number(events[0].n)).toBeGreaterThan(0);
+    console.log(`[hostile] ${kind}: ${tables.length} tables, ${scanned} rows scanned, ${found.length} secrets in clear`);
+    expect([...new Set(found)]).toEqual([]);
+  });
+});
