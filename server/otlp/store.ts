@@ -7,6 +7,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { otlpSpan, otlpTrace } from "@/db/schema";
 import type { OtlpSpan } from "./decode";
+import { redactSpan } from "./redact-span";
 
 export interface StoredSpanJson extends Omit<OtlpSpan, "startTimeUnixNano" | "endTimeUnixNano" | "events"> {
   startTimeUnixNano: string | null;
@@ -46,7 +47,7 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
     workspaceId: scope.workspaceId,
     traceId: s.traceId,
     spanId: s.spanId,
-    span: spanToJson(s),
+    span: spanToJson(redactSpan(s)),
     startAt: new Date(Number((s.startTimeUnixNano ?? 0n) / 1_000_000n)),
     receivedAt: received,
   }));

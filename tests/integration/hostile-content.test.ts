@@ -8,6 +8,9 @@ import { sql } from "drizzle-orm";
 import { createTestDatabase, DATABASE_KINDS } from "../support/databases";
 import { TestApp } from "../support/app";
 import { HOSTILE_SESSION, SECRETS, SECRET_VALUES, XSS, hostileEvents } from "../fixtures/hostile";
+import { STATUS_ERROR, hex, jsonBody, readableSpan } from "../support/otlp-spans";
+import { handleOtlpTraces } from "@/server/otlp/handler";
+import { applyDueTraces } from "@/server/otlp/applier";
 
 function rowsOf(result: unknown): Record<string, unknown>[] {
   return (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as Record<string, unknown>[];
@@ -48,6 +51,48 @@ describe.each(DATABASE_KINDS)("hostile agent data on %s", (kind) => {
     const resume = await app.mutation("sessions.resume", { sessionId: HOSTILE_SESSION, guidance: `${XSS.svg} use password=${SECRETS.password}` }, { key: ws.key });
     expect(resume.status, JSON.stringify(resume.body).slice(0, 300)).toBe(200);
 
+    // The same secrets through OTLP: arguments, model text and an error in span attributes (spans are stored before they are mapped).
+    const traceId = hex(16);
+    const rootId = hex(8);
+    const base = Date.now() - 60_000;
+    const spans = [
+      readableSpan({
+        traceId,
+        parentSpanId: rootId,
+        name: "execute_tool http_request",
+        startMs: base + 1_000,
+        endMs: base + 1_500,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "http_request",
+          "gen_ai.tool.call.id": "otlp-call-1",
+          "gen_ai.tool.call.arguments": JSON.stringify({ url: `https://api.example.com/v1/x?token=${SECRETS.token}`, headers: { authorization: SECRETS.authorization }, api_key: SECRETS.apiKey }),
+          "gen_ai.conversation.id": "otlp-hostile-session",
+        },
+        status: { code: STATUS_ERROR, message: `401 for password=${SECRETS.password}` },
+      }),
+      readableSpan({
+        traceId,
+        parentSpanId: rootId,
+        name: "chat gpt-4o",
+        startMs: base + 200,
+        endMs: base + 800,
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.request.model": "gpt-4o",
+          "gen_ai.conversation.id": "otlp-hostile-session",
+          "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: `Using Bearer ${SECRETS.bearer} now` }] }]),
+        },
+      }),
+      readableSpan({ traceId, spanId: rootId, name: "invoke_agent crawler", startMs: base, endMs: base + 2_000, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "otlp-hostile-session" } }),
+    ];
+    const otlp = await handleOtlpTraces(
+      new Request("http://localhost/api/otlp/v1/traces", { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${ws.key}` }, body: jsonBody(spans) as BodyInit }),
+      app.runtime,
+    );
+    expect(otlp.status).toBe(200);
+    await applyDueTraces(app.db, Date.now() + 60_000); // the root is there, so the handler may have applied it already
+
     // Every text of every table.
     const tables = rowsOf(
       await app.db.execute(sql`select table_name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`),
@@ -64,6 +109,8 @@ describe.each(DATABASE_KINDS)("hostile agent data on %s", (kind) => {
     expect(scanned).toBeGreaterThan(50);
     const events = rowsOf(await app.db.execute(sql`select count(*)::int as n from event where payload::text like ${"%" + "window.__pwned" + "%"}`));
     expect(Number(events[0].n)).toBeGreaterThan(0);
+    const otlpCalls = rowsOf(await app.db.execute(sql`select count(*)::int as n from event where session_id = 'otlp-hostile-session' and type = 'tool.result'`));
+    expect(Number(otlpCalls[0].n), "the OTLP tool call was still mapped after redaction").toBe(1);
     console.log(`[hostile] ${kind}: ${tables.length} tables, ${scanned} rows scanned, ${found.length} secrets in clear`);
     expect([...new Set(found)]).toEqual([]);
   });

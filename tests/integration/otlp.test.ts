@@ -1,6 +1,6 @@
 /**
  * POST /api/otlp/v1/traces transport (SPEC 7.4): gzip, chunked bodies, duplicates, partial success,
- * 400/401/413/415/429. Bodies are made by the serializers the OpenTelemetry JS exporters themselves use (`JsonTraceSerializer` is what
+ * 400/401/413/415/429. Bodies are made by the serializers (tests/support/otlp-spans.ts) the OpenTelemetry JS exporters themselves use (`JsonTraceSerializer` is what
  * @opentelemetry/exporter-trace-otlp-http posts, `ProtobufTraceSerializer` what
  * exporter-trace-otlp-proto posts), sent through the real handler against a real database.
  */
@@ -8,66 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { randomBytes } from "node:crypto";
 import { and, eq, like } from "drizzle-orm";
-import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { STATUS_ERROR, hex, jsonBody, protobufBody, readableSpan, type Spans } from "../support/otlp-spans";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { agentSession, event } from "@/db/schema";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 import { decodeExportResponse, decodeStatus } from "@/server/otlp/decode";
-
-// --- Spans as the OpenTelemetry SDK hands them to an exporter (ReadableSpan) -------------------
-
-const SPAN_KIND_INTERNAL = 0;
-const SPAN_KIND_CLIENT = 2;
-const STATUS_UNSET = 0;
-const STATUS_ERROR = 2;
-
-type Attrs = Record<string, string | number | boolean | string[]>;
-
-interface SpanSpec {
-  traceId: string;
-  spanId?: string;
-  parentSpanId?: string;
-  name: string;
-  startMs: number;
-  endMs: number;
-  attributes?: Attrs;
-  status?: { code: number; message?: string };
-  events?: { name: string; ms: number; attributes?: Attrs }[];
-}
-
-const hex = (bytes: number) => randomBytes(bytes).toString("hex");
-const hr = (ms: number): [number, number] => [Math.floor(ms / 1000), (ms % 1000) * 1_000_000];
-const resource = { attributes: { "service.name": "weather-agent", "telemetry.sdk.language": "nodejs" }, schemaUrl: undefined };
-const scope = { name: "ai", version: "5.0.0" };
-
-function readableSpan(s: SpanSpec) {
-  const spanId = s.spanId ?? hex(8);
-  return {
-    name: s.name,
-    kind: s.name.startsWith("chat") ? SPAN_KIND_CLIENT : SPAN_KIND_INTERNAL,
-    spanContext: () => ({ traceId: s.traceId, spanId, traceFlags: 1 }),
-    parentSpanContext: s.parentSpanId ? { traceId: s.traceId, spanId: s.parentSpanId, traceFlags: 1, isRemote: false } : undefined,
-    startTime: hr(s.startMs),
-    endTime: hr(s.endMs),
-    duration: hr(s.endMs - s.startMs),
-    ended: true,
-    status: s.status ?? { code: STATUS_UNSET },
-    attributes: s.attributes ?? {},
-    links: [],
-    events: (s.events ?? []).map((e) => ({ name: e.name, time: hr(e.ms), attributes: e.attributes ?? {}, droppedAttributesCount: 0 })),
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-    resource,
-    instrumentationScope: scope,
-  };
-}
-
-type Spans = ReturnType<typeof readableSpan>[];
-// The serializers are typed against the SDK's ReadableSpan; these objects carry every field they read.
-const jsonBody = (spans: Spans) => JsonTraceSerializer.serializeRequest(spans as never)!;
-const protobufBody = (spans: Spans) => ProtobufTraceSerializer.serializeRequest(spans as never)!;
 
 /** An agent run the way GenAI-instrumented code reports it: agent → chat → three failing HTTP tool calls. */
 function agentRun(opts: { conversationId: string; base: number; url: string; failures?: number }) {
