@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { MiddleTruncate } from "./middle-truncate";
 import { useCallback, useEffect, useRef, useState, type ReactNode } from "react";
 import { Icon, type IconName } from "./icons";
 import { RoleBadge } from "./state-badge";
@@ -210,13 +211,14 @@ export function AppShell(props: AppShellProps) {
                 const last = i === crumbs.length - 1;
                 return (
                   <li key={i}>
+                    {/* Ids (sessions, keys) differ at the end: elide the middle, never the tail. */}
                     {last || !c.href ? (
-                      <span aria-current={last ? "page" : undefined} className={last ? undefined : "truncate"} title={c.label}>
-                        {c.label}
+                      <span aria-current={last ? "page" : undefined} className="crumb">
+                        <MiddleTruncate value={c.label} />
                       </span>
                     ) : (
-                      <Link href={c.href} className="truncate" title={c.label}>
-                        {c.label}
+                      <Link href={c.href} className="crumb">
+                        <MiddleTruncate value={c.label} />
                       </Link>
                     )}
                   </li>
