@@ -8,6 +8,9 @@ export async function register() {
     const { getRuntime } = await import("./server/runtime");
     try {
       await getRuntime();
+      // The agent API's fast path in scripts/serve.mjs answers through these (same handlers, same runtime).
+      const { registerAgentRoutes } = await import("./server/http/agent-routes");
+      registerAgentRoutes();
     } catch (err) {
       console.error(`[vigil] start-up failed: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);

@@ -1,7 +1,7 @@
 /**
  * Load the way fleets load Vigil: many concurrent clients (closed loop) and an offered rate (open
  * loop, latency measured from each request's scheduled start, so a stalled server cannot hide its
- * queue), against the production build started with `next start`, next to a bare `node:http`
+ * queue), against the production build started with scripts/serve.mjs, next to a bare `node:http`
  * server answering a constant JSON in the same run.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -52,7 +52,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
     new Promise<void>((resolve) => {
       if (child.exitCode !== null) return resolve();
       child.once("exit", () => resolve());
-      // The whole process group: `next start` runs the server in a child process of its own.
+      // The whole process group, so nothing the server forked survives it.
       const kill = (sig: NodeJS.Signals) => {
         try {
           process.kill(-child.pid!, sig);
@@ -78,7 +78,7 @@ export async function startBareServer(): Promise<Server> {
 export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
   const port = await freePort();
   const dataDir = opts.databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-"));
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(port), "-H", "127.0.0.1"], {
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
     env: {
@@ -106,7 +106,7 @@ export async function startVigil(opts: { databaseUrl?: string; env?: Record<stri
   };
 }
 
-/** Resident memory of a process and all its descendants (next start forks next-server), in MiB. */
+/** Resident memory of a process and all its descendants (the server and anything it forks), in MiB. */
 export function treeRssMiB(rootPid: number): number {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync("/proc")) {

@@ -1,9 +1,10 @@
 /**
  * `npm run bench` — figures, not assertions. In one run, on a throwaway PostgreSQL cluster (fsync
  * on, as in production) and on PGlite:
- *  (1) fleet load against the production build (`next start`), beside a bare `node:http` server
- *      answering a constant JSON: GET /api/health; guard.check with one client, with 64 concurrent
- *      sessions (closed loop), at 500/s and 2,000/s offered (open loop); ingest.events with 4
+ *  (1) fleet load against the production build (scripts/serve.mjs, as `npm start` runs it), beside
+ *      a bare `node:http` server answering a constant JSON: GET /api/health; guard.check with one
+ *      client, with 64 concurrent sessions (closed loop) — both also through Next's pipeline with the
+ *      agent API fast path off —, at 500/s and 2,000/s offered (open loop); ingest.events with 4
  *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
  *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
  *  (3) dashboard-sized queries on 10k key_state rows and 100k failure rows, EXPLAIN ANALYZE of
@@ -331,7 +332,7 @@ async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUr
 }
 
 async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
-  console.log(`\n[${kind}] fleet load against next start (production build)`);
+  console.log(`\n[${kind}] fleet load against the production build (scripts/serve.mjs)`);
   const rows: FleetRow[] = [];
   const vigil: Server = await startVigil({ databaseUrl });
   try {
@@ -345,6 +346,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
 
     const many = summarize(await closedLoop(vigil.url, guardSpec(`${kind}-64`), 64, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 64 sessions (closed loop)", figure: `${f0(many.okPerSecond)}/s = ${(many.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "≥ 0.25× bare" });
+    await throughNext(kind, rows, databaseUrl);
 
     const at500 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-500`), 500, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 500/s offered", figure: `p50 ${f1(at500.p50)} ms, p99 ${f1(at500.p99)} ms, errors ${at500.errors} (${at500.byStatus})`, target: "p99 ≤ 25 ms, 0 errors" });
@@ -383,6 +385,23 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
   }
   for (const r of rows) console.log(`  ${r.measure.padEnd(46)} ${r.figure}   [target: ${r.target}]`);
   fleetRows.push({ kind, rows });
+}
+
+/**
+ * The same server with the agent API fast path off (VIGIL_AGENT_FAST_PATH=off): every request
+ * through Next's pipeline, as `next start` serves it — what the fast path saves, side by side.
+ */
+async function throughNext(kind: string, rows: FleetRow[], databaseUrl?: string) {
+  const viaNext = await startVigil({ databaseUrl, env: { VIGIL_AGENT_FAST_PATH: "off" } });
+  try {
+    const health = summarize(await closedLoop(viaNext.url, { method: "GET", path: "/api/health" }, 64, LOAD_SECONDS));
+    rows.push({ measure: "GET /api/health through Next (fast path off)", figure: `${f0(health.okPerSecond)}/s, p50 ${f1(health.p50)} ms`, target: "—" });
+    await closedLoop(viaNext.url, guardSpec(`${kind}-next-warm`), 8, 2);
+    const many = summarize(await closedLoop(viaNext.url, guardSpec(`${kind}-next-64`), 64, LOAD_SECONDS));
+    rows.push({ measure: "guard.check, 64 sessions through Next", figure: `${f0(many.okPerSecond)}/s, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "—" });
+  } finally {
+    await viaNext.stop();
+  }
 }
 
 function printFleetTable() {

@@ -1,7 +1,7 @@
 /**
  * Start-up checks (SPEC 1, 9): invalid VIGIL_INIT_* values stop the real server process with a
  * message naming the variable and a non-zero exit — not a server that says "Ready" and answers 500.
- * Starts the production build the way scripts/start.mjs does (`next start`); no browser needed.
+ * Starts the production build the way scripts/start.mjs does (scripts/serve.mjs, as `npm start` runs it); no browser needed.
  */
 import { expect, test } from "@playwright/test";
 import { spawn } from "node:child_process";
@@ -15,7 +15,7 @@ const port = String(Number(process.env.E2E_PORT ?? "3100") + 1000);
 function startServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-startup-"));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
+    const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", "127.0.0.1"], {
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", VIGIL_DATA_DIR: dataDir, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -7,7 +7,7 @@ import path from "node:path";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-e2e-"));
 const port = process.env.E2E_PORT ?? "3100";
-const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", "127.0.0.1"], {
+const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", "127.0.0.1"], {
   stdio: "inherit",
   env: {
     ...process.env,

@@ -3,8 +3,8 @@
  * `npm start`: serves Vigil. Installs dependencies only when node_modules is missing or was
  * installed from another lockfile (`npm ci`, which never rewrites the lockfile; production
  * dependencies only under NODE_ENV=production), builds only when the build is missing or older
- * than the sources, then runs `next start` on PORT (default 3000). A restart with nothing changed
- * goes straight to serving. The database is opened and migrated by the server itself on start
+ * than the sources, then serves with scripts/serve.mjs (Next plus the agent API fast path) on
+ * PORT (default 3000). A restart with nothing changed goes straight to serving. The database is opened and migrated by the server itself on start
  * (instrumentation.ts) — PGlite in VIGIL_DATA_DIR unless DATABASE_URL is set.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -40,6 +40,6 @@ if (needsBuild({ builtAt, changedAt, skip: process.env.VIGIL_SKIP_BUILD === "1" 
 const port = process.env.PORT ?? "3000";
 const hostname = process.env.HOSTNAME_BIND ?? process.env.VIGIL_HOST ?? "0.0.0.0";
 console.log(`[vigil] starting on http://localhost:${port} (${process.env.DATABASE_URL ? "PostgreSQL" : `PGlite in ${process.env.VIGIL_DATA_DIR ?? "./.vigil/data"}`})`);
-const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", port, "-H", hostname], { stdio: "inherit", env });
+const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", hostname], { stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

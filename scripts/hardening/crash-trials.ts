@@ -38,7 +38,7 @@ const baseEnv = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startApp(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(PORT), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(PORT), "-H", "127.0.0.1"], {
     env: { ...baseEnv, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

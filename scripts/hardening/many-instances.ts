@@ -22,7 +22,7 @@ const SESSIONS = ["shared-1", "shared-2"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startApp(port: number, url: string, log: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["node_modules/next/dist/bin/next", "start", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(port), "-H", "127.0.0.1"], {
     env: {
       ...process.env,
       NEXT_TELEMETRY_DISABLED: "1",

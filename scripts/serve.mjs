@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+/**
+ * Serves the production build: what `next start` does, plus a fast path for the agent API.
+ *
+ * Agents call guard.check before every tool call, so its latency and rate are the product. Next's
+ * request pipeline costs a few milliseconds of CPU per request before a route handler runs (on a
+ * 2-core machine /api/health managed ~480/s through it, a bare node:http server ~3,000/s), so the
+ * agent API — /api/trpc/*, /api/hooks/<cli>, /api/otlp/v1/traces, /api/health — is answered here
+ * by the same handlers the route files use (registered on start by instrumentation.ts, compiled
+ * with the app, sharing its one runtime); pages, auth and everything else go to Next as before.
+ * The security headers of next.config.mjs are added to fast-path answers too.
+ * `VIGIL_AGENT_FAST_PATH=off` sends everything through Next.
+ *
+ * Usage: node scripts/serve.mjs [-p PORT] [-H HOST]   (defaults: $PORT or 3000, 0.0.0.0)
+ */
+import http from "node:http";
+import path from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+
+const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
+process.chdir(root);
+// As `next start` does: the production build runs with NODE_ENV=production.
+process.env.NODE_ENV ??= "production";
+process.env.NEXT_TELEMETRY_DISABLED ??= "1";
+
+function option(flag, fallback) {
+  const i = process.argv.indexOf(flag);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : fallback;
+}
+const port = Number(option("-p", process.env.PORT ?? "3000"));
+const hostname = option("-H", "0.0.0.0");
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`[vigil] PORT must be a port number (0–65535), got "${option("-p", process.env.PORT)}"`);
+  process.exit(1);
+}
+const fastPathEnabled = process.env.VIGIL_AGENT_FAST_PATH !== "off";
+
+const { default: next } = await import("next");
+const { default: nextConfig } = await import(path.join(root, "next.config.mjs"));
+const app = next({ dev: false, dir: root, hostname, port });
+const handleWithNext = app.getRequestHandler();
+// Loads the build and runs instrumentation.ts: the database is opened and migrated (a failure exits).
+await app.prepare();
+
+/** The headers next.config.mjs puts on every answer (`source: "/:path*"`). */
+async function everyAnswerHeaders() {
+  if (typeof nextConfig.headers !== "function") return [];
+  const rules = await nextConfig.headers();
+  return rules.filter((r) => r.source === "/:path*").flatMap((r) => r.headers.map((h) => [h.key, h.value]));
+}
+const commonHeaders = await everyAnswerHeaders();
+
+const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
+
+function toRequest(req, url) {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(url, {
+    method: req.method,
+    headers,
+    body: hasBody ? Readable.toWeb(req) : undefined,
+    duplex: hasBody ? "half" : undefined,
+  });
+}
+
+async function answer(route, req, res, url) {
+  const response = await route(toRequest(req, url));
+  const headers = {};
+  for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
+  response.headers.forEach((v, k) => {
+    if (k === "set-cookie") return;
+    headers[k] = v;
+  });
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length) headers["set-cookie"] = cookies;
+  // Answered before the body was read to its end (413, 401 before parsing): the rest of the body
+  // is still on the connection, so it cannot carry another request. Close it after this answer
+  // (Node drains unread bodies itself only when nobody started reading them).
+  if (!req.complete) {
+    headers.connection = "close";
+    res.once("finish", () => req.socket.destroySoon());
+  }
+  res.writeHead(response.status, headers);
+  if (!response.body || req.method === "HEAD") return void res.end();
+  await pipeline(Readable.fromWeb(response.body), res);
+}
+
+const server = http.createServer((req, res) => {
+  // Registered by instrumentation.ts once the runtime is up; until then Next answers everything.
+  const agentRouteFor = globalThis[AGENT_ROUTES_KEY];
+  const route = fastPathEnabled && typeof agentRouteFor === "function" ? routeOf(req, agentRouteFor) : null;
+  if (!route) return void handleWithNext(req, res);
+  answer(route.handler, req, res, route.url).catch((err) => {
+    console.error("[vigil] agent API request failed:", err);
+    if (!res.headersSent) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "Internal server error" } }));
+    } else res.destroy();
+  });
+});
+
+function routeOf(req, agentRouteFor) {
+  const raw = req.url ?? "/";
+  const q = raw.indexOf("?");
+  const pathname = q < 0 ? raw : raw.slice(0, q);
+  const handler = agentRouteFor(req.method ?? "GET", pathname);
+  if (!handler) return null;
+  return { handler, url: absoluteUrl(req.headers.host, raw) };
+}
+
+/** The request's URL as the handlers see it; a Host header that is not a host name falls back to localhost. */
+function absoluteUrl(host, raw) {
+  try {
+    return new URL(raw, `http://${host ?? `localhost:${port}`}`).href;
+  } catch {
+    return new URL(raw, `http://localhost:${port}`).href;
+  }
+}
+
+// Next's own server keeps idle connections a little longer than typical proxies' 60 s.
+server.keepAliveTimeout = 65_000;
+server.headersTimeout = 66_000;
+server.listen(port, hostname, () => {
+  console.log(`[vigil] ready on http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}${fastPathEnabled ? "" : " (agent API fast path off)"}`);
+});
+
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    server.close(() => process.exit(0));
+    server.closeAllConnections?.();
+    setTimeout(() => process.exit(0), 3_000).unref();
+  });
+}
