@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 
-export type KeyValueItem = { label: ReactNode; value: ReactNode; hint?: ReactNode };
+/** `wide`: in the grid layout, the item takes a whole row (long names that a column would cut to nothing). */
+export type KeyValueItem = { label: ReactNode; value: ReactNode; hint?: ReactNode; wide?: boolean };
 
 /**
  * Definition list. `layout="rows"` (default): label column + value column.
@@ -11,7 +12,7 @@ export function KeyValue({ items, layout = "rows" }: { items: KeyValueItem[]; la
     return (
       <dl className="kv" data-layout="grid">
         {items.map((it, i) => (
-          <div key={i}>
+          <div key={i} data-wide={it.wide ? "" : undefined}>
             <dt>{it.label}</dt>
             <dd>
               {it.value}

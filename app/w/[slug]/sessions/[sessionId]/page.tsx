@@ -142,8 +142,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <KeyValue
                 layout="grid"
                 items={[
-                  { label: "Agent", value: <MiddleTruncate value={session.agent} copy copyLabel="agent name" /> },
-                  { label: "Model", value: session.model ? <MiddleTruncate value={session.model} mono copy copyLabel="model name" /> : "—" },
+                  { label: "Agent", value: <MiddleTruncate value={session.agent} copy copyLabel="agent name" />, wide: session.agent.length > 14 },
+                  { label: "Model", value: session.model ? <MiddleTruncate value={session.model} mono copy copyLabel="model name" /> : "—", wide: (session.model?.length ?? 0) > 14 },
                   { label: "Started", value: session.startedAt ? <RelativeTime date={session.startedAt} now={now} /> : "—" },
                   { label: "Last event", value: session.lastEventAt ? <RelativeTime date={session.lastEventAt} now={now} /> : "—" },
                   { label: "Ended", value: session.endedAt ? <RelativeTime date={session.endedAt} now={now} /> : "—" },
