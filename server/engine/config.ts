@@ -171,12 +171,18 @@ export interface SnakeConfigDocument {
 }
 
 export interface ConfigIssue {
+  /** Display path (`tool_rules.bash.rate_threshold`, `extractors[0].field`). */
   path: string;
   message: string;
+  /** The same path as segments (a rule name may contain dots: `domain_rules`, `api.example.com`). */
+  segments?: (string | number)[];
+  /** zod's issue code, or `custom`. */
+  code?: string;
 }
 export type ParseConfigResult = { ok: true; doc: ConfigDocument } | { ok: false; issues: ConfigIssue[] };
 
-function pathString(path: ReadonlyArray<PropertyKey>): string {
+/** Display path of segments: numbers are list indexes (`extractors[0].field`). */
+export function pathString(path: ReadonlyArray<PropertyKey>): string {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
@@ -192,7 +198,10 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
     for (const map of ["plugin_rules", "tool_rules", "domain_rules"]) {
       const m = (json as Record<string, unknown>)[map];
       if (m && typeof m === "object" && Object.prototype.hasOwnProperty.call(m, "__proto__")) {
-        return { ok: false, issues: [{ path: `${map}.__proto__`, message: `${map}.__proto__: "__proto__" is not allowed as a rule name` }] };
+        return {
+          ok: false,
+          issues: [{ path: `${map}.__proto__`, message: `${map}.__proto__: "__proto__" is not allowed as a rule name`, segments: [map, "__proto__"], code: "custom" }],
+        };
       }
     }
   }
@@ -202,12 +211,14 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
     for (const issue of r.error.issues) {
       if (issue.code === "unrecognized_keys") {
         for (const k of issue.keys) {
-          const p = pathString([...issue.path, k]);
-          issues.push({ path: p, message: `Unknown field '${p}'` });
+          const segments = [...issue.path, k].map((x) => (typeof x === "number" ? x : String(x)));
+          const p = pathString(segments);
+          issues.push({ path: p, message: `Unknown field '${p}'`, segments, code: issue.code });
         }
       } else {
-        const p = pathString(issue.path);
-        issues.push({ path: p, message: p ? `${p}: ${issue.message}` : issue.message });
+        const segments = issue.path.map((x) => (typeof x === "number" ? x : String(x)));
+        const p = pathString(segments);
+        issues.push({ path: p, message: p ? `${p}: ${issue.message}` : issue.message, segments, code: issue.code });
       }
     }
     return { ok: false, issues };
