@@ -11,8 +11,8 @@ import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
 import { toast } from "@/components/toast";
-import { useTRPC } from "@/lib/trpc/client";
-import { parseConfigDocument, toCamelDocument, type ConfigIssue, type SnakeConfigDocument } from "@/server/engine/config";
+import { errorIssues, useTRPC } from "@/lib/trpc/client";
+import { parseConfigDocument, pathString, toCamelDocument, type ConfigIssue, type SnakeConfigDocument } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
 
 export type ConfigLevel = "workspace" | "organization";
@@ -48,24 +48,15 @@ export function cloneDoc<T>(d: T): T {
   return JSON.parse(JSON.stringify(d ?? {})) as T;
 }
 
+/** The server's field issues (`data.issues`, document paths) as the editors' ConfigIssues. */
 function issuesFromError(err: unknown): { issues: ConfigIssue[]; message: string } {
-  const e = err as { message?: string; data?: { issues?: { path: string; message: string }[] } } | null;
-  const message = e?.message ?? "Could not save";
-  const issues: ConfigIssue[] = [];
-  // The server message lists every issue: "Invalid configuration document: a.b: msg; c: msg".
-  const body = message.replace(/^Invalid configuration document:\s*/, "");
-  if (body !== message) {
-    for (const part of body.split("; ")) {
-      const m = /^Unknown field '([^']+)'$/.exec(part);
-      if (m) issues.push({ path: m[1], message: part });
-      else {
-        const idx = part.indexOf(": ");
-        issues.push(idx > 0 ? { path: part.slice(0, idx), message: part } : { path: "", message: part });
-      }
-    }
-  } else if (e?.data?.issues?.length) {
-    for (const i of e.data.issues) issues.push({ path: i.path, message: i.message });
-  }
+  const message = (err as { message?: string } | null)?.message ?? "Could not save";
+  const issues = errorIssues(err).map((i) => {
+    // Paths are document paths; "document" is the procedure's input field around the document.
+    const segments = i.path[0] === "document" ? i.path.slice(1) : i.path;
+    // Digits are list indexes in the document (extractors[0], security_patterns[2]).
+    return { path: pathString(segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s))), segments, message: i.message, code: i.code };
+  });
   return { issues, message };
 }
 

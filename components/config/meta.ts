@@ -1,56 +1,93 @@
 /**
- * Labels, hints and client-side validators for the configuration editors. The validators mirror
- * the engine's zod schema (server/engine/config.ts) so errors show next to a field before saving;
- * the whole document is validated again by the same parser on save.
+ * The configuration editors' view of the registry (server/engine/registry.ts): labels, help,
+ * units, ranges and input kinds of every rule field, setting and model-switch threshold, and the
+ * client-side validators — the registry's own zod schemas, so an error shows next to a field
+ * before saving with the server's rule. The whole document is validated again on save.
  */
-import type { SnakeRule } from "@/server/engine/config";
+import { fieldSchema, type FieldSpec } from "@/server/engine/field-spec";
+import {
+  MODEL_SWITCH_FIELDS,
+  RULE_FIELD_REGISTRY,
+  SETTINGS,
+  namesOf,
+  type ModelSwitchField,
+  type RegistryEntry,
+  type RuleFieldName,
+  type SettingName,
+  type SnakeModelSwitch,
+  type SnakeRule,
+  type SnakeSettings,
+} from "@/server/engine/registry";
 import { SEVERITIES, type Severity } from "@/server/engine/types";
 
-export type RuleFieldKind = "number" | "int" | "int0" | "rate" | "severities" | "bool";
+/** How the editor shows a field: a select of options, on/off, a number box, a list box, severity checkboxes. */
+export type FieldKind = "enum" | "bool" | "number" | "list" | "severities";
 
-export interface RuleFieldMeta {
-  key: keyof SnakeRule;
-  camel: string;
+export interface EditorFieldMeta<K extends string = string, C extends string = string> {
+  /** snake_case document key. */
+  key: K;
+  /** camelCase name (API, engine). */
+  camel: C;
   label: string;
   hint: string;
-  kind: RuleFieldKind;
   unit?: string;
+  kind: FieldKind;
+  spec: FieldSpec;
+  /** Number fields: the accepted range and the input's step. */
+  min?: number;
+  max?: number;
+  step?: number;
+  /** A number between 0 and 1 shown with its percentage. */
+  ratio?: boolean;
+  /** Enum fields. */
+  options?: { value: string; label: string }[];
 }
 
-export const RULE_FIELD_META: RuleFieldMeta[] = [
-  { key: "count_threshold", camel: "countThreshold", label: "Count threshold", hint: "Escalate when effective (weighted, decayed) failures in the window reach this", kind: "number", unit: "failures" },
-  { key: "consecutive_threshold", camel: "consecutiveThreshold", label: "Consecutive threshold", hint: "Escalate after this many failures in a row (any severity)", kind: "int", unit: "in a row" },
-  { key: "rate_threshold", camel: "rateThreshold", label: "Rate threshold", hint: "Escalate when failures ÷ results in the window reach this (0–1, e.g. 0.5 = 50%)", kind: "rate" },
-  { key: "rate_min_calls", camel: "rateMinCalls", label: "Rate minimum calls", hint: "The rate is only checked with at least this many results in the window", kind: "int", unit: "results" },
-  { key: "window_seconds", camel: "windowSeconds", label: "Window", hint: "Failures older than this do not count", kind: "int", unit: "seconds" },
-  { key: "severity_filter", camel: "severityFilter", label: "Severities counted", hint: "Only failures of these severities count towards the count threshold", kind: "severities" },
-  { key: "escalation_duration_seconds", camel: "escalationDurationSeconds", label: "Escalation duration", hint: "Minimum time a key stays escalated", kind: "int0", unit: "seconds" },
-  { key: "notify_user", camel: "notify", label: "Notify", hint: "Send escalation / recovery messages to the agent", kind: "bool" },
-  { key: "cooldown_seconds", camel: "cooldownSeconds", label: "Cooldown", hint: "Quiet time since the last failure before recovery can start", kind: "int0", unit: "seconds" },
-  { key: "success_count_to_recover", camel: "successCountToRecover", label: "Successes to recover", hint: "Successes needed in recovering before the key is trusted again", kind: "int", unit: "successes" },
-  { key: "block_threshold", camel: "blockThreshold", label: "Block threshold", hint: "While escalated, block the key when effective failures since escalation reach this", kind: "number", unit: "failures" },
-];
+const KIND_OF: Record<FieldSpec["kind"], FieldKind> = { enum: "enum", bool: "bool", number: "number", names: "list", severities: "severities" };
+
+/** Editor metadata of one registry entry. */
+export function editorMeta<C extends string>(camel: C, entry: RegistryEntry): EditorFieldMeta<string, C> {
+  const spec = entry.spec;
+  const meta: EditorFieldMeta<string, C> = { key: entry.snake, camel, label: entry.label, hint: entry.help, unit: entry.unit, kind: KIND_OF[spec.kind], spec };
+  if (spec.kind === "number") {
+    meta.min = spec.min;
+    meta.max = spec.max;
+    meta.ratio = !spec.int && spec.max === 1;
+    meta.step = spec.int ? 1 : meta.ratio ? 0.05 : 0.5;
+  }
+  if (spec.kind === "enum") meta.options = spec.values.map((v) => ({ value: v, label: v }));
+  return meta;
+}
+
+export type RuleFieldMeta = EditorFieldMeta<keyof SnakeRule & string, RuleFieldName>;
+export type SettingMeta = EditorFieldMeta<keyof SnakeSettings & string, SettingName>;
+export type ModelSwitchMeta = EditorFieldMeta<keyof SnakeModelSwitch & string, ModelSwitchField>;
+
+export const RULE_FIELD_META = namesOf(RULE_FIELD_REGISTRY).map((n) => editorMeta(n, RULE_FIELD_REGISTRY[n])) as RuleFieldMeta[];
+export const SETTING_META = namesOf(SETTINGS).map((n) => editorMeta(n, SETTINGS[n])) as SettingMeta[];
+export const MODEL_SWITCH_META = namesOf(MODEL_SWITCH_FIELDS).map((n) => editorMeta(n, MODEL_SWITCH_FIELDS[n])) as ModelSwitchMeta[];
 
 export const SEVERITY_OPTIONS: readonly Severity[] = SEVERITIES;
 
-/** Validates the text of a numeric rule field; returns an error message or null. Empty = inherit. */
-export function validateRuleNumber(kind: RuleFieldKind, text: string): { value?: number; error?: string } {
+/**
+ * Validates the text of a number field with the field's own schema; empty = inherit (no value,
+ * no error). The message is the schema's ("Must be greater than 0").
+ */
+export function validateNumberText(meta: EditorFieldMeta, text: string): { value?: number; error?: string } {
   const t = text.trim();
   if (t === "") return {};
   const n = Number(t);
   if (!Number.isFinite(n)) return { error: "Enter a number (or leave empty to inherit)" };
-  switch (kind) {
-    case "number":
-      return n > 0 ? { value: n } : { error: "Must be greater than 0" };
-    case "int":
-      return Number.isInteger(n) && n >= 1 ? { value: n } : { error: "Must be a whole number of at least 1" };
-    case "int0":
-      return Number.isInteger(n) && n >= 0 ? { value: n } : { error: "Must be a whole number of at least 0" };
-    case "rate":
-      return n > 0 && n <= 1 ? { value: n } : { error: "Must be greater than 0 and at most 1 (0.5 = 50%)" };
-    default:
-      return { value: n };
-  }
+  const error = fieldError(meta, n);
+  return error ? { error } : { value: n };
+}
+
+/** The field's schema error for a value ("Must be greater than 0"), or null when it is valid. */
+export function fieldError(meta: EditorFieldMeta, value: unknown): string | null {
+  const r = fieldSchema(meta.spec).safeParse(value);
+  if (r.success) return null;
+  const message = r.error.issues[0]?.message ?? "Invalid value";
+  return message.charAt(0).toUpperCase() + message.slice(1);
 }
 
 /** Short human summary of the fields a rule sets. */
@@ -72,7 +109,7 @@ export function formatRuleValue(meta: RuleFieldMeta, v: unknown): string {
   if (v === undefined || v === null) return meta.key.endsWith("threshold") ? "not used" : "—";
   if (Array.isArray(v)) return v.length ? v.join(", ") : "none";
   if (typeof v === "boolean") return v ? "on" : "off";
-  if (meta.kind === "rate" && typeof v === "number") return `${v} (${Math.round(v * 1000) / 10}%)`;
+  if (meta.ratio && typeof v === "number") return `${v} (${Math.round(v * 1000) / 10}%)`;
   if (meta.unit === "seconds" && typeof v === "number") return `${v}s`;
   return String(v);
 }
@@ -80,77 +117,6 @@ export function formatRuleValue(meta: RuleFieldMeta, v: unknown): string {
 // ---------------------------------------------------------------------------
 // Settings
 // ---------------------------------------------------------------------------
-
-export type SettingSnakeKey =
-  | "nudge_level"
-  | "nudge_enabled"
-  | "recovery_mode"
-  | "model_switch_strategy"
-  | "pattern_detection_enabled"
-  | "blocked_decision"
-  | "preferred_models";
-
-export interface SettingMeta {
-  key: SettingSnakeKey;
-  camel: "nudgeLevel" | "nudgeEnabled" | "recoveryMode" | "modelSwitchStrategy" | "patternDetectionEnabled" | "blockedDecision" | "preferredModels";
-  label: string;
-  hint: string;
-  options?: { value: string; label: string }[];
-  kind: "enum" | "bool" | "list";
-}
-
-export const SETTING_META: SettingMeta[] = [
-  {
-    key: "nudge_level",
-    camel: "nudgeLevel",
-    label: "Nudge level",
-    hint: "Caps nudges: off records patterns only; gentle sends everything gently; direct never pauses; interrupt pauses on severe stalls",
-    kind: "enum",
-    options: [
-      { value: "off", label: "off" },
-      { value: "gentle", label: "gentle" },
-      { value: "direct", label: "direct" },
-      { value: "interrupt", label: "interrupt" },
-    ],
-  },
-  { key: "nudge_enabled", camel: "nudgeEnabled", label: "Nudges enabled", hint: "Send nudges to agents at all", kind: "bool" },
-  {
-    key: "recovery_mode",
-    camel: "recoveryMode",
-    label: "Recovery mode",
-    hint: "auto: a recovered key becomes trusted by itself; ask: a person approves it in Approvals",
-    kind: "enum",
-    options: [
-      { value: "auto", label: "auto" },
-      { value: "ask", label: "ask" },
-    ],
-  },
-  {
-    key: "model_switch_strategy",
-    camel: "modelSwitchStrategy",
-    label: "Model switch",
-    hint: "disabled, suggest a better model, or instruct the agent to switch (auto)",
-    kind: "enum",
-    options: [
-      { value: "disabled", label: "disabled" },
-      { value: "suggest", label: "suggest" },
-      { value: "auto", label: "auto" },
-    ],
-  },
-  { key: "pattern_detection_enabled", camel: "patternDetectionEnabled", label: "Pattern detection", hint: "Detect behavioural stalls in sessions", kind: "bool" },
-  {
-    key: "blocked_decision",
-    camel: "blockedDecision",
-    label: "Blocked decision",
-    hint: "What guard.check answers for a blocked key: ask for approval or deny",
-    kind: "enum",
-    options: [
-      { value: "ask", label: "ask" },
-      { value: "deny", label: "deny" },
-    ],
-  },
-  { key: "preferred_models", camel: "preferredModels", label: "Preferred models", hint: "Candidates for model switches, in order of preference (empty: every model seen)", kind: "list" },
-];
 
 export function formatSettingValue(v: unknown): string {
   if (Array.isArray(v)) return v.length ? v.join(", ") : "(any model)";

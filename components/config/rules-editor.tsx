@@ -18,7 +18,7 @@ import type { SnakeConfigDocument, SnakeRule } from "@/server/engine/config";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import type { RuleInput, Severity } from "@/server/engine/types";
 import { cloneDoc, issuesUnder, ReadOnlyNotice, useConfigEditor } from "./config-context";
-import { RULE_FIELD_META, SEVERITY_OPTIONS, formatRuleValue, ruleSummary, validateRuleNumber, type RuleFieldMeta } from "./meta";
+import { RULE_FIELD_META, SEVERITY_OPTIONS, formatRuleValue, ruleSummary, validateNumberText, type RuleFieldMeta } from "./meta";
 
 type RuleKind = "tool_rules" | "domain_rules" | "plugin_rules";
 const KIND_META: Record<RuleKind, { title: string; singular: string; nameLabel: string; description: string; placeholder: string }> = {
@@ -98,7 +98,7 @@ function validateForm(s: FormState, opts: { nameRequired: boolean; takenNames: s
   }
   for (const m of RULE_FIELD_META) {
     if (m.kind === "bool" || m.kind === "severities") continue;
-    const r = validateRuleNumber(m.kind, s.numbers[m.key] ?? "");
+    const r = validateNumberText(m, s.numbers[m.key] ?? "");
     if (r.error) errors[m.key] = r.error;
     else if (r.value !== undefined) rule[m.key] = r.value;
   }
@@ -245,7 +245,7 @@ function RuleForm({
                 placeholder={`Inherit: ${formatRuleValue(m, inh.value)}`}
                 title={`Empty inherits ${inhText}`}
                 suffix={m.unit}
-                step={m.kind === "rate" ? 0.05 : m.kind === "number" ? 0.5 : 1}
+                step={m.step}
                 onChange={(e) => {
                   touch(m.key);
                   setServerErrors((se) => ({ ...se, [m.key]: "" }));

@@ -14,7 +14,7 @@ import { DEFAULT_MODEL_SWITCH, type SnakeConfigDocument } from "@/server/engine/
 import { resolveSettings } from "@/server/engine/settings";
 import type { SettingSource } from "@/server/engine/types";
 import { cloneDoc, ReadOnlyNotice, useConfigEditor } from "./config-context";
-import { SETTING_META, formatSettingValue, type SettingMeta } from "./meta";
+import { MODEL_SWITCH_META, SETTING_META, fieldError, formatSettingValue, validateNumberText, type SettingMeta } from "./meta";
 
 function SourceBadge({ source }: { source: SettingSource }) {
   const tone = source === "workspace" ? "info" : source === "organization" ? "admin" : "outline";
@@ -48,9 +48,8 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
         .split(/[,\n]/)
         .map((s) => s.trim())
         .filter(Boolean);
-      if (list.some((m) => m.length > 256)) return { error: "Model names are at most 256 characters" };
-      if (list.length > 100) return { error: "At most 100 models" };
-      return { value: list };
+      const error = fieldError(meta, list);
+      return error ? { error } : { value: list };
     }
     if (draft === "") return { error: "Choose a value" };
     if (meta.kind === "bool") return { value: draft === "true" };
@@ -146,27 +145,17 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
   );
 }
 
-const MS_FIELDS = [
-  { key: "failure_threshold", camel: "failureThreshold", label: "Failure threshold", hint: "Failures of the current model on a key before a switch is considered", int: true, min: 1 },
-  { key: "min_success_rate_diff", camel: "minSuccessRateDiff", label: "Minimum success-rate gain", hint: "How much better (0–1) the candidate must be", int: false, min: 0 },
-  { key: "min_attempts", camel: "minAttempts", label: "Minimum attempts", hint: "Attempts a candidate needs on the key to be trusted", int: true, min: 1 },
-] as const;
-
 function ModelSwitchCard() {
   const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
   const own = (doc.model_switch ?? {}) as Record<string, number | undefined>;
-  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(MS_FIELDS.map((f) => [f.key, own[f.key] === undefined ? "" : String(own[f.key])])));
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(MODEL_SWITCH_META.map((f) => [f.key, own[f.key] === undefined ? "" : String(own[f.key])])));
   const [submitted, setSubmitted] = useState(false);
   const errors: Record<string, string> = {};
   const values: Record<string, number> = {};
-  for (const f of MS_FIELDS) {
-    const t = (draft[f.key] ?? "").trim();
-    if (t === "") continue;
-    const n = Number(t);
-    if (!Number.isFinite(n)) errors[f.key] = "Enter a number";
-    else if (f.int && (!Number.isInteger(n) || n < f.min)) errors[f.key] = `Must be a whole number of at least ${f.min}`;
-    else if (!f.int && (n < 0 || n > 1)) errors[f.key] = "Must be between 0 and 1";
-    else values[f.key] = n;
+  for (const f of MODEL_SWITCH_META) {
+    const r = validateNumberText(f, draft[f.key] ?? "");
+    if (r.error) errors[f.key] = r.error;
+    else if (r.value !== undefined) values[f.key] = r.value;
   }
   const inherited = (camelKey: string) => {
     const o = (level === "workspace" ? inheritedCamel.modelSwitch : undefined) as Record<string, number | undefined> | undefined;
@@ -190,13 +179,13 @@ function ModelSwitchCard() {
           }}
         >
           <div className="form-row">
-            {MS_FIELDS.map((f) => (
+            {MODEL_SWITCH_META.map((f) => (
               <Field key={f.key} label={f.label} hint={f.hint} error={submitted || draft[f.key] !== "" ? errors[f.key] : undefined}>
                 <NumberInput
                   value={draft[f.key]}
                   disabled={!canEdit}
                   placeholder={`Inherit: ${inherited(f.camel)}`}
-                  step={f.int ? 1 : 0.05}
+                  step={f.step}
                   onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
                 />
               </Field>

@@ -58,19 +58,33 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
   );
 }
 
+/** A field problem as every procedure reports it (`error.data.issues[]`, server/trpc/error-issues.ts). */
+export interface ApiIssue {
+  path: string[];
+  message: string;
+  code: string;
+}
+
+/** The field issues of a tRPC error (empty when it is not about fields). */
+export function errorIssues(error: unknown): ApiIssue[] {
+  const issues = (error as { data?: { issues?: unknown } } | null)?.data?.issues;
+  return Array.isArray(issues) ? (issues as ApiIssue[]) : [];
+}
+
 /** The user-facing message of a tRPC error (first field issue when there is one). */
 export function errorMessage(error: unknown): string {
   if (!error) return "";
-  const e = error as { message?: string; data?: { issues?: { path: string; message: string }[] } };
-  const issue = e.data?.issues?.[0];
+  const issue = errorIssues(error)[0];
   if (issue) return issue.message;
-  return e.message ?? String(error);
+  return (error as { message?: string }).message ?? String(error);
 }
 
-/** Field errors of a tRPC error keyed by their path ("slug", "email", …). */
+/** Field errors of a tRPC error keyed by their dotted path ("slug", "email", "settings.nudgeLevel", …). */
 export function fieldErrors(error: unknown): Record<string, string> {
-  const e = error as { data?: { issues?: { path: string; message: string }[] } } | null;
   const out: Record<string, string> = {};
-  for (const i of e?.data?.issues ?? []) if (i.path && !out[i.path]) out[i.path] = i.message;
+  for (const i of errorIssues(error)) {
+    const key = i.path.join(".");
+    if (key && !out[key]) out[key] = i.message;
+  }
   return out;
 }

@@ -70,7 +70,10 @@ const FULL = {
 describe("parseConfigDocument", () => {
   it("pattern ladders: unknown pattern names and ladders that are not strictly increasing name the field", () => {
     const unknown = parseConfigDocument({ patterns: { stuck_forever: { minor: 1 } } });
-    expect(unknown).toEqual({ ok: false, issues: [{ path: "patterns.stuck_forever", message: "Unknown field 'patterns.stuck_forever'" }] });
+    expect(unknown).toEqual({
+      ok: false,
+      issues: [{ path: "patterns.stuck_forever", message: "Unknown field 'patterns.stuck_forever'", segments: ["patterns", "stuck_forever"], code: "unrecognized_keys" }],
+    });
     const equal = parseConfigDocument({ patterns: { repetitive_calls: { minor: 3, moderate: 3, severe: 5 } } });
     expect(equal.ok).toBe(false);
     if (!equal.ok) expect(equal.issues.map((i) => i.path)).toEqual(["patterns.repetitive_calls.moderate"]);

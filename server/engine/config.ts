@@ -6,9 +6,18 @@
 import { z } from "zod";
 import { DEFAULT_SECURITY_PATTERNS, compileSecurityPattern } from "./classify";
 import {
-  NUDGE_LEVELS,
+  MODEL_SWITCH_FIELDS,
+  RULE_FIELD_REGISTRY,
+  SETTINGS,
+  defaultsOf,
+  registryObjectSchema,
+  snakeCamelPairs,
+  type SnakeModelSwitch,
+  type SnakeRule,
+  type SnakeSettings,
+} from "./registry";
+import {
   PATTERN_TYPES,
-  SEVERITIES,
   type ConfigDocument,
   type EffectiveConfig,
   type Extractor,
@@ -50,55 +59,30 @@ export const DEFAULT_PATTERN_CONFIG: PatternConfig = {
   },
 };
 
-export const DEFAULT_MODEL_SWITCH: ModelSwitchConfig = { failureThreshold: 3, minSuccessRateDiff: 0.3, minAttempts: 3 };
+export const DEFAULT_MODEL_SWITCH: ModelSwitchConfig = defaultsOf(MODEL_SWITCH_FIELDS);
 export const DEFAULT_RETENTION_DAYS = 30;
 
 // ---------------------------------------------------------------------------
 // Schema (snake_case document)
 // ---------------------------------------------------------------------------
 
-const positive = z.number().finite().positive();
 const positiveInt = z.number().int().positive();
-const nonNegativeInt = z.number().int().min(0);
 
-export const ruleSchema = z
-  .object({
-    count_threshold: positive.optional(),
-    consecutive_threshold: positiveInt.optional(),
-    rate_threshold: z.number().gt(0).lte(1).optional(),
-    rate_min_calls: positiveInt.optional(),
-    window_seconds: z.number().int().min(1).optional(),
-    severity_filter: z.array(z.enum(SEVERITIES)).optional(),
-    escalation_duration_seconds: nonNegativeInt.optional(),
-    notify_user: z.boolean().optional(),
-    cooldown_seconds: nonNegativeInt.optional(),
-    success_count_to_recover: positiveInt.optional(),
-    block_threshold: positive.optional(),
-  })
-  .strict();
+/** One rule (snake_case), every field optional; fields and ranges come from the registry. */
+export const ruleSchema = registryObjectSchema(RULE_FIELD_REGISTRY, "snake", (f) => f.optional()) as unknown as z.ZodType<SnakeRule>;
 
 const name = z.string().min(1).max(256);
 const ruleMap = z.record(name, ruleSchema);
 
-const settingsSchema = z
-  .object({
-    recovery_mode: z.enum(["auto", "ask"]).optional(),
-    nudge_level: z.enum(NUDGE_LEVELS).optional(),
-    nudge_enabled: z.boolean().optional(),
-    model_switch_strategy: z.enum(["disabled", "suggest", "auto"]).optional(),
-    pattern_detection_enabled: z.boolean().optional(),
-    blocked_decision: z.enum(["ask", "deny"]).optional(),
-    preferred_models: z.array(z.string().min(1).max(256)).optional(),
-  })
-  .strict();
+/** camelCase views of the same fields (a stored ConfigDocument's rules and model-switch values). */
+export const ruleInputSchema = registryObjectSchema(RULE_FIELD_REGISTRY, "camel", (f) => f.optional()) as unknown as z.ZodType<RuleInput>;
+export const modelSwitchInputSchema = registryObjectSchema(MODEL_SWITCH_FIELDS, "camel", (f) => f.optional()) as unknown as z.ZodType<
+  Partial<ModelSwitchConfig>
+>;
 
-const modelSwitchSchema = z
-  .object({
-    failure_threshold: positiveInt.optional(),
-    min_success_rate_diff: z.number().min(0).max(1).optional(),
-    min_attempts: positiveInt.optional(),
-  })
-  .strict();
+const settingsSchema = registryObjectSchema(SETTINGS, "snake", (f) => f.optional()) as unknown as z.ZodType<SnakeSettings>;
+
+const modelSwitchSchema = registryObjectSchema(MODEL_SWITCH_FIELDS, "snake", (f) => f.optional()) as unknown as z.ZodType<SnakeModelSwitch>;
 
 const ladderSchema = z
   .object({ minor: positiveInt.optional(), moderate: positiveInt.optional(), severe: positiveInt.optional() })
@@ -166,14 +150,14 @@ export const configDocumentSchema = z
   })
   .strict();
 
-export type SnakeRule = z.infer<typeof ruleSchema>;
+export type { SnakeRule } from "./registry";
 export interface SnakeConfigDocument {
   default_rule?: SnakeRule;
   plugin_rules?: Record<string, SnakeRule>;
   tool_rules?: Record<string, SnakeRule>;
   domain_rules?: Record<string, SnakeRule>;
-  settings?: z.infer<typeof settingsSchema>;
-  model_switch?: z.infer<typeof modelSwitchSchema>;
+  settings?: SnakeSettings;
+  model_switch?: SnakeModelSwitch;
   patterns?: {
     introspection_tools?: string[];
     read_only_tools?: string[];
@@ -187,12 +171,18 @@ export interface SnakeConfigDocument {
 }
 
 export interface ConfigIssue {
+  /** Display path (`tool_rules.bash.rate_threshold`, `extractors[0].field`). */
   path: string;
   message: string;
+  /** The same path as segments (a rule name may contain dots: `domain_rules`, `api.example.com`). */
+  segments?: (string | number)[];
+  /** zod's issue code, or `custom`. */
+  code?: string;
 }
 export type ParseConfigResult = { ok: true; doc: ConfigDocument } | { ok: false; issues: ConfigIssue[] };
 
-function pathString(path: ReadonlyArray<PropertyKey>): string {
+/** Display path of segments: numbers are list indexes (`extractors[0].field`). */
+export function pathString(path: ReadonlyArray<PropertyKey>): string {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
@@ -208,7 +198,10 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
     for (const map of ["plugin_rules", "tool_rules", "domain_rules"]) {
       const m = (json as Record<string, unknown>)[map];
       if (m && typeof m === "object" && Object.prototype.hasOwnProperty.call(m, "__proto__")) {
-        return { ok: false, issues: [{ path: `${map}.__proto__`, message: `${map}.__proto__: "__proto__" is not allowed as a rule name` }] };
+        return {
+          ok: false,
+          issues: [{ path: `${map}.__proto__`, message: `${map}.__proto__: "__proto__" is not allowed as a rule name`, segments: [map, "__proto__"], code: "custom" }],
+        };
       }
     }
   }
@@ -218,12 +211,14 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
     for (const issue of r.error.issues) {
       if (issue.code === "unrecognized_keys") {
         for (const k of issue.keys) {
-          const p = pathString([...issue.path, k]);
-          issues.push({ path: p, message: `Unknown field '${p}'` });
+          const segments = [...issue.path, k].map((x) => (typeof x === "number" ? x : String(x)));
+          const p = pathString(segments);
+          issues.push({ path: p, message: `Unknown field '${p}'`, segments, code: issue.code });
         }
       } else {
-        const p = pathString(issue.path);
-        issues.push({ path: p, message: p ? `${p}: ${issue.message}` : issue.message });
+        const segments = issue.path.map((x) => (typeof x === "number" ? x : String(x)));
+        const p = pathString(segments);
+        issues.push({ path: p, message: p ? `${p}: ${issue.message}` : issue.message, segments, code: issue.code });
       }
     }
     return { ok: false, issues };
@@ -235,35 +230,9 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
 // snake <-> camel
 // ---------------------------------------------------------------------------
 
-const RULE_KEYS: Array<[keyof SnakeRule, keyof RuleInput]> = [
-  ["count_threshold", "countThreshold"],
-  ["consecutive_threshold", "consecutiveThreshold"],
-  ["rate_threshold", "rateThreshold"],
-  ["rate_min_calls", "rateMinCalls"],
-  ["window_seconds", "windowSeconds"],
-  ["severity_filter", "severityFilter"],
-  ["escalation_duration_seconds", "escalationDurationSeconds"],
-  ["notify_user", "notify"],
-  ["cooldown_seconds", "cooldownSeconds"],
-  ["success_count_to_recover", "successCountToRecover"],
-  ["block_threshold", "blockThreshold"],
-];
-
-const SETTING_KEYS: Array<[string, keyof SettingValues]> = [
-  ["recovery_mode", "recoveryMode"],
-  ["nudge_level", "nudgeLevel"],
-  ["nudge_enabled", "nudgeEnabled"],
-  ["model_switch_strategy", "modelSwitchStrategy"],
-  ["pattern_detection_enabled", "patternDetectionEnabled"],
-  ["blocked_decision", "blockedDecision"],
-  ["preferred_models", "preferredModels"],
-];
-
-const MODEL_SWITCH_KEYS: Array<[string, keyof ModelSwitchConfig]> = [
-  ["failure_threshold", "failureThreshold"],
-  ["min_success_rate_diff", "minSuccessRateDiff"],
-  ["min_attempts", "minAttempts"],
-];
+const RULE_KEYS = snakeCamelPairs(RULE_FIELD_REGISTRY);
+const SETTING_KEYS = snakeCamelPairs(SETTINGS);
+const MODEL_SWITCH_KEYS = snakeCamelPairs(MODEL_SWITCH_FIELDS);
 
 const PATTERN_LIST_KEYS: Array<[string, "introspectionTools" | "readOnlyTools" | "actionTools" | "announcePhrases" | "volatileArgFields"]> = [
   ["introspection_tools", "introspectionTools"],

@@ -4,6 +4,7 @@
  */
 import type { SessionBehaviour } from "./behaviour-state";
 import type { BehaviourStats } from "./patterns";
+import { MODEL_SWITCH_FIELDS, defaultsOf } from "./registry";
 import { PATTERN_TYPES, type Effect, type ModelSwitchConfig, type ModelSwitchStrategy, type PatternType } from "./types";
 
 // ---------------------------------------------------------------------------
@@ -19,11 +20,7 @@ export interface ModelToolProfile {
   lastFailureAt: number | null;
 }
 
-export const DEFAULT_MODEL_SWITCH_CONFIG: ModelSwitchConfig = {
-  failureThreshold: 3,
-  minSuccessRateDiff: 0.3,
-  minAttempts: 3,
-};
+export const DEFAULT_MODEL_SWITCH_CONFIG: ModelSwitchConfig = defaultsOf(MODEL_SWITCH_FIELDS);
 
 export function emptyModelToolProfile(model: string, failureKey: string): ModelToolProfile {
   return { model, failureKey, attempts: 0, failures: 0, lastFailureAt: null };

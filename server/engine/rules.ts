@@ -6,35 +6,28 @@
  * unset fields inherit from the workspace default rule, then the organization default rule, then
  * the built-in values.
  */
+import { RULE_FIELD_REGISTRY, namesOf, type RuleFieldName } from "./registry";
 import type { ConfigDocument, ResolvedRule, Rule, RuleInput, RuleLevel, Severity } from "./types";
 
-export const RULE_FIELDS = [
-  "countThreshold",
-  "consecutiveThreshold",
-  "rateThreshold",
-  "rateMinCalls",
-  "windowSeconds",
-  "severityFilter",
-  "escalationDurationSeconds",
-  "notify",
-  "cooldownSeconds",
-  "successCountToRecover",
-  "blockThreshold",
-] as const satisfies ReadonlyArray<keyof Rule>;
-export type RuleField = (typeof RULE_FIELDS)[number];
+export const RULE_FIELDS: readonly RuleFieldName[] = namesOf(RULE_FIELD_REGISTRY);
+export type RuleField = RuleFieldName;
 
-export const DEFAULT_SEVERITY_FILTER: readonly Severity[] = ["server_error", "crash", "security"];
+// A resolved Rule has exactly the registry's fields (a new rule field fails to compile until Rule has it).
+type SameKeys<A, B> = [Exclude<keyof A, B>, Exclude<B, keyof A>] extends [never, never] ? true : false;
+const ruleMatchesRegistry: SameKeys<Rule, RuleFieldName> = true;
+void ruleMatchesRegistry;
 
-export const BUILTIN_RULE: Readonly<Rule> = Object.freeze({
-  countThreshold: 3,
-  rateMinCalls: 4,
-  windowSeconds: 3600,
-  severityFilter: [...DEFAULT_SEVERITY_FILTER],
-  escalationDurationSeconds: 1800,
-  notify: true,
-  cooldownSeconds: 900,
-  successCountToRecover: 3,
-});
+export const DEFAULT_SEVERITY_FILTER: readonly Severity[] = RULE_FIELD_REGISTRY.severityFilter.builtin ?? [];
+
+/** The built-in default rule: every registry field's `builtin` value (thresholds without one stay unset). */
+export const BUILTIN_RULE: Readonly<Rule> = Object.freeze(
+  Object.fromEntries(
+    RULE_FIELDS.flatMap((f) => {
+      const v = RULE_FIELD_REGISTRY[f].builtin;
+      return v === undefined ? [] : [[f, Array.isArray(v) ? [...v] : v]];
+    }),
+  ) as unknown as Rule,
+);
 
 export interface RuleQuery {
   toolName: string;

@@ -2,35 +2,13 @@
  * Settings (SPEC 6): built-in defaults, resolution session > workspace > organization > default
  * with the source of every value, the session-settings input schema (zod v4) and patches.
  */
-import { z } from "zod";
-import {
-  NUDGE_LEVELS,
-  type EffectiveSettings,
-  type SessionSettingsInput,
-  type SettingName,
-  type SettingSource,
-  type SettingValues,
-} from "./types";
+import { fieldSchema } from "./field-spec";
+import { SETTINGS, defaultsOf, namesOf, registryObjectSchema } from "./registry";
+import type { EffectiveSettings, SessionSettingsInput, SettingName, SettingSource, SettingValues } from "./types";
 
-export const DEFAULT_SETTINGS: Readonly<SettingValues> = Object.freeze({
-  nudgeLevel: "interrupt",
-  nudgeEnabled: true,
-  recoveryMode: "auto",
-  modelSwitchStrategy: "suggest",
-  patternDetectionEnabled: true,
-  blockedDecision: "ask",
-  preferredModels: [] as string[],
-});
+export const DEFAULT_SETTINGS: Readonly<SettingValues> = Object.freeze(defaultsOf(SETTINGS) as SettingValues);
 
-export const SETTING_NAMES: readonly SettingName[] = [
-  "nudgeLevel",
-  "nudgeEnabled",
-  "recoveryMode",
-  "modelSwitchStrategy",
-  "patternDetectionEnabled",
-  "blockedDecision",
-  "preferredModels",
-];
+export const SETTING_NAMES: readonly SettingName[] = namesOf(SETTINGS);
 
 /** A level's settings: a missing or null value means "not set at this level, inherit". */
 export type SettingsLevel = { [K in SettingName]?: SettingValues[K] | null } | null | undefined;
@@ -77,77 +55,30 @@ export function settingValues(effective: EffectiveSettings): SettingValues {
 }
 
 // ---------------------------------------------------------------------------
-// Input schema (camelCase). `null` clears a session override.
+// Input schemas (camelCase), derived from the registry. `null` clears a session override.
 // ---------------------------------------------------------------------------
 
-function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
-  return z.enum(values, { error: `${name} must be one of ${values.join(", ")}` });
-}
+/** One zod schema per setting; messages name the setting ("nudgeLevel must be one of …"). */
+export const settingValueSchemas = Object.fromEntries(SETTING_NAMES.map((name) => [name, fieldSchema(SETTINGS[name].spec, name)])) as {
+  [K in SettingName]: ReturnType<typeof fieldSchema<(typeof SETTINGS)[K]["spec"]>>;
+};
 
-function bool(name: string) {
-  return z.boolean({ error: `${name} must be true or false` });
-}
-
-export const settingValueSchemas = {
-  nudgeLevel: oneOf("nudgeLevel", NUDGE_LEVELS),
-  nudgeEnabled: bool("nudgeEnabled"),
-  recoveryMode: oneOf("recoveryMode", ["auto", "ask"] as const),
-  modelSwitchStrategy: oneOf("modelSwitchStrategy", ["disabled", "suggest", "auto"] as const),
-  patternDetectionEnabled: bool("patternDetectionEnabled"),
-  blockedDecision: oneOf("blockedDecision", ["ask", "deny"] as const),
-  preferredModels: z
-    .array(
-      z
-        .string({ error: "preferredModels must be a list of model names" })
-        .min(1, { error: "preferredModels entries must be non-empty model names" })
-        .max(256, { error: "preferredModels entries must be at most 256 characters" }),
-      { error: "preferredModels must be a list of model names" },
-    )
-    .max(100, { error: "preferredModels may list at most 100 models" }),
-} as const;
+const unknownSettings = (keys: readonly string[]) =>
+  `unknown setting${keys.length > 1 ? "s" : ""}: ${keys.join(", ")} (known: ${SETTING_NAMES.join(", ")})`;
 
 /**
  * Session settings input (`session.start.settings`, `sessions.setSettings.settings`): every
  * setting optional, `null` clears the session override, unknown names are rejected.
  */
-export const sessionSettingsInputSchema = z.strictObject(
-  {
-    nudgeLevel: settingValueSchemas.nudgeLevel.nullable().optional(),
-    nudgeEnabled: settingValueSchemas.nudgeEnabled.nullable().optional(),
-    recoveryMode: settingValueSchemas.recoveryMode.nullable().optional(),
-    modelSwitchStrategy: settingValueSchemas.modelSwitchStrategy.nullable().optional(),
-    patternDetectionEnabled: settingValueSchemas.patternDetectionEnabled.nullable().optional(),
-    blockedDecision: settingValueSchemas.blockedDecision.nullable().optional(),
-    preferredModels: settingValueSchemas.preferredModels.nullable().optional(),
-  },
-  {
-    error: (iss) =>
-      iss.code === "unrecognized_keys"
-        ? `unknown setting${iss.keys.length > 1 ? "s" : ""}: ${iss.keys.join(", ")} (known: ${SETTING_NAMES.join(", ")})`
-        : iss.code === "invalid_type"
-          ? "settings must be an object"
-          : undefined,
-  },
-);
+export const sessionSettingsInputSchema = registryObjectSchema(SETTINGS, "camel", (f) => f.nullable().optional(), {
+  error: (iss) =>
+    iss.code === "unrecognized_keys" ? unknownSettings(iss.keys) : iss.code === "invalid_type" ? "settings must be an object" : undefined,
+});
 
 /** Same shape without nulls: a stored level (workspace / organization settings). */
-export const settingsLevelSchema = z.strictObject(
-  {
-    nudgeLevel: settingValueSchemas.nudgeLevel.optional(),
-    nudgeEnabled: settingValueSchemas.nudgeEnabled.optional(),
-    recoveryMode: settingValueSchemas.recoveryMode.optional(),
-    modelSwitchStrategy: settingValueSchemas.modelSwitchStrategy.optional(),
-    patternDetectionEnabled: settingValueSchemas.patternDetectionEnabled.optional(),
-    blockedDecision: settingValueSchemas.blockedDecision.optional(),
-    preferredModels: settingValueSchemas.preferredModels.optional(),
-  },
-  {
-    error: (iss) =>
-      iss.code === "unrecognized_keys"
-        ? `unknown setting${iss.keys.length > 1 ? "s" : ""}: ${iss.keys.join(", ")} (known: ${SETTING_NAMES.join(", ")})`
-        : undefined,
-  },
-);
+export const settingsLevelSchema = registryObjectSchema(SETTINGS, "camel", (f) => f.optional(), {
+  error: (iss) => (iss.code === "unrecognized_keys" ? unknownSettings(iss.keys) : undefined),
+});
 
 export type ParseSettingsResult =
   | { ok: true; value: SessionSettingsInput }

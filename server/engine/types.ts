@@ -7,6 +7,8 @@
  * writes back what the engine returns.
  */
 
+import type { RegistryModelSwitchConfig, RegistryRuleInput, RegistrySettingValues } from "./registry";
+
 export const SEVERITIES = [
   "transient",
   "not_found",
@@ -46,9 +48,9 @@ export const NUDGE_LEVELS = ["off", "gentle", "direct", "interrupt"] as const;
 export type NudgeLevel = (typeof NUDGE_LEVELS)[number];
 export type NudgeType = "gentle" | "direct" | "interrupt" | "guidance";
 
-export type RecoveryMode = "auto" | "ask";
-export type ModelSwitchStrategy = "disabled" | "suggest" | "auto";
-export type BlockedDecision = "ask" | "deny";
+export type RecoveryMode = SettingValues["recoveryMode"];
+export type ModelSwitchStrategy = SettingValues["modelSwitchStrategy"];
+export type BlockedDecision = SettingValues["blockedDecision"];
 export type Decision = "allow" | "ask" | "deny" | "pause";
 
 export type ExtractorKind = "path" | "url" | "command" | "mcp" | "hash";
@@ -115,20 +117,8 @@ export type ToolResultEvent = Extract<AgentEvent, { type: "tool.result" }>;
 // The snake_case document <-> this shape conversion lives in engine/config.ts.
 // ---------------------------------------------------------------------------
 
-/** A rule as written at one level: every field optional (unset = inherit). */
-export interface RuleInput {
-  countThreshold?: number;
-  consecutiveThreshold?: number;
-  rateThreshold?: number;
-  rateMinCalls?: number;
-  windowSeconds?: number;
-  severityFilter?: Severity[];
-  escalationDurationSeconds?: number;
-  notify?: boolean;
-  cooldownSeconds?: number;
-  successCountToRecover?: number;
-  blockThreshold?: number;
-}
+/** A rule as written at one level: every field optional (unset = inherit). Fields: engine/registry.ts. */
+export type RuleInput = RegistryRuleInput;
 
 /** A fully resolved rule: defaults filled in. Thresholds stay optional (unset = not used). */
 export interface Rule {
@@ -176,25 +166,14 @@ export interface PatternConfig {
   thresholds: Record<PatternType, PatternThresholds>;
 }
 
-export interface SettingValues {
-  nudgeLevel: NudgeLevel;
-  nudgeEnabled: boolean;
-  recoveryMode: RecoveryMode;
-  modelSwitchStrategy: ModelSwitchStrategy;
-  patternDetectionEnabled: boolean;
-  blockedDecision: BlockedDecision;
-  preferredModels: string[];
-}
+/** Every setting's value; the settings themselves are listed in engine/registry.ts. */
+export type SettingValues = RegistrySettingValues;
 export type SettingName = keyof SettingValues;
 export type SessionSettingsInput = { [K in SettingName]?: SettingValues[K] | null };
 export type SettingSource = "session" | "workspace" | "organization" | "default";
 export type EffectiveSettings = { [K in SettingName]: { value: SettingValues[K]; source: SettingSource } };
 
-export interface ModelSwitchConfig {
-  failureThreshold: number;
-  minSuccessRateDiff: number;
-  minAttempts: number;
-}
+export type ModelSwitchConfig = RegistryModelSwitchConfig;
 
 /**
  * One level's configuration document (workspace or organization), camelCase.

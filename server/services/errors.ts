@@ -20,3 +20,15 @@ export const notFound = (what: string) => new ServiceError("NOT_FOUND", `${what}
 export const badRequest = (message: string, field?: string) => new ServiceError("BAD_REQUEST", message, field);
 export const conflict = (message: string, field?: string) => new ServiceError("CONFLICT", message, field);
 export const forbidden = (message: string) => new ServiceError("FORBIDDEN", message);
+
+/** A 400 about several fields at once: `issues` become the error's `data.issues` (server/trpc/error-issues.ts). */
+export class FieldIssuesError extends ServiceError {
+  constructor(public readonly issues: { path: (string | number)[]; message: string; code?: string }[]) {
+    super(
+      "BAD_REQUEST",
+      issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; "),
+      issues[0]?.path.join(".") || undefined,
+    );
+    this.name = "FieldIssuesError";
+  }
+}

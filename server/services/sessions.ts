@@ -9,7 +9,7 @@ import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/ser
 import type { SessionSettingsInput } from "@/server/engine/types";
 import { loadConfigs, lockSessions } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
-import { badRequest, notFound } from "./errors";
+import { FieldIssuesError, badRequest, notFound } from "./errors";
 
 export async function getSessionView(db: Db, workspaceId: string, sessionId: string) {
   const [row] = await db
@@ -33,7 +33,7 @@ export async function getSessionView(db: Db, workspaceId: string, sessionId: str
 /** Session overrides (null clears one); the session is created if it is new. */
 export async function setSessionSettings(db: Db, input: { workspaceId: string; sessionId: string; settings: unknown }) {
   const parsed = parseSessionSettings(input.settings);
-  if (!parsed.ok) throw badRequest(parsed.errors.map((e) => `${e.path}: ${e.message}`).join("; "), `settings.${parsed.errors[0].path}`.replace(/\.$/, ""));
+  if (!parsed.ok) throw new FieldIssuesError(parsed.errors.map((e) => ({ path: ["settings", ...e.path.split(".").filter(Boolean)], message: e.message })));
   return db.transaction(async (tx) => {
     const sessions = await lockSessions(tx, input.workspaceId, [input.sessionId]);
     const s = sessions.get(input.sessionId)!;

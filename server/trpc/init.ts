@@ -9,7 +9,7 @@
  */
 import { initTRPC, TRPCError } from "@trpc/server";
 import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
-import { z } from "zod";
+import { z, ZodError } from "zod";
 import type { Role } from "@/db/schema";
 import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import type { Runtime } from "@/server/runtime";
@@ -19,6 +19,7 @@ import type { Actor } from "@/server/services/audit";
 import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
+import { describeApiIssues, issuesOfCause } from "./error-issues";
 import { consumeRateLimit } from "./rate-limit";
 import { InputIssuesError } from "@/server/ingest/schema";
 
@@ -45,31 +46,15 @@ export async function createContext(runtime: Runtime, opts: FetchCreateContextFn
 }
 export type Context = Awaited<ReturnType<typeof createContext>>;
 
-interface IssueLike {
-  path?: string | ReadonlyArray<PropertyKey | { key: PropertyKey }>;
-  message: string;
-}
-
-function issuePath(issue: IssueLike): string {
-  if (typeof issue.path === "string") return issue.path;
-  return (issue.path ?? []).map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p))).join(".");
-}
-
-/** Flattens validation issues into `path: message` so a 400 names the offending fields. */
-export function describeIssues(issues: readonly IssueLike[]): { path: string; message: string }[] {
-  return issues.map((i) => ({ path: issuePath(i), message: i.message }));
-}
 const t = initTRPC.context<Context>().create({
   errorFormatter({ shape, error }) {
-    const cause = error.cause as { issues?: IssueLike[] } | undefined;
-    let issues: { path: string; message: string }[] | undefined;
+    // One shape for every field problem: data.issues[] = { path: string[], message, code }.
+    // (Never for internal errors: a failed output check must not show its internals.)
+    const issues = error.code === "INTERNAL_SERVER_ERROR" ? undefined : issuesOfCause(error.cause);
     let message = shape.message;
-    if (error.code === "BAD_REQUEST" && cause && Array.isArray(cause.issues)) {
-      issues = describeIssues(cause.issues);
-      message = "Invalid input: " + issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ");
-    } else if (error.cause instanceof ServiceError && error.cause.field) {
-      issues = [{ path: error.cause.field, message: error.cause.message }];
-    }
+    // zod input errors: tRPC's message is zod's JSON dump; say which fields instead. Other causes
+    // (ingest, configuration document, services) already have a message naming their fields.
+    if (issues && (error.cause instanceof ZodError || error.cause?.name === "ZodError")) message = "Invalid input: " + describeApiIssues(issues);
     let httpStatus = shape.data.httpStatus;
     if (error.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(error)) {
       // The handler turns this into 503 + Retry-After (server/trpc/handler.ts).

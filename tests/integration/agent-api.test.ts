@@ -244,7 +244,7 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
       const s = uid("s");
       const res = await ingest(key, [call(s, "bash", { command: "ls" }), { type: "tool.result", id: uid(), sessionId: s, callId: "c", success: "yes" }]);
       expect(res.status).toBe(400);
-      const paths = res.body.error!.data.issues!.map((i) => i.path);
+      const paths = res.body.error!.data.issues!.map((i) => i.path.join("."));
       expect(paths).toEqual(expect.arrayContaining(["events.1.toolName", "events.1.success"]));
       expect(await app.db.select().from(event).where(eq(event.workspaceId, workspaceId))).toHaveLength(0);
     });
@@ -253,7 +253,7 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
       const { key } = await app.seedWorkspace();
       const bad1 = await ingest(key, [{ type: "tool.explode", id: "x", sessionId: "s" }]);
       expect(bad1.status).toBe(400);
-      expect(bad1.body.error!.data.issues![0].path).toBe("events.0.type");
+      expect(bad1.body.error!.data.issues![0].path).toEqual(["events", "0", "type"]);
       const bad2 = await ingest(key, [{ type: "session.end", id: "x", sessionId: "s", surprise: 1 }]);
       expect(bad2.status).toBe(400);
       expect(bad2.body.error!.message).toContain("surprise");
@@ -264,12 +264,12 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
       const many = Array.from({ length: 1001 }, (_, i) => ({ type: "turn.start", id: `t${i}`, sessionId: "s", turnIndex: i }));
       const r1 = await ingest(key, many);
       expect(r1.status).toBe(400);
-      expect(r1.body.error!.data.issues![0].path).toBe("events");
+      expect(r1.body.error!.data.issues![0].path).toEqual(["events"]);
       expect((await ingest(key, [])).status).toBe(400);
 
       const old = await ingest(key, [{ type: "session.end", id: "old", sessionId: "s", ts: new Date(Date.now() - 31 * 86400_000).toISOString() }]);
       expect(old.status).toBe(400);
-      expect(old.body.error!.data.issues![0]).toMatchObject({ path: "events.0.ts" });
+      expect(old.body.error!.data.issues![0]).toMatchObject({ path: ["events", "0", "ts"], code: "custom" });
       const future = await ingest(key, [{ type: "session.end", id: "fut", sessionId: "s", ts: Date.now() + 10 * 60_000 }]);
       expect(future.status).toBe(400);
       const garbage = await ingest(key, [{ type: "session.end", id: "g", sessionId: "s", ts: "yesterday" }]);
@@ -277,7 +277,7 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
 
       const big = await ingest(key, [call("s", "fetch", { blob: "x".repeat(70 * 1024) })]);
       expect(big.status).toBe(400);
-      expect(big.body.error!.data.issues![0].path).toBe("events.0.args");
+      expect(big.body.error!.data.issues![0].path).toEqual(["events", "0", "args"]);
       expect(await app.db.select().from(event).where(eq(event.workspaceId, workspaceId))).toHaveLength(0);
     });
 

@@ -105,7 +105,7 @@ describe.each(DATABASE_KINDS)("foundation on %s", (kind) => {
       const before = await app.db.select().from(organization);
       const res = await app.mutation("account.createOrganization", { name: "Bob Co", workspaceSlug: "Bad Slug!" }, { cookie });
       expect(res.status).toBe(400);
-      expect(res.body.error?.data.issues?.[0].path).toBe("slug");
+      expect(res.body.error?.data.issues?.[0].path).toEqual(["slug"]);
       expect(await app.db.select().from(organization)).toHaveLength(before.length);
 
       const missing = await app.mutation("account.createOrganization", { workspaceSlug: "ok-slug" }, { cookie });

@@ -14,7 +14,7 @@ import { createOrganization, createWorkspace } from "@/server/services/tenancy";
 export interface TrpcResponse<T = any> {
   status: number;
   headers: Headers;
-  body: { result?: { data: T }; error?: { message: string; code: number; data: { code: string; httpStatus: number; issues?: { path: string; message: string }[] } } };
+  body: { result?: { data: T }; error?: { message: string; code: number; data: { code: string; httpStatus: number; issues?: { path: string[]; message: string; code: string }[] } } };
 }
 
 export class TestApp {

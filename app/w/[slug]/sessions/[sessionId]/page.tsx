@@ -10,6 +10,7 @@ import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { getSessionRow, sessionPatternSummary, sessionTimeline } from "@/server/dashboard/sessions-data";
+import { SETTINGS } from "@/server/engine/registry";
 import { SETTING_NAMES } from "@/server/engine/settings";
 import { getRuntime } from "@/server/runtime";
 import { effectiveSettingsFor } from "@/server/services/workspace-config";
@@ -31,16 +32,6 @@ function safeDecode(s: string) {
     return s;
   }
 }
-
-const SETTING_LABELS: Record<string, string> = {
-  nudgeLevel: "Nudge level",
-  nudgeEnabled: "Nudges enabled",
-  recoveryMode: "Recovery mode",
-  modelSwitchStrategy: "Model switch",
-  patternDetectionEnabled: "Pattern detection",
-  blockedDecision: "Blocked decision",
-  preferredModels: "Preferred models",
-};
 
 function formatSettingValue(v: unknown): string {
   if (Array.isArray(v)) return v.length ? v.join(", ") : "(none)";
@@ -167,7 +158,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <ul className="dash2-plain-list dash2-settings-list">
                 {SETTING_NAMES.map((name) => (
                   <li key={name}>
-                    <span className="muted">{SETTING_LABELS[name]}</span>
+                    <span className="muted">{SETTINGS[name].label}</span>
                     <span className="dash2-setting-value">
                       <span className="mono text-sm">{formatSettingValue(settings[name].value)}</span>
                       <Badge tone={settings[name].source === "default" ? "outline" : settings[name].source === "session" ? "info" : "neutral"} square>
