@@ -8,7 +8,9 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import * as schema from "@/db/schema";
-import { assertMayCreateUser } from "./signup-policy";
+import { createAuthMiddleware, APIError } from "better-auth/api";
+import { assertMayCreateUser, mayCreateUser, SIGNUP_CLOSED_MESSAGE } from "./signup-policy";
+import { withSignInThrottle } from "./sign-in-throttle";
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -25,7 +27,8 @@ async function authSecret(db: Db): Promise<string> {
 
 export async function createAuth(db: Db) {
   const secret = await authSecret(db);
-  return betterAuth({
+  const secureCookies = process.env.VIGIL_BASE_URL?.startsWith("https://") ?? false;
+  const auth = betterAuth({
     secret,
     baseURL: process.env.VIGIL_BASE_URL,
     database: drizzleAdapter(db as never, {
@@ -53,6 +56,23 @@ export async function createAuth(db: Db) {
         },
       },
     },
+    // A closed sign-up answers the same for an existing and an unknown email, after hashing the
+    // password like a real sign-up would, so neither the message nor the timing tells a stranger
+    // whether an account exists (better-auth would otherwise answer USER_ALREADY_EXISTS first).
+    hooks: {
+      before: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== "/sign-up/email") return;
+        if (await mayCreateUser(db)) return;
+        const password = (ctx.body as { password?: unknown } | undefined)?.password;
+        await ctx.context.password.hash(typeof password === "string" ? password : "");
+        throw new APIError("FORBIDDEN", { message: SIGNUP_CLOSED_MESSAGE, code: "SIGNUP_CLOSED" });
+      }),
+    },
+    // Session cookies: HttpOnly and SameSite=Lax always, Secure when Vigil is served over https.
+    advanced: {
+      useSecureCookies: secureCookies,
+      defaultCookieAttributes: { httpOnly: true, sameSite: "lax", secure: secureCookies },
+    },
     // The dashboard may be reached under any host name (localhost, a LAN address, a proxy):
     // same-origin requests are trusted; VIGIL_TRUSTED_ORIGINS adds more.
     // Same-origin requests are trusted: the Origin must name the host the browser talked to (the
@@ -66,12 +86,17 @@ export async function createAuth(db: Db) {
         ...(process.env.VIGIL_TRUSTED_ORIGINS?.split(",").map((s) => s.trim()).filter(Boolean) ?? []),
       ];
     },
-    rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100 },
+    // better-auth's own per-address limit stays for every path except sign-in, whose failures
+    // are throttled per account and per address by server/sign-in-throttle.ts instead.
+    rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100, customRules: { "/sign-in/email": false } },
     telemetry: { enabled: false },
     // better-auth warns about an unset base URL on every start; Vigil derives it per request on
     // purpose (see trustedOrigins). Errors still reach the log.
     logger: { level: "error" },
   });
+  // Failed sign-ins are throttled per account and per address (server/sign-in-throttle.ts).
+  auth.handler = withSignInThrottle(auth.handler);
+  return auth;
 }
 
 export type Auth = Awaited<ReturnType<typeof createAuth>>;
