@@ -11,6 +11,14 @@ import * as schema from "@/db/schema";
 import { createAuthMiddleware, APIError } from "better-auth/api";
 import { assertMayCreateUser, mayCreateUser, SIGNUP_CLOSED_MESSAGE } from "./signup-policy";
 import { withSignInThrottle } from "./sign-in-throttle";
+import { claimInvitationForSignUp, inspectInvitation, invitationProblem, INVITATION_HEADER, joinClaimedInvitation } from "./services/invitations";
+import { ServiceError } from "./services/errors";
+
+/** The answer to a sign-up that cannot create the account, whether or not the email has one. */
+export const SIGNUP_FAILED_MESSAGE = "Could not create an account with these details. If you already have one, sign in instead.";
+
+type HeaderSource = { headers?: Headers; request?: Request } | null | undefined;
+const invitationToken = (ctx: HeaderSource) => (ctx?.headers?.get(INVITATION_HEADER) ?? ctx?.request?.headers.get(INVITATION_HEADER))?.trim() || null;
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -47,11 +55,25 @@ export async function createAuth(db: Db) {
     },
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 },
     // Sign-up closes after the first user unless VIGIL_ALLOW_SIGNUP=true (server/signup-policy.ts).
+    // An invitation link (server/services/invitations.ts) admits its holder even then: the link's
+    // token arrives in the x-vigil-invitation header, is claimed before the user row is written and
+    // makes the new user a member once it is.
     databaseHooks: {
       user: {
         create: {
-          before: async () => {
-            await assertMayCreateUser(db);
+          before: async (_user, ctx) => {
+            const token = invitationToken(ctx);
+            if (!token) return void (await assertMayCreateUser(db));
+            try {
+              await claimInvitationForSignUp(db, token);
+            } catch (err) {
+              if (err instanceof ServiceError) throw new APIError("FORBIDDEN", { message: err.message, code: "INVITATION_INVALID" });
+              throw err;
+            }
+          },
+          after: async (created, ctx) => {
+            const token = invitationToken(ctx);
+            if (token) await joinClaimedInvitation(db, token, created);
           },
         },
       },
@@ -62,10 +84,32 @@ export async function createAuth(db: Db) {
     hooks: {
       before: createAuthMiddleware(async (ctx) => {
         if (ctx.path !== "/sign-up/email") return;
-        if (await mayCreateUser(db)) return;
-        const password = (ctx.body as { password?: unknown } | undefined)?.password;
-        await ctx.context.password.hash(typeof password === "string" ? password : "");
-        throw new APIError("FORBIDDEN", { message: SIGNUP_CLOSED_MESSAGE, code: "SIGNUP_CLOSED" });
+        const body = ctx.body as { password?: unknown; email?: unknown } | undefined;
+        const hashLikeSignUp = () => ctx.context.password.hash(typeof body?.password === "string" ? body.password : "");
+        const token = invitationToken(ctx);
+        if (token) {
+          const { status } = await inspectInvitation(db, token);
+          if (status !== "pending") {
+            await hashLikeSignUp();
+            const problem = invitationProblem(status);
+            throw new APIError("FORBIDDEN", { message: `${problem.title}. ${problem.message}`, code: "INVITATION_INVALID" });
+          }
+        } else if (!(await mayCreateUser(db))) {
+          await hashLikeSignUp();
+          throw new APIError("FORBIDDEN", { message: SIGNUP_CLOSED_MESSAGE, code: "SIGNUP_CLOSED" });
+        }
+        // Open (or invited) sign-up with an email that has an account: the same answer as any
+        // other refusal, after the same hashing, instead of better-auth's "user already exists".
+        if (typeof body?.email === "string") {
+          const [existing] = await db
+            .select({ id: schema.user.id })
+            .from(schema.user)
+            .where(eq(schema.user.email, body.email.trim().toLowerCase()));
+          if (existing) {
+            await hashLikeSignUp();
+            throw new APIError("UNPROCESSABLE_ENTITY", { message: SIGNUP_FAILED_MESSAGE, code: "SIGNUP_FAILED" });
+          }
+        }
       }),
     },
     // Session cookies: HttpOnly and SameSite=Lax always, Secure when Vigil is served over https.
