@@ -179,7 +179,7 @@ describe.each(DATABASE_KINDS)("invitations on %s", (kind) => {
     expect((await app.query("organization.members", { organizationId }, { cookie: outsiderCookie })).status).toBe(404);
     const accepted = await app.mutation("invitations.accept", { token: forMember.body.result!.data.token }, { cookie: outsiderCookie });
     expect(accepted.status).toBe(200);
-    expect(accepted.body.result!.data).toEqual({ organizationId, role: "member" });
+    expect(accepted.body.result!.data).toEqual({ organizationId, role: "member", workspaceSlug: expect.stringMatching(/^ws-/) });
     expect(await roleOf(outsiderEmail)).toBe("member");
 
     // Used: nobody else gets in with it. A member given another link leaves it for its owner.

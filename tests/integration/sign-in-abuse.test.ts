@@ -14,6 +14,7 @@ import {
   TOO_MANY_ATTEMPTS_MESSAGE,
   secondsForGuesses,
 } from "@/server/sign-in-throttle";
+import { SIGNUP_FAILED_MESSAGE } from "@/server/auth";
 
 describe.each(DATABASE_KINDS)("sign-in abuse on %s", (kind) => {
   let app: TestApp;
@@ -108,6 +109,44 @@ describe.each(DATABASE_KINDS)("sign-in abuse on %s", (kind) => {
     expect(cookie).toBeDefined();
     expect(cookie).toMatch(/HttpOnly/i);
     expect(cookie).toMatch(/SameSite=Lax/i);
+  });
+
+  it("sets the session cookie Secure (and __Secure-) when VIGIL_BASE_URL is https", async () => {
+    const previous = process.env.VIGIL_BASE_URL;
+    process.env.VIGIL_BASE_URL = "https://vigil.example.test";
+    const secureApp = await TestApp.create(await createTestDatabase(kind)).finally(() => {
+      if (previous === undefined) delete process.env.VIGIL_BASE_URL;
+      else process.env.VIGIL_BASE_URL = previous;
+    });
+    try {
+      const res = await secureApp.runtime.auth.handler(
+        new Request("https://vigil.example.test/api/auth/sign-up/email", {
+          method: "POST",
+          headers: { "content-type": "application/json", origin: "https://vigil.example.test", host: "vigil.example.test" },
+          body: JSON.stringify({ email: `secure-${uid()}@example.com`, password: "correct-horse-battery", name: "S" }),
+        }),
+      );
+      expect(res.status).toBe(200);
+      const cookie = res.headers.getSetCookie().find((c) => c.includes("session_token"));
+      expect(cookie).toMatch(/^__Secure-/);
+      expect(cookie).toMatch(/;\s*Secure/i);
+      expect(cookie).toMatch(/HttpOnly/i);
+      expect(cookie).toMatch(/SameSite=Lax/i);
+    } finally {
+      await secureApp.database.close();
+    }
+  });
+
+  it("answers an open sign-up with an existing email like any refusal, without saying the account exists", async () => {
+    process.env.VIGIL_ALLOW_SIGNUP = "true";
+    try {
+      const res = await post("/sign-up/email", { ...owner, name: "Again" }, "10.5.0.1");
+      expect(res.status).toBe(422);
+      const body = (await res.json()) as { code: string; message: string };
+      expect(body).toMatchObject({ code: "SIGNUP_FAILED", message: SIGNUP_FAILED_MESSAGE });
+    } finally {
+      delete process.env.VIGIL_ALLOW_SIGNUP;
+    }
   });
 
   it("does not throttle when VIGIL_AUTH_RATE_LIMIT=off", async () => {

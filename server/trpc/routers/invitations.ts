@@ -10,6 +10,7 @@ import {
   listPendingInvitations,
   revokeInvitation,
 } from "@/server/services/invitations";
+import { listWorkspaces } from "@/server/services/tenancy";
 
 export const invitationsRouter = router({
   list: protectedOrgProcedure("admin").query(async ({ ctx }) =>
@@ -41,5 +42,10 @@ export const invitationsRouter = router({
     }),
   accept: authedProcedure
     .input(z.object({ token: z.string().min(1).max(200) }))
-    .mutation(({ ctx, input }) => acceptInvitation(ctx.db, { token: input.token, user: ctx.user })),
+    .mutation(async ({ ctx, input }) => {
+      const joined = await acceptInvitation(ctx.db, { token: input.token, user: ctx.user });
+      // Where the page sends them next: the organization's first workspace.
+      const [first] = await listWorkspaces(ctx.db, joined.organizationId);
+      return { ...joined, workspaceSlug: first?.slug ?? null };
+    }),
 });
