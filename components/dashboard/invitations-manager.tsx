@@ -66,15 +66,27 @@ export function InvitationsManager({
   };
 
   const columns: Column<InvitationItem>[] = [
-    { id: "role", header: "Role", width: 110, cell: (i) => <RoleBadge role={i.role} /> },
-    { id: "by", header: "Created by", minWidth: 160, cell: (i) => <span className="truncate">{i.createdByLabel}</span> },
-    { id: "created", header: "Created", align: "right", width: 110, cell: (i) => <RelativeTime date={i.createdAt} /> },
-    { id: "expires", header: "Expires", align: "right", width: 110, cell: (i) => <RelativeTime date={i.expiresAt} /> },
+    { id: "role", header: "Role", width: 96, cell: (i) => <RoleBadge role={i.role} /> },
+    {
+      id: "by",
+      header: "Created",
+      cell: (i) => (
+        <span className="stack" style={{ gap: 2, minWidth: 0 }}>
+          <span className="truncate" title={i.createdByLabel}>
+            {i.createdByLabel}
+          </span>
+          <span className="text-sm muted">
+            <RelativeTime date={i.createdAt} />
+          </span>
+        </span>
+      ),
+    },
+    { id: "expires", header: "Expires", align: "right", width: 84, cell: (i) => <RelativeTime date={i.expiresAt} /> },
     {
       id: "actions",
       header: <span className="sr-only">Actions</span>,
       align: "right",
-      width: 90,
+      width: 76,
       cell: (i) =>
         i.role === "owner" && !canInviteOwners ? null : (
           <Button size="xs" variant="ghost" onClick={() => setRevoking(i)} aria-label={`Revoke the ${i.role} invitation created by ${i.createdByLabel}`}>
@@ -96,10 +108,10 @@ export function InvitationsManager({
             <Icon name="alert" />
             <div className="stack stack-sm" style={{ minWidth: 0, flex: 1 }}>
               <strong>Copy this {created.role} invitation link now — you won’t see it again.</strong>
+              <code className="code dash2-key-value" data-testid="invitation-link">
+                {created.link}
+              </code>
               <div className="row row-wrap">
-                <code className="code dash2-key-value" data-testid="invitation-link">
-                  {created.link}
-                </code>
                 <Button
                   size="sm"
                   variant="primary"

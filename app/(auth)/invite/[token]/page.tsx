@@ -5,6 +5,7 @@ import { getSessionUser } from "@/server/dashboard/access";
 import { homePathFor } from "@/server/dashboard/home";
 import { getRuntime } from "@/server/runtime";
 import { inspectInvitation, invitationProblem } from "@/server/services/invitations";
+import { getMembership } from "@/server/services/tenancy";
 import { InviteForm } from "./invite-form";
 
 export const dynamic = "force-dynamic";
@@ -42,6 +43,24 @@ export default async function InvitePage({ params }: { params: Promise<{ token: 
               Have an account? <Link href="/sign-in">Sign in</Link>
             </>
           )}
+        </p>
+      </div>
+    );
+  }
+
+  const already = user ? await getMembership(database.db, user.id, view.organizationId!) : null;
+  if (user && already) {
+    // Leave the link for the person it was meant for.
+    return (
+      <div className="card center-card stack" data-testid="invitation-already-member">
+        <div className="stack stack-sm">
+          <h1 className="auth-title">You are already in {view.organizationName}</h1>
+          <p className="muted">
+            Signed in as <span className="strong">{user.email}</span> ({already.role}). This link stays unused for the person it was meant for.
+          </p>
+        </div>
+        <p className="text-sm muted auth-switch">
+          <Link href={await homePathFor(user)}>Go to your dashboard</Link>
         </p>
       </div>
     );
