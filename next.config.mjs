@@ -1,22 +1,8 @@
-// Security headers on every page and API answer. Script: Next's App Router inlines its bootstrap
-// scripts; without a per-request nonce (proxy.ts) they need 'unsafe-inline'. A nonce would force
-// every page to render dynamically and bypass static caching; Vigil escapes all stored text through
-// React, so the CSP's job here is framing, plugins, base/form targets and foreign origins.
-const isDev = process.env.NODE_ENV !== "production";
-const contentSecurityPolicy = [
-  "default-src 'self'",
-  `script-src 'self' 'unsafe-inline'${isDev ? " 'unsafe-eval'" : ""}`,
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join("; ");
+// Security headers on every page and API answer. Pages get their Content-Security-Policy from
+// proxy.ts (a per-request nonce, no inline script); API answers and other non-page responses get
+// this fixed one, which allows no script at all.
+const apiContentSecurityPolicy = ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"].join("; ");
 const securityHeaders = [
-  { key: "Content-Security-Policy", value: contentSecurityPolicy },
   { key: "X-Content-Type-Options", value: "nosniff" },
   { key: "Referrer-Policy", value: "strict-origin-when-cross-origin" },
   { key: "X-Frame-Options", value: "DENY" },
@@ -31,7 +17,10 @@ const nextConfig = {
   reactStrictMode: true,
   typedRoutes: false,
   async headers() {
-    return [{ source: "/:path*", headers: securityHeaders }];
+    return [
+      { source: "/:path*", headers: securityHeaders },
+      { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: apiContentSecurityPolicy }] },
+    ];
   },
 };
 export default nextConfig;
