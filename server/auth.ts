@@ -98,8 +98,8 @@ export async function createAuth(db: Db) {
           await hashLikeSignUp();
           throw new APIError("FORBIDDEN", { message: SIGNUP_CLOSED_MESSAGE, code: "SIGNUP_CLOSED" });
         }
-        // Open (or invited) sign-up with an email that has an account: the same answer as any
-        // other refusal, after the same hashing, instead of better-auth's "user already exists".
+        // Open (or invited) sign-up with an email that has an account: a generic refusal after the
+        // same hashing a real sign-up does, instead of better-auth's "user already exists".
         if (typeof body?.email === "string") {
           const [existing] = await db
             .select({ id: schema.user.id })
