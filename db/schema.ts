@@ -116,6 +116,34 @@ export const member = pgTable(
   (t) => [primaryKey({ columns: [t.organizationId, t.userId] }), index("member_user_idx").on(t.userId)],
 );
 
+/**
+ * An invitation by link to join an organization with a role (server/services/invitations.ts).
+ * Only the SHA-256 of the link's token is stored; the link is shown once. Pending = not accepted,
+ * not revoked and not expired.
+ */
+export const invitation = pgTable(
+  "invitation",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organization.id, { onDelete: "cascade" }),
+    /** Hex SHA-256 of the token in the link. */
+    tokenHash: text("token_hash").notNull().unique(),
+    role: text("role").$type<Role>().notNull(),
+    createdBy: text("created_by"),
+    /** The inviter's email, kept for the list and the audit log if their account goes. */
+    createdByLabel: text("created_by_label").notNull(),
+    createdAt: createdAt(),
+    expiresAt: ts("expires_at").notNull(),
+    revokedAt: ts("revoked_at"),
+    /** Set when the link is used (claimed at sign-up before the account exists, so a link works once). */
+    acceptedAt: ts("accepted_at"),
+    acceptedBy: text("accepted_by"),
+  },
+  (t) => [index("invitation_org_idx").on(t.organizationId, t.createdAt)],
+);
+
 export const workspace = pgTable(
   "workspace",
   {

@@ -13,6 +13,7 @@ export function authErrorMessage(error: { code?: string; message?: string; statu
       return "Wrong email or password.";
     case "USER_ALREADY_EXISTS":
     case "USER_ALREADY_EXISTS_USE_ANOTHER_EMAIL":
+    case "SIGNUP_FAILED":
       // Never confirm to a stranger that an email has an account.
       return "Could not create an account with these details. If you already have one, sign in instead.";
     case "SIGNUP_CLOSED":

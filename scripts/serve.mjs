@@ -43,11 +43,11 @@ const handleWithNext = app.getRequestHandler();
 // Loads the build and runs instrumentation.ts: the database is opened and migrated (a failure exits).
 await app.prepare();
 
-/** The headers next.config.mjs puts on every answer (`source: "/:path*"`). */
+/** The headers next.config.mjs puts on every answer and every API answer (`/:path*`, `/api/:path*`): fast-path answers are all API answers. */
 async function everyAnswerHeaders() {
   if (typeof nextConfig.headers !== "function") return [];
   const rules = await nextConfig.headers();
-  return rules.filter((r) => r.source === "/:path*").flatMap((r) => r.headers.map((h) => [h.key, h.value]));
+  return rules.filter((r) => r.source === "/:path*" || r.source === "/api/:path*").flatMap((r) => r.headers.map((h) => [h.key, h.value]));
 }
 const commonHeaders = await everyAnswerHeaders();
 

@@ -8,7 +8,17 @@ import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import * as schema from "@/db/schema";
-import { assertMayCreateUser } from "./signup-policy";
+import { createAuthMiddleware, APIError } from "better-auth/api";
+import { assertMayCreateUser, mayCreateUser, SIGNUP_CLOSED_MESSAGE } from "./signup-policy";
+import { withSignInThrottle } from "./sign-in-throttle";
+import { claimInvitationForSignUp, inspectInvitation, invitationProblem, INVITATION_HEADER, joinClaimedInvitation } from "./services/invitations";
+import { ServiceError } from "./services/errors";
+
+/** The answer to a sign-up that cannot create the account, whether or not the email has one. */
+export const SIGNUP_FAILED_MESSAGE = "Could not create an account with these details. If you already have one, sign in instead.";
+
+type HeaderSource = { headers?: Headers; request?: Request } | null | undefined;
+const invitationToken = (ctx: HeaderSource) => (ctx?.headers?.get(INVITATION_HEADER) ?? ctx?.request?.headers.get(INVITATION_HEADER))?.trim() || null;
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -25,7 +35,8 @@ async function authSecret(db: Db): Promise<string> {
 
 export async function createAuth(db: Db) {
   const secret = await authSecret(db);
-  return betterAuth({
+  const secureCookies = process.env.VIGIL_BASE_URL?.startsWith("https://") ?? false;
+  const auth = betterAuth({
     secret,
     baseURL: process.env.VIGIL_BASE_URL,
     database: drizzleAdapter(db as never, {
@@ -44,14 +55,67 @@ export async function createAuth(db: Db) {
     },
     session: { expiresIn: 60 * 60 * 24 * 30, updateAge: 60 * 60 * 24 },
     // Sign-up closes after the first user unless VIGIL_ALLOW_SIGNUP=true (server/signup-policy.ts).
+    // An invitation link (server/services/invitations.ts) admits its holder even then: the link's
+    // token arrives in the x-vigil-invitation header, is claimed before the user row is written and
+    // makes the new user a member once it is.
     databaseHooks: {
       user: {
         create: {
-          before: async () => {
-            await assertMayCreateUser(db);
+          before: async (_user, ctx) => {
+            const token = invitationToken(ctx);
+            if (!token) return void (await assertMayCreateUser(db));
+            try {
+              await claimInvitationForSignUp(db, token);
+            } catch (err) {
+              if (err instanceof ServiceError) throw new APIError("FORBIDDEN", { message: err.message, code: "INVITATION_INVALID" });
+              throw err;
+            }
+          },
+          after: async (created, ctx) => {
+            const token = invitationToken(ctx);
+            if (token) await joinClaimedInvitation(db, token, created);
           },
         },
       },
+    },
+    // A closed sign-up answers the same for an existing and an unknown email, after hashing the
+    // password like a real sign-up would, so neither the message nor the timing tells a stranger
+    // whether an account exists (better-auth would otherwise answer USER_ALREADY_EXISTS first).
+    hooks: {
+      before: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== "/sign-up/email") return;
+        const body = ctx.body as { password?: unknown; email?: unknown } | undefined;
+        const hashLikeSignUp = () => ctx.context.password.hash(typeof body?.password === "string" ? body.password : "");
+        const token = invitationToken(ctx);
+        if (token) {
+          const { status } = await inspectInvitation(db, token);
+          if (status !== "pending") {
+            await hashLikeSignUp();
+            const problem = invitationProblem(status);
+            throw new APIError("FORBIDDEN", { message: `${problem.title}. ${problem.message}`, code: "INVITATION_INVALID" });
+          }
+        } else if (!(await mayCreateUser(db))) {
+          await hashLikeSignUp();
+          throw new APIError("FORBIDDEN", { message: SIGNUP_CLOSED_MESSAGE, code: "SIGNUP_CLOSED" });
+        }
+        // Open (or invited) sign-up with an email that has an account: a generic refusal after the
+        // same hashing a real sign-up does, instead of better-auth's "user already exists".
+        if (typeof body?.email === "string") {
+          const [existing] = await db
+            .select({ id: schema.user.id })
+            .from(schema.user)
+            .where(eq(schema.user.email, body.email.trim().toLowerCase()));
+          if (existing) {
+            await hashLikeSignUp();
+            throw new APIError("UNPROCESSABLE_ENTITY", { message: SIGNUP_FAILED_MESSAGE, code: "SIGNUP_FAILED" });
+          }
+        }
+      }),
+    },
+    // Session cookies: HttpOnly and SameSite=Lax always, Secure when Vigil is served over https.
+    advanced: {
+      useSecureCookies: secureCookies,
+      defaultCookieAttributes: { httpOnly: true, sameSite: "lax", secure: secureCookies },
     },
     // The dashboard may be reached under any host name (localhost, a LAN address, a proxy):
     // same-origin requests are trusted; VIGIL_TRUSTED_ORIGINS adds more.
@@ -66,12 +130,17 @@ export async function createAuth(db: Db) {
         ...(process.env.VIGIL_TRUSTED_ORIGINS?.split(",").map((s) => s.trim()).filter(Boolean) ?? []),
       ];
     },
-    rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100 },
+    // better-auth's own per-address limit stays for every path except sign-in, whose failures
+    // are throttled per account and per address by server/sign-in-throttle.ts instead.
+    rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100, customRules: { "/sign-in/email": false } },
     telemetry: { enabled: false },
     // better-auth warns about an unset base URL on every start; Vigil derives it per request on
     // purpose (see trustedOrigins). Errors still reach the log.
     logger: { level: "error" },
   });
+  // Failed sign-ins are throttled per account and per address (server/sign-in-throttle.ts).
+  auth.handler = withSignInThrottle(auth.handler);
+  return auth;
 }
 
 export type Auth = Awaited<ReturnType<typeof createAuth>>;

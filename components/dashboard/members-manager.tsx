@@ -186,8 +186,8 @@ function AddMemberForm({ organizationId }: { organizationId: string }) {
         <div className="callout" data-tone="info">
           <Icon name="info" />
           <span>
-            There are no email invitations: the person must <strong>sign up first</strong> (at <span className="mono">/sign-up</span>), then you add
-            them here by the email they signed up with.
+            For someone without an account on this server, create an <a href="#invitations">invitation link</a> below instead: they sign up
+            with it and join with its role.
           </span>
         </div>
         <form className="form" onSubmit={onSubmit} noValidate style={{ maxWidth: "none" }}>

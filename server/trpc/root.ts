@@ -6,6 +6,7 @@ import { workspaceRouter } from "./routers/workspace";
 import { configRouter } from "./routers/workspace-config";
 import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
+import { invitationsRouter } from "./routers/invitations";
 import { approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter } from "./routers/agent";
 
 export const appRouter = router({
@@ -25,6 +26,7 @@ export const appRouter = router({
   wsConfig: configRouter,
   orgConfig: orgConfigRouter,
   notifications: notificationsRouter,
+  invitations: invitationsRouter,
 });
 
 export type AppRouter = typeof appRouter;
