@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { SEVERITIES, type AgentEvent } from "@/server/engine/types";
 import { sessionSettingsInputSchema } from "@/server/engine/settings";
+import { storableStrings } from "@/db/storable";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 export const MAX_ARGS_BYTES = 64 * 1024;
@@ -121,21 +122,6 @@ export function parseEventTime(ts: string | number | undefined, receivedAt: numb
   return { ms: Math.floor(ms) };
 }
 
-/**
- * PostgreSQL text and jsonb cannot hold U+0000; agents sometimes send it (binary tool output).
- * Replace it with U+FFFD rather than failing the whole batch. Only walks events that contain one.
- */
-function withoutNul<T>(e: T): T {
-  if (!JSON.stringify(e).includes("\\u0000")) return e;
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return v.replaceAll("\u0000", "\uFFFD");
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
-    return v;
-  };
-  return walk(e) as T;
-}
-
 function jsonBytes(v: unknown): number {
   return Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
 }
@@ -154,7 +140,7 @@ export function normalizeEvents(events: EventInput[], receivedAt: number, pathPr
       issues.push({ path: [...pathPrefix, i, "args"], message: "args exceed 64 KiB of JSON" });
     }
     if ("ms" in at) {
-      const { ts: _ts, ...rest } = withoutNul(e);
+      const { ts: _ts, ...rest } = storableStrings(e);
       const ev = { ...rest, ts: at.ms } as AgentEvent;
       if (ev.type === "tool.result" && ev.error === null) delete (ev as { error?: unknown }).error;
       out.push(ev);

@@ -3,6 +3,7 @@
  * `otlp_span` before the 200, and its trace is marked due — at once when its root span is there
  * (in this export or an earlier one), else after the settle time. The applier (./applier.ts) maps and applies due traces later.
  */
+import { storableStrings } from "@/db/storable";
 import { sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { otlpSpan, otlpTrace } from "@/db/schema";
@@ -47,7 +48,7 @@ export async function acceptSpans(db: Db, scope: AcceptScope, spans: OtlpSpan[],
     workspaceId: scope.workspaceId,
     traceId: s.traceId,
     spanId: s.spanId,
-    span: spanToJson(redactSpan(s)),
+    span: storableStrings(spanToJson(redactSpan(s))),
     startAt: new Date(Number((s.startTimeUnixNano ?? 0n) / 1_000_000n)),
     receivedAt: received,
   }));

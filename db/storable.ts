@@ -1,0 +1,24 @@
+/**
+ * PostgreSQL text and jsonb cannot hold U+0000, and jsonb rejects an unpaired UTF-16 surrogate
+ * (`"\ud800"`: "Unicode low surrogate must follow a high surrogate"). Agents and exporters send
+ * either now and then (binary tool output, text cut mid-character); both become U+FFFD so the
+ * rest is stored instead of failing the whole request.
+ */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+/**
+ * JSON.stringify escapes exactly these as `\u0000` and `\udXXX` (a valid pair is written as is);
+ * an even run of backslashes before the `u` is an escaped backslash in the text, not an escape.
+ */
+const ESCAPED_UNSTORABLE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f])/i;
+
+/** `value` with every string (and object key) storable; the same object when nothing needed a change. */
+export function storableStrings<T>(value: T): T {
+  if (!ESCAPED_UNSTORABLE.test(JSON.stringify(value) ?? "")) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return v.replace(UNSTORABLE, "\uFFFD");
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [walk(k) as string, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}
