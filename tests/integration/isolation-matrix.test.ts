@@ -19,6 +19,7 @@ import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { createApiKey, revokeApiKey } from "@/server/services/api-keys";
 import { createOrganization, createWorkspace } from "@/server/services/tenancy";
 import { createChannel } from "@/server/notifications/channels";
+import { createInvitation } from "@/server/services/invitations";
 import { and, eq } from "drizzle-orm";
 
 // --- The principals and data --------------------------------------------------------------------
@@ -55,6 +56,10 @@ interface World {
   newcomerEmail: string;
   shifterUserId: string;
   leaverUserId: string;
+  /** A pending invitation of the target's organization (revoked by the positive control). */
+  invitationId: string;
+  /** A link to org2, accepted by org1's viewer in the positive control (a link to org1 would be 409: already a member). */
+  foreignInviteToken: string;
   /** Strings only the target workspace/organization holds: none may appear in a rejected body. */
   markers: string[];
 }
@@ -131,6 +136,9 @@ async function buildWorld(app: TestApp): Promise<World> {
     return u.userId;
   };
 
+  const invitation = await createInvitation(app.db, { organizationId: org1.id, role: "viewer", inviterRole: "owner", actor: SYSTEM_ACTOR });
+  const foreignInvite = await createInvitation(app.db, { organizationId: org2.id, role: "viewer", inviterRole: "owner", actor: SYSTEM_ACTOR });
+
   const markers = [
     org1.name, TARGET_AGENT, TARGET_DOMAIN, "hooks.zeta-secret.invalid", main.secret!, "zeta upstream down", "zeta-model", "zeta-channel", "zeta stall",
     target.id, liveSessionId, ...pausedSessions, ...approvals, revoked.key.prefix, victim.key.prefix,
@@ -140,6 +148,7 @@ async function buildWorld(app: TestApp): Promise<World> {
     org1, org2, target, revokedKey: revoked.value, victimKeyId: victim.key.id, liveSessionId, pausedSessions,
     approvals: approvals as [string, string], failureKey, channels, newcomerEmail,
     shifterUserId: await extra("shifter"), leaverUserId: await extra("leaver"), markers,
+    invitationId: invitation.id, foreignInviteToken: foreignInvite.token,
   };
 }
 
@@ -214,6 +223,10 @@ const PROCEDURES: Record<string, Spec> = {
   "wsConfig.effectiveSettings": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w) },
   "wsConfig.sessions.timeline": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w, { sessionId: w.liveSessionId }) },
   "wsConfig.sessions.resume": { access: { kind: "workspace", role: "member" }, input: (w) => ws(w, { sessionId: w.pausedSessions[1], guidance: "try again" }) },
+  "invitations.list": { access: { kind: "org", role: "admin" }, input: (w) => org(w) },
+  "invitations.create": { access: { kind: "org", role: "admin" }, input: (w) => org(w, { role: "viewer", expiresInDays: 3 }) },
+  "invitations.revoke": { access: { kind: "org", role: "admin" }, input: (w) => org(w, { invitationId: w.invitationId }) },
+  "invitations.accept": { access: { kind: "user" }, input: (w) => ({ token: w.foreignInviteToken }) },
   "orgConfig.get": { access: { kind: "org", role: "viewer" }, input: (w) => org(w) },
   "orgConfig.put": { access: { kind: "org", role: "admin" }, input: (w) => org(w, { document: { settings: { nudge_level: "gentle" } } }) },
   "orgConfig.explainRule": { access: { kind: "org", role: "viewer" }, input: (w) => org(w, { toolName: "http_request" }) },
