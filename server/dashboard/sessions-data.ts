@@ -4,9 +4,10 @@
  * newest backwards by event `seq`). Every query filters by workspace_id and uses the
  * (workspace_id, …) indexes, so it stays fast with a large event log.
  */
-import { and, asc, count, desc, eq, gte, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, ilike, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { agentSession, auditLog, event, nudge, patternDetection } from "@/db/schema";
+import { agentSession, approval, auditLog, event, nudge, patternDetection } from "@/db/schema";
+import { likeEscape } from "./util";
 
 export const SESSION_STATUSES = ["paused", "active", "ended"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -56,6 +57,24 @@ function toRow(r: typeof agentSession.$inferSelect): SessionRow {
   };
 }
 
+/** Which sessions a list shows besides its status: the time window and the id search. */
+export interface SessionScope {
+  /** Sessions with activity in [from, to): last event at or after `from`, started before `to`. */
+  from?: Date;
+  to?: Date;
+  /** Part of a session id (case-insensitive). */
+  q?: string | null;
+}
+
+function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
+  // session_ws_last_event_idx serves the lower bound; the rest filters the workspace's rows in range.
+  const conds: SQL[] = [eq(agentSession.workspaceId, workspaceId)];
+  if (scope.from) conds.push(gte(agentSession.lastEventAt, scope.from));
+  if (scope.to) conds.push(sql`coalesce(${agentSession.startedAt}, ${agentSession.firstEventAt}) < ${scope.to.toISOString()}::timestamptz`);
+  if (scope.q) conds.push(ilike(agentSession.sessionId, `%${likeEscape(scope.q)}%`));
+  return conds;
+}
+
 export async function listSessions(
   db: Db,
   input: {
@@ -65,9 +84,9 @@ export async function listSessions(
     sort?: { key: SessionSortKey; dir: "asc" | "desc" };
     page: number;
     pageSize: number;
-  },
+  } & SessionScope,
 ): Promise<{ rows: SessionRow[]; total: number }> {
-  const conds: SQL[] = [eq(agentSession.workspaceId, input.workspaceId)];
+  const conds: SQL[] = scopeConds(input.workspaceId, input);
   if (input.status === "paused") conds.push(eq(agentSession.paused, true));
   else if (input.status === "active") conds.push(eq(agentSession.paused, false), isNull(agentSession.endedAt));
   else if (input.status === "ended") conds.push(eq(agentSession.paused, false), isNotNull(agentSession.endedAt));
@@ -97,7 +116,7 @@ export async function listSessions(
   return { rows: rows.map(toRow), total: Number(n) };
 }
 
-export async function sessionStatusCounts(db: Db, workspaceId: string): Promise<Record<SessionStatus | "all", number>> {
+export async function sessionStatusCounts(db: Db, workspaceId: string, scope: SessionScope = {}): Promise<Record<SessionStatus | "all", number>> {
   const [r] = await db
     .select({
       all: count(),
@@ -105,7 +124,7 @@ export async function sessionStatusCounts(db: Db, workspaceId: string): Promise<
       ended: sql<number>`count(*) filter (where not ${agentSession.paused} and ${agentSession.endedAt} is not null)`,
     })
     .from(agentSession)
-    .where(eq(agentSession.workspaceId, workspaceId));
+    .where(and(...scopeConds(workspaceId, scope)));
   const all = Number(r?.all ?? 0);
   const paused = Number(r?.paused ?? 0);
   const ended = Number(r?.ended ?? 0);
