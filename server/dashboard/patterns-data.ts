@@ -2,7 +2,7 @@
  * Read models for the Patterns (stall charts) and Models pages (dashboard part 2).
  * Day buckets are UTC dates. All queries filter by workspace_id and a time range on indexed columns.
  */
-import { and, asc, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { mostCommonPattern, nudgeEffectiveness, stallRate, successRate } from "@/server/engine/models";
@@ -31,15 +31,36 @@ export interface PatternStats {
   effectivenessByPattern: Array<{ patternType: string; sent: number; effective: number; rate: number }>;
 }
 
+/** The earliest detection's UTC day (for an "all time" chart), or null. */
+export async function earliestDetectionDay(db: Db, workspaceId: string): Promise<string | null> {
+  const [r] = await db.select({ ts: patternDetection.ts }).from(patternDetection).where(eq(patternDetection.workspaceId, workspaceId)).orderBy(asc(patternDetection.ts)).limit(1);
+  return r ? r.ts.toISOString().slice(0, 10) : null;
+}
+
+/**
+ * Detections and nudges of a window. `days` is the chart's UTC days (a count of days back from
+ * now, or the list from `windowDays`); `from`/`to` bound every count (default: the days' span), so
+ * the totals, the daily charts and the effectiveness charts cover the same window.
+ */
 export async function patternStats(
   db: Db,
-  input: { workspaceId: string; days: number; now?: number; /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[] },
+  input: {
+    workspaceId: string;
+    days: number | string[];
+    from?: Date;
+    to?: Date;
+    now?: number;
+    /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[];
+  },
 ): Promise<PatternStats> {
   const now = input.now ?? Date.now();
-  const days = dayList(input.days, now);
-  const since = new Date(`${days[0]}T00:00:00.000Z`);
+  const days = typeof input.days === "number" ? dayList(input.days, now) : input.days;
+  const since = input.from ?? new Date(`${days[0]}T00:00:00.000Z`);
+  const until = input.to;
   const ws = input.workspaceId;
-  const inRange = and(eq(patternDetection.workspaceId, ws), gte(patternDetection.ts, since));
+  const window = (col: typeof patternDetection.ts | typeof nudge.ts): SQL[] => [gte(col, since), ...(until ? [lt(col, until)] : [])];
+  const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts));
+  const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``}`;
 
   const [typeRows, modelRows, sevRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
     db
@@ -64,14 +85,22 @@ export async function patternStats(
     db
       .select({ n: count(), interrupts: sql<number>`count(*) filter (where ${nudge.nudgeType} = 'interrupt')` })
       .from(nudge)
-      .where(and(eq(nudge.workspaceId, ws), gte(nudge.ts, since))),
-    db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, ws)),
+      .where(and(eq(nudge.workspaceId, ws), ...window(nudge.ts))),
+    // Per model from the window's nudges (same definition as per pattern), not the all-time profiles.
+    db.execute(sql`
+      select coalesce(n.model, 'unknown') as model, count(*)::int as sent,
+        count(*) filter (where n.effective)::int as effective
+      from nudge n
+      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
+        and n.nudge_type <> 'guidance'
+      group by 1
+      order by sent desc`),
     // The engine decides a nudge's effectiveness once and stores it with the nudge (SPEC 5).
     db.execute(sql`
       select n.pattern_type as "patternType", count(*)::int as sent,
         count(*) filter (where n.effective)::int as effective
       from nudge n
-      where n.workspace_id = ${ws} and n.ts >= ${since.toISOString()} and n.pattern_type is not null
+      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
         and n.nudge_type <> 'guidance'
       group by n.pattern_type
       order by sent desc`),
@@ -106,7 +135,9 @@ export async function patternStats(
     sev.set(r.t, e);
   }
 
-  const rows = (perPattern as unknown as { rows?: unknown[] }).rows ?? (perPattern as unknown as unknown[]);
+  const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<{ sent: number; effective: number }>;
+  const rows = rowsOf(perPattern);
+  const perModel = rowsOf(profiles) as Array<{ model: string; sent: number; effective: number }>;
   return {
     days,
     totals: {
@@ -120,10 +151,12 @@ export async function patternStats(
     byModel: days.map((d) => byModelMap.get(d)!) as PatternStats["byModel"],
     models,
     severityByType: [...sev.values()].sort((a, b) => b.minor + b.moderate + b.severe - (a.minor + a.moderate + a.severe)),
-    effectivenessByModel: profiles
-      .filter((p) => p.nudgesSent > 0)
-      .map((p) => ({ model: p.model, sent: p.nudgesSent, effective: p.nudgesEffective, rate: nudgeEffectiveness(p) }))
-      .sort((a, b) => b.sent - a.sent),
+    effectivenessByModel: perModel.map((r) => ({
+      model: r.model,
+      sent: Number(r.sent),
+      effective: Number(r.effective),
+      rate: Number(r.sent) > 0 ? Number(r.effective) / Number(r.sent) : 1,
+    })),
     effectivenessByPattern: (rows as Array<{ patternType: string; sent: number; effective: number }>).map((r) => ({
       patternType: r.patternType,
       sent: Number(r.sent),

@@ -64,6 +64,8 @@ export interface SessionScope {
   to?: Date;
   /** Part of a session id (case-insensitive). */
   q?: string | null;
+  /** Only sessions with a detection of this pattern type ("any": of any type) inside the window. */
+  pattern?: string | null;
 }
 
 function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
@@ -72,6 +74,14 @@ function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
   if (scope.from) conds.push(gte(agentSession.lastEventAt, scope.from));
   if (scope.to) conds.push(sql`coalesce(${agentSession.startedAt}, ${agentSession.firstEventAt}) < ${scope.to.toISOString()}::timestamptz`);
   if (scope.q) conds.push(ilike(agentSession.sessionId, `%${likeEscape(scope.q)}%`));
+  if (scope.pattern) {
+    // pattern_ws_session_idx (workspace_id, session_id, ts) answers each probe.
+    const pd = patternDetection;
+    conds.push(sql`exists (select 1 from ${pd} where ${pd.workspaceId} = ${agentSession.workspaceId} and ${pd.sessionId} = ${agentSession.sessionId}
+      ${scope.pattern === "any" ? sql`` : sql`and ${pd.patternType} = ${scope.pattern}`}
+      ${scope.from ? sql`and ${pd.ts} >= ${scope.from.toISOString()}::timestamptz` : sql``}
+      ${scope.to ? sql`and ${pd.ts} < ${scope.to.toISOString()}::timestamptz` : sql``})`);
+  }
   return conds;
 }
 

@@ -20,6 +20,8 @@ import {
 import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
 import { FilterActions } from "@/components/dashboard/filter-actions";
 import { readTimeWindow } from "@/server/dashboard/time-range";
+import { PATTERN_TYPES } from "@/server/engine/types";
+import { humanize } from "@/components/format";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
@@ -40,7 +42,9 @@ export default async function SessionsPage({ params, searchParams }: { params: P
   const agent = stringParam(sp.agent) ?? null;
   const q = stringParam(sp.q) ?? null;
   const window = readTimeWindow(sp, "all");
-  const scope = { from: window.from, to: window.to, q };
+  const patternParam = stringParam(sp.pattern);
+  const pattern = patternParam === "any" || (PATTERN_TYPES as readonly string[]).includes(patternParam ?? "") ? patternParam! : null;
+  const scope = { from: window.from, to: window.to, q, pattern };
   const { sort, page: pageNo, pageSize } = readTableParams(sp, {
     sortKeys: SESSION_SORT_KEYS,
     defaultSort: { key: "last", dir: "desc" },
@@ -134,6 +138,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
         <form className="row" method="get" action={base} role="search" style={{ gap: 8, minWidth: 0, flexWrap: "wrap" }}>
           {status && <input type="hidden" name="status" value={status} />}
           {agent && <input type="hidden" name="agent" value={agent} />}
+          {pattern && <input type="hidden" name="pattern" value={pattern} />}
           <TimeWindowInputs window={window} defaultRange="all" />
           <input
             className="input input-sm toolbar-search"
@@ -145,10 +150,15 @@ export default async function SessionsPage({ params, searchParams }: { params: P
           />
           <FilterActions clearHref={withSearchParams(base, sp, { q: null, page: null })} filtered={!!q} />
         </form>
+        {pattern && (
+          <a className="badge" data-tone="warning" href={withSearchParams(base, sp, { pattern: null, page: null })} title="Show sessions with or without detections">
+            {pattern === "any" ? "With a stall pattern" : `Pattern: ${humanize(pattern)}`} ×
+          </a>
+        )}
         <div className="toolbar-spacer" />
         <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
       </div>
-      {counts.all === 0 && !q && window.range === "all" ? (
+      {counts.all === 0 && !q && !pattern && window.range === "all" ? (
         <EmptyState
           bordered
           icon="sessions"
