@@ -4,7 +4,7 @@
  */
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { mostCommonPattern, nudgeEffectiveness, stallRate, successRate } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
@@ -177,7 +177,13 @@ export interface ModelMatrix {
   cells: Record<string, Record<string, { attempts: number; failures: number; rate: number; lastFailureAt: string | null }>>;
 }
 
-export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12): Promise<ModelMatrix> {
+/**
+ * Success rate per model and failure key. Without a window: the stored profiles (all time). With
+ * one: counted from the window's tool.result events (event_ws_time_idx), so the heatmap follows the
+ * page's time range.
+ */
+export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12, window: { from?: Date; to?: Date } = {}): Promise<ModelMatrix> {
+  if (window.from || window.to) return modelMatrixIn(db, workspaceId, topKeys, window);
   // Top keys by failures (then attempts): the ones worth comparing models on.
   const keyRows = await db
     .select({
@@ -206,6 +212,50 @@ export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12): Pr
       lastFailureAt: c.lastFailureAt ? c.lastFailureAt.toISOString() : null,
     };
     modelAttempts.set(c.model, (modelAttempts.get(c.model) ?? 0) + c.attempts);
+  }
+  const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
+  return { models, keys, cells };
+}
+
+async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
+  const conds: SQL[] = [eq(event.workspaceId, workspaceId), eq(event.type, "tool.result"), sql`${event.failureKey} is not null`];
+  if (window.from) conds.push(gte(event.ts, window.from));
+  if (window.to) conds.push(lt(event.ts, window.to));
+  const rows = await db
+    .select({
+      failureKey: sql<string>`${event.failureKey}`,
+      model: sql<string>`coalesce(${event.model}, 'unknown')`,
+      attempts: sql<number>`count(*)::int`,
+      failures: sql<number>`(count(*) filter (where ${event.failed}))::int`,
+      lastFailureAt: sql<string | null>`max(${event.ts}) filter (where ${event.failed})`,
+    })
+    .from(event)
+    .where(and(...conds))
+    .groupBy(event.failureKey, sql`2`);
+  const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
+  for (const r of rows) {
+    const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
+    k.attempts += Number(r.attempts);
+    k.failures += Number(r.failures);
+    perKey.set(r.failureKey, k);
+  }
+  const keys = [...perKey.values()]
+    .sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey))
+    .slice(0, topKeys);
+  const shown = new Set(keys.map((k) => k.failureKey));
+  const cells: ModelMatrix["cells"] = {};
+  const modelAttempts = new Map<string, number>();
+  for (const r of rows) {
+    if (!shown.has(r.failureKey)) continue;
+    const attempts = Number(r.attempts);
+    const failures = Number(r.failures);
+    (cells[r.model] ??= {})[r.failureKey] = {
+      attempts,
+      failures,
+      rate: successRate({ attempts, failures }),
+      lastFailureAt: r.lastFailureAt ? new Date(r.lastFailureAt).toISOString() : null,
+    };
+    modelAttempts.set(r.model, (modelAttempts.get(r.model) ?? 0) + attempts);
   }
   const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
   return { models, keys, cells };
@@ -240,7 +290,7 @@ export async function behaviourProfiles(db: Db, workspaceId: string) {
  * number of sessions it was made in. Each session records its own suggestion, so listing them raw
  * repeated the same advice once per session.
  */
-export async function recentSuggestions(db: Db, workspaceId: string, limit = 50) {
+export async function recentSuggestions(db: Db, workspaceId: string, limit = 50, window: { from?: Date; to?: Date } = {}) {
   const latest = db
     .selectDistinctOn([modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel], {
       sessionId: modelSuggestion.sessionId,
@@ -254,7 +304,14 @@ export async function recentSuggestions(db: Db, workspaceId: string, limit = 50)
       sessions: sql<number>`(count(*) over (partition by ${modelSuggestion.failureKey}, ${modelSuggestion.currentModel}, ${modelSuggestion.suggestedModel}))::int`.as("sessions"),
     })
     .from(modelSuggestion)
-    .where(eq(modelSuggestion.workspaceId, workspaceId))
+    // model_suggestion_ws_time_idx serves the window.
+    .where(
+      and(
+        eq(modelSuggestion.workspaceId, workspaceId),
+        ...(window.from ? [gte(modelSuggestion.ts, window.from)] : []),
+        ...(window.to ? [lt(modelSuggestion.ts, window.to)] : []),
+      ),
+    )
     .orderBy(modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel, desc(modelSuggestion.ts))
     .as("latest_suggestion");
   const rows = await db.select().from(latest).orderBy(desc(latest.ts)).limit(limit);
