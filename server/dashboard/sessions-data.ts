@@ -193,7 +193,23 @@ export type TimelineItem =
     }
   | { kind: "nudge"; key: string; ts: string; nudgeType: string; patternType: string | null; message: string }
   /** A person resumed the session (from the audit log); guidance reaches the agent on its next call. */
-  | { kind: "resume"; key: string; ts: string; actor: string; guidance: string | null };
+  | { kind: "resume"; key: string; ts: string; actor: string; guidance: string | null }
+  /** A tool call waiting on a person (guard.check answered ask), then the person's answer. */
+  | {
+      kind: "approval";
+      key: string;
+      ts: string;
+      phase: "requested" | "resolved";
+      approvalId: string;
+      toolName: string;
+      failureKey: string;
+      callId: string | null;
+      status: "pending" | "approved" | "denied";
+      scope: "once" | "session" | null;
+      resolvedBy: string | null;
+      comment: string | null;
+      reason: string | null;
+    };
 
 export interface TimelinePage {
   items: TimelineItem[];
@@ -201,7 +217,7 @@ export interface TimelinePage {
   nextCursor: { seq: number; ts: string } | null;
 }
 
-const RANK = { event: 0, pattern: 1, nudge: 2, resume: 3 } as const;
+const RANK = { event: 0, pattern: 1, nudge: 2, resume: 3, approval: 4 } as const;
 
 /**
  * One page of a session's timeline, oldest first. Events are paged by `seq` (newest first);
@@ -234,7 +250,8 @@ export async function sessionTimeline(
   };
   // When paging back, events sharing the boundary timestamp may sit on both sides; keep the rule simple
   // and exact for detections/nudges: [lower, upper).
-  const [patterns, nudges, resumes] = await Promise.all([
+  const inPage = (col: typeof approval.createdAt | typeof approval.resolvedAt) => [...(lower ? [gte(col, lower)] : []), ...(upper ? [lt(col, upper)] : [])];
+  const [patterns, nudges, resumes, approvals] = await Promise.all([
     db
       .select()
       .from(patternDetection)
@@ -260,6 +277,20 @@ export async function sessionTimeline(
         ),
       )
       .orderBy(asc(auditLog.createdAt))
+      .limit(500),
+    // Tool-call approvals of the session (approval_ws_session_call_idx): requested or answered in this page's range.
+    db
+      .select()
+      .from(approval)
+      .where(
+        and(
+          eq(approval.workspaceId, input.workspaceId),
+          eq(approval.kind, "tool_call"),
+          eq(approval.sessionId, input.sessionId),
+          lower || upper ? sql`((${and(sql`true`, ...inPage(approval.createdAt))}) or (${and(isNotNull(approval.resolvedAt), ...inPage(approval.resolvedAt))}))` : sql`true`,
+        ),
+      )
+      .orderBy(asc(approval.createdAt))
       .limit(500),
   ]);
 
@@ -326,6 +357,25 @@ export async function sessionTimeline(
       _o: r.id,
     });
   }
+  const within = (t: Date) => (!lower || t >= lower) && (!upper || t < upper);
+  approvals.forEach((a, i) => {
+    const base = {
+      kind: "approval" as const,
+      approvalId: a.id,
+      toolName: a.toolName,
+      failureKey: a.failureKey,
+      callId: a.callId,
+      status: a.status,
+      scope: a.scope ?? null,
+      resolvedBy: a.resolvedBy,
+      comment: a.comment,
+      reason: a.reason,
+    };
+    if (within(a.createdAt))
+      items.push({ ...base, key: `q:${a.id}`, ts: a.createdAt.toISOString(), phase: "requested", _t: a.createdAt.getTime(), _r: RANK.approval, _o: i * 2 });
+    if (a.resolvedAt && a.status !== "pending" && within(a.resolvedAt))
+      items.push({ ...base, key: `r:${a.id}`, ts: a.resolvedAt.toISOString(), phase: "resolved", _t: a.resolvedAt.getTime(), _r: RANK.approval, _o: i * 2 + 1 });
+  });
   items.sort((a, b) => a._t - b._t || a._r - b._r || a._o - b._o);
   const last = page[page.length - 1];
   return {
