@@ -3,6 +3,7 @@
  * the engine's zod schema (server/engine/config.ts) so errors show next to a field before saving;
  * the whole document is validated again by the same parser on save.
  */
+import { formatDuration } from "@/components/format";
 import type { SnakeRule } from "@/server/engine/config";
 import { SEVERITIES, type Severity } from "@/server/engine/types";
 
@@ -63,7 +64,7 @@ export function ruleSummary(rule: SnakeRule | undefined): string {
     if (v === undefined) continue;
     if (Array.isArray(v)) parts.push(`${f.label.toLowerCase()}: ${v.join(", ") || "none"}`);
     else if (typeof v === "boolean") parts.push(`${f.label.toLowerCase()}: ${v ? "on" : "off"}`);
-    else parts.push(`${f.label.toLowerCase()} ${v}${f.unit === "seconds" ? "s" : ""}`);
+    else parts.push(`${f.label.toLowerCase()} ${f.unit === "seconds" && typeof v === "number" ? humanSeconds(v) : v}`);
   }
   return parts.length ? parts.join(" · ") : "inherits every field";
 }
@@ -73,8 +74,14 @@ export function formatRuleValue(meta: RuleFieldMeta, v: unknown): string {
   if (Array.isArray(v)) return v.length ? v.join(", ") : "none";
   if (typeof v === "boolean") return v ? "on" : "off";
   if (meta.kind === "rate" && typeof v === "number") return `${v} (${Math.round(v * 1000) / 10}%)`;
-  if (meta.unit === "seconds" && typeof v === "number") return `${v}s`;
+  if (meta.unit === "seconds" && typeof v === "number") return humanSeconds(v, true);
   return String(v);
+}
+
+/** 3600 → "1h"; with `exact`, "1h (3600 s)" where the short form hides the stored number. */
+export function humanSeconds(v: number, exact = false): string {
+  const short = formatDuration(v * 1000);
+  return exact && v >= 60 ? `${short} (${v} s)` : short;
 }
 
 // ---------------------------------------------------------------------------

@@ -205,4 +205,17 @@ describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) =>
     expect(idx(approvals[0].key)).toBeGreaterThan(idx(calls[0].key));
     expect(idx(approvals[1].key)).toBeGreaterThan(idx(approvals[0].key));
   });
+
+  it("the last owner cannot be removed (the server refuses; the dashboard disables the button)", async () => {
+    const owner = await app.signUp(`last-owner-${uid()}@example.com`);
+    const org = await app.seedWorkspace({ ownerUserId: owner.userId });
+    const refused = await app.mutation("organization.removeMember", { organizationId: org.organizationId, userId: owner.userId }, { cookie: owner.cookie });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toContain("The last owner cannot be removed");
+    // With a second owner, the first one can leave.
+    const second = await app.signUp(`second-owner-${uid()}@example.com`);
+    await app.addMember(org.organizationId, second.userId, "owner");
+    const removed = await app.mutation("organization.removeMember", { organizationId: org.organizationId, userId: owner.userId }, { cookie: second.cookie });
+    expect(removed.status).toBe(200);
+  });
 });
