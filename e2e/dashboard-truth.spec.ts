@@ -1,4 +1,5 @@
-import { expect, test } from "@playwright/test";
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
 import { freshWorkspace, minutesAgo, signIn, toolResult, trpc } from "./support";
 
 /**
@@ -6,6 +7,12 @@ import { freshWorkspace, minutesAgo, signIn, toolResult, trpc } from "./support"
  * chart and counts follow it; a session is found by its id; the session timeline shows Vigil's own
  * guard decisions with the right icon.
  */
+
+/** TRUTH_SCREENSHOTS=<dir> saves a full-page screenshot at each step (to look at the result). */
+async function shot(page: Page, name: string) {
+  const dir = process.env.TRUTH_SCREENSHOTS;
+  if (dir) await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: true });
+}
 
 const OLD_HOST = "old-api.example.com";
 const NEW_HOST = "new-api.example.com";
@@ -39,6 +46,7 @@ test("the time range is kept in the URL and the chart and top keys follow it; se
   await expect(topKeys).not.toContainText(OLD_HOST);
   // A daily chart of one or two days still draws its points.
   await expect(chart.locator(".recharts-line-dot, .recharts-dot").first()).toBeAttached();
+  await shot(page, "overview-24h");
 
   // A custom day range (UTC) on the day of the old failures: only the old key.
   const oldDay = minutesAgo(tenDays).slice(0, 10);
@@ -60,6 +68,7 @@ test("the time range is kept in the URL and the chart and top keys follow it; se
   const sessions = page.getByRole("table", { name: "Agent sessions" });
   await expect(sessions.locator("a.row-link")).toHaveCount(1);
   await expect(sessions).toContainText(newSession.slice(-8));
+  await shot(page, "sessions-search");
 
   // A denied guard decision in the timeline, with the deny icon (not a check mark).
   const blocked = await trpc(page.request, "ingest.events", { events: [toolResult(newSession, "bash", { command: "sudo rm -rf /" }, false, minutesAgo(30), { error: "Permission denied" })] }, key);
@@ -73,5 +82,7 @@ test("the time range is kept in the URL and the chart and top keys follow it; se
   await expect(decision).toContainText("Vigil denied the call");
   await expect(decision.getByRole("img", { name: "Decision: deny" })).toBeVisible();
   // The call's failure key links to its page.
-  await expect(page.locator(".timeline-key-link").first()).toHaveAttribute("href", new RegExp(`/w/${slug}/tools/bash`));
+  const call = page.locator('li[data-kind="call"]').filter({ has: decision });
+  await expect(call.locator(".timeline-key-link")).toHaveAttribute("href", new RegExp(`/w/${slug}/tools/bash%7C`));
+  await shot(page, "timeline");
 });

@@ -135,13 +135,14 @@ export default async function SessionsPage({ params, searchParams }: { params: P
         <AgentFilter agents={agents} value={agent} />
       </div>
       <div className="toolbar dash2-toolbar">
-        <form className="row" method="get" action={base} role="search" style={{ gap: 8, minWidth: 0, flexWrap: "wrap" }}>
+        <form className="row" method="get" action={base} role="search" style={{ gap: 8, minWidth: 0, flex: "1 1 300px", maxWidth: 520 }}>
           {status && <input type="hidden" name="status" value={status} />}
           {agent && <input type="hidden" name="agent" value={agent} />}
           {pattern && <input type="hidden" name="pattern" value={pattern} />}
           <TimeWindowInputs window={window} defaultRange="all" />
           <input
-            className="input input-sm toolbar-search"
+            className="input input-sm"
+            style={{ flex: "1 1 auto", minWidth: 0, width: "auto" }}
             type="search"
             name="q"
             defaultValue={q ?? ""}

@@ -62,6 +62,11 @@ const GUARD_LOOK: Record<string, { icon: "shieldCheck" | "help" | "ban" | "pause
   pause: { icon: "pause", tone: "blocked", label: "Vigil held the call: session paused" },
 };
 
+function guardTone(guard: unknown): string {
+  const d = guard && typeof guard === "object" ? (guard as { decision?: unknown }).decision : undefined;
+  return typeof d === "string" && d !== "allow" && GUARD_LOOK[d] ? GUARD_LOOK[d].tone : "neutral";
+}
+
 /** guard.check's answer to a call (stored with the call), shown under it. */
 function GuardDecision({ guard }: { guard: unknown }) {
   if (!guard || typeof guard !== "object") return null;
@@ -215,7 +220,7 @@ function Row({ item, slug }: { item: TimelineItem; slug: string }) {
       const preview = str(p.preview);
       return (
         <li className="timeline-item" data-kind="call">
-          <span className="timeline-dot" data-tone="neutral" />
+          <span className="timeline-dot" data-tone={guardTone(p.guard)} />
           <div className="stack" style={{ gap: 4 }}>
             <div className="row row-wrap">
               <Icon name="arrowUp" size={12} />
