@@ -6,7 +6,7 @@
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { failure, keyState } from "@/db/schema";
+import { keyState } from "@/db/schema";
 
 export const TRUST_STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
 export type TrustStateName = (typeof TRUST_STATES)[number];
@@ -30,12 +30,13 @@ export interface KeyWindow {
  * level state (each served by its failure_ws_*_time_idx index).
  */
 export function failuresInWindowSql(w: KeyWindow): SQL<number> {
-  const f = failure;
-  const time = sql`${w.from ? sql`and ${f.ts} >= ${w.from.toISOString()}::timestamptz` : sql``} ${w.to ? sql`and ${f.ts} < ${w.to.toISOString()}::timestamptz` : sql``}`;
-  return sql<number>`(case ${keyState.level}
-    when 'key' then (select count(*) from ${f} where ${f.workspaceId} = ${keyState.workspaceId} and ${f.failureKey} = ${keyState.failureKey} ${time})
-    when 'domain' then (select count(*) from ${f} where ${f.workspaceId} = ${keyState.workspaceId} and ${f.domain} = ${keyState.domain} ${time})
-    else (select count(*) from ${f} where ${f.workspaceId} = ${keyState.workspaceId} and ${f.toolName} = ${keyState.toolName} ${time})
+  // Columns written out with their tables: drizzle leaves column names unqualified inside a sql
+  // template, which in a correlated subquery would compare failure's columns with themselves.
+  const time = sql`${w.from ? sql`and f.ts >= ${w.from.toISOString()}::timestamptz` : sql``} ${w.to ? sql`and f.ts < ${w.to.toISOString()}::timestamptz` : sql``}`;
+  return sql<number>`(case "key_state"."level"
+    when 'key' then (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.failure_key = "key_state"."failure_key" ${time})
+    when 'domain' then (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.domain = "key_state"."domain" ${time})
+    else (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.tool_name = "key_state"."tool_name" ${time})
   end)::int`;
 }
 

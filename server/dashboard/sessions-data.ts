@@ -76,11 +76,11 @@ function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
   if (scope.q) conds.push(ilike(agentSession.sessionId, `%${likeEscape(scope.q)}%`));
   if (scope.pattern) {
     // pattern_ws_session_idx (workspace_id, session_id, ts) answers each probe.
-    const pd = patternDetection;
-    conds.push(sql`exists (select 1 from ${pd} where ${pd.workspaceId} = ${agentSession.workspaceId} and ${pd.sessionId} = ${agentSession.sessionId}
-      ${scope.pattern === "any" ? sql`` : sql`and ${pd.patternType} = ${scope.pattern}`}
-      ${scope.from ? sql`and ${pd.ts} >= ${scope.from.toISOString()}::timestamptz` : sql``}
-      ${scope.to ? sql`and ${pd.ts} < ${scope.to.toISOString()}::timestamptz` : sql``})`);
+    // Qualified by hand: drizzle writes bare column names inside a sql template.
+    conds.push(sql`exists (select 1 from pattern_detection pd where pd.workspace_id = "agent_session"."workspace_id" and pd.session_id = "agent_session"."session_id"
+      ${scope.pattern === "any" ? sql`` : sql`and pd.pattern_type = ${scope.pattern}`}
+      ${scope.from ? sql`and pd.ts >= ${scope.from.toISOString()}::timestamptz` : sql``}
+      ${scope.to ? sql`and pd.ts < ${scope.to.toISOString()}::timestamptz` : sql``})`);
   }
   return conds;
 }

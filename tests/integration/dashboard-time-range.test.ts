@@ -15,6 +15,7 @@ import { listSessions, sessionStatusCounts, sessionTimeline } from "@/server/das
 import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
 import { countKeysByState, listKeys } from "@/server/dashboard/tools";
 import { getKeyDetail } from "@/server/dashboard/key-detail";
+import { patternDetection } from "@/db/schema";
 
 const DAY = 86_400_000;
 const OLD_KEY = "fetch|domain=old.example.com|path_prefix=a";
@@ -128,12 +129,42 @@ describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) =>
     expect((await listSessions(app.db, { workspaceId: ws.workspaceId, page: 1, pageSize: 50, q: "session" })).total).toBe(2);
     expect((await listSessions(app.db, { workspaceId: ws.workspaceId, page: 1, pageSize: 50, q: "_" })).total).toBe(0);
     expect((await sessionStatusCounts(app.db, ws.workspaceId, { q: "old-session" })).all).toBe(1);
+
+    // Sessions with a detection of a pattern inside the window (where the Patterns charts link).
+    await app.db.insert(patternDetection).values({
+      workspaceId: ws.workspaceId,
+      sessionId: oldSession,
+      model: "gpt-old",
+      patternType: "error_retry_loop",
+      severity: "moderate",
+      count: 3,
+      toolSequence: ["fetch", "fetch", "fetch"],
+      ts: new Date(oldBase + 5 * 60_000),
+    });
+    const withPattern = (pattern: string, w: { from?: Date; to?: Date } = {}) =>
+      listSessions(app.db, { workspaceId: ws.workspaceId, page: 1, pageSize: 50, pattern, ...w }).then((r) => r.rows.map((x) => x.sessionId));
+    expect(await withPattern("error_retry_loop")).toEqual([oldSession]);
+    expect(await withPattern("any")).toEqual([oldSession]);
+    expect(await withPattern("planning_loop")).toEqual([]);
+    expect(await withPattern("error_retry_loop", { from: week.from })).toEqual([]);
+    expect(await withPattern("error_retry_loop", { from: then.from, to: then.to })).toEqual([oldSession]);
   });
 
   it("tools, models, key detail and audit follow the window", async () => {
     const week = readTimeWindow({ range: "7d" }, "all", now);
     const keys = await listKeys(app.db, ws.workspaceId, { level: "key", window: week });
     expect(keys.rows.map((r) => [r.failureKey, r.windowFailures])).toEqual([[NEW_KEY, 2]]);
+    // A window holding both keys' failures: each row counts its own (3 and 2), not the workspace's 5.
+    const oldDay = new Date(oldBase).toISOString().slice(0, 10);
+    const both = readTimeWindow({ from: oldDay }, "all", now);
+    const bothKeys = await listKeys(app.db, ws.workspaceId, { level: "key", window: both, sort: "key", dir: "asc" });
+    expect(bothKeys.rows.map((r) => [r.failureKey, r.windowFailures]).sort()).toEqual([
+      [NEW_KEY, 2],
+      [OLD_KEY, 3],
+    ]);
+    // A past window with an end: keys that failed inside it count even though they were active later.
+    const thatDay = readTimeWindow({ from: oldDay, to: oldDay }, "all", now);
+    expect((await listKeys(app.db, ws.workspaceId, { level: "key", window: thatDay })).rows.map((r) => [r.failureKey, r.windowFailures])).toEqual([[OLD_KEY, 3]]);
     const allKeys = await listKeys(app.db, ws.workspaceId, { level: "key" });
     expect(allKeys.rows.map((r) => r.failureKey).sort()).toEqual([NEW_KEY, OLD_KEY].sort());
     expect(allKeys.rows.every((r) => r.windowFailures === undefined)).toBe(true);

@@ -50,7 +50,8 @@ function Collapsible({ text, mono = false }: { text: string; mono?: boolean }) {
 function KeyLink({ slug, value }: { slug: string; value: string }) {
   return (
     <Link href={keyHref(slug, value)} className="timeline-key-link" title={`Open ${value}`}>
-      <FailureKey value={value} />
+      {/* Wrapping: a link has no width of its own to ellipsize against, and the whole key is shown. */}
+      <FailureKey value={value} wrap />
     </Link>
   );
 }
