@@ -65,3 +65,23 @@ export const tooltipProps = {
   cursor: { fill: "var(--surface-hover)" },
   isAnimationActive: false,
 } as const;
+
+/**
+ * Even percentage ticks from 0 to a round top that holds `maxPct` (0–100): steps of 5, 10, 20 or 25,
+ * never more than six ticks, so the axis reads 0 % 20 % 40 %… rather than recharts' uneven picks.
+ */
+export function percentTicks(maxPct: number): number[] {
+  const top = Math.min(100, Math.max(10, maxPct));
+  const step = [2, 5, 10, 20, 25].find((s) => Math.ceil(top / s) <= 5) ?? 25;
+  const end = Math.min(100, Math.ceil(top / step) * step);
+  const out: number[] = [];
+  for (let v = 0; v <= end; v += step) out.push(v);
+  return out;
+}
+
+/** An axis title (recharts `label` prop) in the axis colour. */
+export function axisTitle(value: string, axis: "x" | "y" | "y-right") {
+  const base = { value, fill: "var(--chart-axis)", fontSize: 11 };
+  if (axis === "x") return { ...base, position: "insideBottom" as const, offset: -2 };
+  return { ...base, angle: axis === "y" ? -90 : 90, position: axis === "y" ? ("insideLeft" as const) : ("insideRight" as const), style: { textAnchor: "middle" as const } };
+}

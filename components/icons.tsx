@@ -46,6 +46,9 @@ const PATHS = {
   plug: "M6 2v3.5M10 2v3.5M4 5.5h8v2.5a4 4 0 0 1-8 0zM8 12v2.5",
   copy: "M5.5 5.5h8v8h-8zM10.5 5.5v-3h-8v8h3",
   shield: "M8 1.8 13 3.8v4c0 3-2.2 5.3-5 6.4-2.8-1.1-5-3.4-5-6.4v-4z",
+  ban: "M8 14A6 6 0 1 0 8 2a6 6 0 0 0 0 12zM3.8 3.8l8.4 8.4",
+  help: "M8 14A6 6 0 1 0 8 2a6 6 0 0 0 0 12zM6.2 6.2a1.9 1.9 0 1 1 2.6 1.8c-.5.2-.8.6-.8 1.1v.4M8 11.3v.2",
+  shieldCheck: "M8 1.8 13 3.8v4c0 3-2.2 5.3-5 6.4-2.8-1.1-5-3.4-5-6.4v-4zM5.8 8l1.6 1.6 3-3.2",
 } as const;
 
 export type IconName = keyof typeof PATHS;

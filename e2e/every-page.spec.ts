@@ -94,6 +94,11 @@ function pagesOf({ slug, keyPages }: Seed): string[] {
     ...SETTINGS_TABS.map((t) => `${w}/settings?tab=${t}`),
     `${w}/audit`,
     `${w}/connect`,
+    // Time windows (issue 11.2): the picker and the windowed columns and charts fit too.
+    `${w}/overview?range=all`,
+    `${w}/tools?range=7d`,
+    `${w}/models?range=24h`,
+    `${w}/sessions?range=7d&q=session`,
     "/org",
     "/org/workspaces",
     "/org/members",

@@ -4,6 +4,7 @@
  * client-side validators — the registry's own zod schemas, so an error shows next to a field
  * before saving with the server's rule. The whole document is validated again on save.
  */
+import { formatDuration } from "@/components/format";
 import { fieldSchema, type FieldSpec } from "@/server/engine/field-spec";
 import {
   MODEL_SWITCH_FIELDS,
@@ -100,7 +101,7 @@ export function ruleSummary(rule: SnakeRule | undefined): string {
     if (v === undefined) continue;
     if (Array.isArray(v)) parts.push(`${f.label.toLowerCase()}: ${v.join(", ") || "none"}`);
     else if (typeof v === "boolean") parts.push(`${f.label.toLowerCase()}: ${v ? "on" : "off"}`);
-    else parts.push(`${f.label.toLowerCase()} ${v}${f.unit === "seconds" ? "s" : ""}`);
+    else parts.push(`${f.label.toLowerCase()} ${f.unit === "seconds" && typeof v === "number" ? humanSeconds(v) : v}`);
   }
   return parts.length ? parts.join(" · ") : "inherits every field";
 }
@@ -110,8 +111,14 @@ export function formatRuleValue(meta: RuleFieldMeta, v: unknown): string {
   if (Array.isArray(v)) return v.length ? v.join(", ") : "none";
   if (typeof v === "boolean") return v ? "on" : "off";
   if (meta.ratio && typeof v === "number") return `${v} (${Math.round(v * 1000) / 10}%)`;
-  if (meta.unit === "seconds" && typeof v === "number") return `${v}s`;
+  if (meta.unit === "seconds" && typeof v === "number") return humanSeconds(v, true);
   return String(v);
+}
+
+/** 3600 → "1h"; with `exact`, "1h (3600 s)" where the short form hides the stored number. */
+export function humanSeconds(v: number, exact = false): string {
+  const short = formatDuration(v * 1000);
+  return exact && v >= 60 ? `${short} (${v} s)` : short;
 }
 
 // ---------------------------------------------------------------------------

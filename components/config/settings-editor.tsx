@@ -32,55 +32,50 @@ function encode(meta: SettingMeta, v: unknown): string {
   return String(v);
 }
 
-function SettingRow({ meta }: { meta: SettingMeta }) {
-  const { doc, camel, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
+/** A row's text as typed → the value to store (undefined: not set at this level), or an error. */
+function parseDraft(meta: SettingMeta, draft: string): { value?: unknown; error?: string } {
+  if (draft.trim() === "") return { value: undefined };
+  if (meta.kind === "list") {
+    const list = draft
+      .split(/[,\n]/)
+      .map((s) => s.trim())
+      .filter(Boolean);
+    const error = fieldError(meta, list);
+    return error ? { error } : { value: list };
+  }
+  if (meta.kind === "bool") return { value: draft === "true" };
+  return { value: draft };
+}
+
+function SettingRow({
+  meta,
+  draft,
+  own,
+  error,
+  onChange,
+}: {
+  meta: SettingMeta;
+  draft: string;
+  own: unknown;
+  error: string | null;
+  onChange: (draft: string) => void;
+}) {
+  const { camel, inheritedCamel, level, canEdit, saving } = useConfigEditor();
   const effective =
     level === "workspace" ? resolveSettings(null, camel.settings ?? null, inheritedCamel.settings ?? null) : resolveSettings(null, null, camel.settings ?? null);
-  const own = (doc.settings as Record<string, unknown> | undefined)?.[meta.key];
-  const [draft, setDraft] = useState<string>(encode(meta, own));
-  const [error, setError] = useState<string | null>(null);
   const eff = effective[meta.camel];
   const dirty = draft !== encode(meta, own);
 
-  const parse = (): { value?: unknown; error?: string } => {
-    if (meta.kind === "list") {
-      const list = draft
-        .split(/[,\n]/)
-        .map((s) => s.trim())
-        .filter(Boolean);
-      const error = fieldError(meta, list);
-      return error ? { error } : { value: list };
-    }
-    if (draft === "") return { error: "Choose a value" };
-    if (meta.kind === "bool") return { value: draft === "true" };
-    return { value: draft };
-  };
-
-  const write = async (value: unknown | undefined) => {
-    const next: SnakeConfigDocument = cloneDoc(doc);
-    const settings = { ...((next.settings ?? {}) as Record<string, unknown>) };
-    if (value === undefined) delete settings[meta.key];
-    else settings[meta.key] = value;
-    if (Object.keys(settings).length) next.settings = settings as SnakeConfigDocument["settings"];
-    else delete next.settings;
-    const r = await save(next, { successMessage: value === undefined ? `${meta.label}: cleared at ${level} level` : `${meta.label} saved` });
-    if (!r.ok) setError(r.issues.find((i) => i.path.startsWith(`settings.${meta.key}`))?.message ?? r.message);
-    else {
-      setError(null);
-      if (value === undefined) setDraft("");
-    }
-  };
-
   const control =
     meta.kind === "list" ? (
-      <TextInput mono size="sm" aria-label={`${meta.label} (${level} value)`} value={draft} placeholder="e.g. claude-sonnet, gpt-4.1" disabled={!canEdit} onChange={(e) => setDraft(e.target.value)} />
+      <TextInput mono size="sm" aria-label={`${meta.label} (${level} value)`} value={draft} placeholder="e.g. claude-sonnet, gpt-4.1" disabled={!canEdit} onChange={(e) => onChange(e.target.value)} />
     ) : (
       <Select
         size="sm"
         aria-label={`${meta.label} (${level} value)`}
         value={draft}
         disabled={!canEdit}
-        onChange={(e) => setDraft(e.target.value)}
+        onChange={(e) => onChange(e.target.value)}
         options={[
           { value: "", label: "— not set here —" },
           ...(meta.kind === "bool"
@@ -94,7 +89,7 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
     );
 
   return (
-    <tr data-setting={meta.key}>
+    <tr data-setting={meta.key} data-dirty={dirty || undefined}>
       <th scope="row" className="dash2-setting-name">
         <div style={{ fontWeight: 500 }}>{meta.label}</div>
         <div className="text-xs muted" style={{ fontWeight: 400 }}>
@@ -114,24 +109,11 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
           <div className="row row-wrap dash2-setting-controls">
             {control}
             {canEdit && (
-              <>
-                <Button
-                  size="sm"
-                  variant="primary"
-                  disabled={!dirty || saving}
-                  onClick={() => {
-                    const p = parse();
-                    if (p.error) return setError(p.error);
-                    void write(p.value);
-                  }}
-                >
-                  Save
-                </Button>
-                <Button size="sm" variant="ghost" disabled={own === undefined || saving} onClick={() => void write(undefined)} title={`Remove the ${level} value and inherit`}>
-                  Clear
-                </Button>
-              </>
+              <Button size="sm" variant="ghost" disabled={draft === "" || saving} onClick={() => onChange("")} title={`Remove the ${level} value and inherit (on Save)`}>
+                Clear
+              </Button>
             )}
+            {dirty && <span className="text-xs muted">unsaved</span>}
           </div>
           {error && (
             <span className="field-error">
@@ -142,6 +124,87 @@ function SettingRow({ meta }: { meta: SettingMeta }) {
         </div>
       </td>
     </tr>
+  );
+}
+
+/** Every setting of this level in one table with one Save (and one Discard) for all changed rows. */
+function SettingsTable() {
+  const { doc, level, canEdit, save, saving } = useConfigEditor();
+  const own = (doc.settings ?? {}) as Record<string, unknown>;
+  const [drafts, setDrafts] = useState<Record<string, string>>(() => Object.fromEntries(SETTING_META.map((m) => [m.key, encode(m, own[m.key])])));
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const changed = SETTING_META.filter((m) => drafts[m.key] !== encode(m, own[m.key]));
+
+  const onSave = async () => {
+    const next: SnakeConfigDocument = cloneDoc(doc);
+    const settings = { ...((next.settings ?? {}) as Record<string, unknown>) };
+    const errs: Record<string, string> = {};
+    for (const m of changed) {
+      const p = parseDraft(m, drafts[m.key]);
+      if (p.error) errs[m.key] = p.error;
+      else if (p.value === undefined) delete settings[m.key];
+      else settings[m.key] = p.value;
+    }
+    setErrors(errs);
+    if (Object.keys(errs).length) return;
+    if (Object.keys(settings).length) next.settings = settings as SnakeConfigDocument["settings"];
+    else delete next.settings;
+    const r = await save(next, { successMessage: `${changed.length === 1 ? changed[0].label : `${changed.length} settings`} saved at ${level} level` });
+    if (!r.ok) {
+      const byKey: Record<string, string> = {};
+      for (const i of r.issues) {
+        const k = SETTING_META.find((m) => i.path.startsWith(`settings.${m.key}`))?.key;
+        if (k) byKey[k] = i.message;
+      }
+      setErrors(Object.keys(byKey).length ? byKey : { [changed[0]?.key ?? ""]: r.message });
+    }
+  };
+
+  return (
+    <>
+      <div className="table-wrap" data-phone-layout="cards">
+        <div className="table-scroll">
+          <table className="table dash2-settings-table" data-density="comfortable">
+            <thead>
+              <tr>
+                <th scope="col">Setting</th>
+                <th scope="col">Effective value · source</th>
+                <th scope="col">{level === "workspace" ? "Workspace value" : "Organization value"}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {SETTING_META.map((m) => (
+                <SettingRow
+                  key={m.key}
+                  meta={m}
+                  own={own[m.key]}
+                  draft={drafts[m.key]}
+                  error={errors[m.key] ?? null}
+                  onChange={(v) => setDrafts((d) => ({ ...d, [m.key]: v }))}
+                />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </div>
+      {canEdit && (
+        <div className="form-actions">
+          <Button variant="primary" disabled={changed.length === 0 || saving} loading={saving} onClick={() => void onSave()}>
+            {changed.length > 1 ? `Save ${changed.length} settings` : "Save settings"}
+          </Button>
+          <Button
+            variant="ghost"
+            disabled={changed.length === 0 || saving}
+            onClick={() => {
+              setDrafts(Object.fromEntries(SETTING_META.map((m) => [m.key, encode(m, own[m.key])])));
+              setErrors({});
+            }}
+          >
+            Discard changes
+          </Button>
+        </div>
+      )}
+    </>
   );
 }
 
@@ -217,24 +280,7 @@ export function SettingsEditor() {
             : "Organization values apply to every workspace that does not set its own."
         }
       >
-        <div className="table-wrap" data-phone-layout="cards">
-          <div className="table-scroll">
-            <table className="table dash2-settings-table" data-density="comfortable">
-              <thead>
-                <tr>
-                  <th scope="col">Setting</th>
-                  <th scope="col">Effective value · source</th>
-                  <th scope="col">{level === "workspace" ? "Workspace value" : "Organization value"}</th>
-                </tr>
-              </thead>
-              <tbody>
-                {SETTING_META.map((m) => (
-                  <SettingRow key={m.key} meta={m} />
-                ))}
-              </tbody>
-            </table>
-          </div>
-        </div>
+        <SettingsTable />
       </Section>
       <ModelSwitchCard />
     </div>

@@ -25,7 +25,8 @@ export function failureColumns(opts: { slug: string; now: Date; withKey: boolean
       minWidth: 240,
       cell: (r) => (
         <span className="failure-error" title={r.errorMessage ?? undefined}>
-          {r.httpStatus ? <span className="mono subtle">{r.httpStatus} </span> : null}
+          {/* The status once: "504 Gateway Timeout" already starts with it. */}
+          {r.httpStatus && !(r.errorMessage ?? "").trimStart().startsWith(String(r.httpStatus)) ? <span className="mono subtle">{r.httpStatus} </span> : null}
           {r.errorMessage ?? <span className="subtle">—</span>}
         </span>
       ),

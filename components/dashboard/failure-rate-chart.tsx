@@ -2,7 +2,7 @@
 
 import { Bar, CartesianGrid, ComposedChart, Line, Tooltip, XAxis, YAxis } from "recharts";
 import { ChartCard, ChartTooltip } from "@/components/chart-card";
-import { axisProps, gridProps, tooltipProps } from "@/components/chart-theme";
+import { axisProps, axisTitle, gridProps, percentTicks, tooltipProps } from "@/components/chart-theme";
 import { formatNumber, formatPercent } from "@/components/format";
 
 export type RatePoint = { day: string; results: number; failures: number; rate: number | null };
@@ -13,13 +13,16 @@ const shortDay = (day: string) => {
 };
 
 /** Daily failures (bars) and failure rate (line) from the daily_tool_stat roll-up. */
-export function FailureRateChart({ data, days }: { data: RatePoint[]; days: number }) {
+export function FailureRateChart({ data, rangeLabel }: { data: RatePoint[]; rangeLabel: string }) {
   const empty = data.every((d) => d.results === 0);
   const chartData = data.map((d) => ({ ...d, label: shortDay(d.day), ratePct: d.rate == null ? null : d.rate * 100 }));
+  const ticks = percentTicks(Math.max(0, ...chartData.map((d) => d.ratePct ?? 0)));
+  // A line needs two points: with fewer days that have results, draw each as a dot.
+  const sparse = chartData.filter((d) => d.ratePct !== null).length < 3;
   return (
     <ChartCard
       title="Failure rate"
-      subtitle={`Tool results per day (UTC), last ${days} days`}
+      subtitle={`Failed tool results (bars) and share of tool results that failed (line), per UTC day · ${rangeLabel}`}
       empty={empty}
       emptyTitle="No tool results yet"
       emptyDescription="The chart fills in as agents post tool.result events."
@@ -28,11 +31,20 @@ export function FailureRateChart({ data, days }: { data: RatePoint[]; days: numb
         { label: "Failure rate", color: "var(--chart-1)" },
       ]}
     >
-      <ComposedChart data={chartData} margin={{ top: 8, right: 4, bottom: 0, left: -12 }}>
+      <ComposedChart data={chartData} margin={{ top: 8, right: 4, bottom: 12, left: 0 }}>
         <CartesianGrid {...gridProps} />
-        <XAxis dataKey="label" {...axisProps} interval="preserveStartEnd" minTickGap={16} />
-        <YAxis yAxisId="n" {...axisProps} allowDecimals={false} width={44} />
-        <YAxis yAxisId="pct" orientation="right" {...axisProps} width={40} domain={[0, (max: number) => Math.min(100, Math.max(10, Math.ceil(max / 10) * 10))]} tickFormatter={(v: number) => `${v}%`} />
+        <XAxis dataKey="label" {...axisProps} interval="preserveStartEnd" minTickGap={16} label={axisTitle("Day (UTC)", "x")} />
+        <YAxis yAxisId="n" {...axisProps} allowDecimals={false} width={52} label={axisTitle("Failures", "y")} />
+        <YAxis
+          yAxisId="pct"
+          orientation="right"
+          {...axisProps}
+          width={52}
+          domain={[0, ticks[ticks.length - 1]]}
+          ticks={ticks}
+          tickFormatter={(v: number) => `${v}%`}
+          label={axisTitle("Failure rate", "y-right")}
+        />
         <Tooltip
           {...tooltipProps}
           content={(p) => (
@@ -51,7 +63,7 @@ export function FailureRateChart({ data, days }: { data: RatePoint[]; days: numb
           name="Failure rate (%)"
           stroke="var(--chart-1)"
           strokeWidth={2}
-          dot={false}
+          dot={sparse ? { r: 3, fill: "var(--chart-1)", strokeWidth: 0 } : false}
           connectNulls
           isAnimationActive={false}
         />

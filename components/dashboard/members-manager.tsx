@@ -104,11 +104,34 @@ export function MembersManager({
       header: <span className="sr-only">Actions</span>,
       align: "right",
       width: 60,
-      cell: (m) => (
-        <Button size="sm" variant="ghost" iconOnly aria-label={`Remove ${m.email}`} title="Remove from organization" onClick={() => setRemoving(m)}>
-          <Icon name="x" />
-        </Button>
-      ),
+      cell: (m) => {
+        // The server refuses to remove the last owner too (tenancy.removeMember); say why here first.
+        const lastOwner = m.role === "owner" && members.filter((x) => x.role === "owner").length <= 1;
+        const button = (
+          <Button
+            size="sm"
+            variant="ghost"
+            iconOnly
+            aria-label={`Remove ${m.email}`}
+            title={lastOwner ? undefined : "Remove from organization"}
+            disabled={lastOwner}
+            aria-describedby={lastOwner ? `last-owner-${m.userId}` : undefined}
+            onClick={() => setRemoving(m)}
+          >
+            <Icon name="x" />
+          </Button>
+        );
+        return lastOwner ? (
+          <span title="The last owner cannot be removed: make someone else an owner first" data-testid="last-owner-remove">
+            {button}
+            <span id={`last-owner-${m.userId}`} className="sr-only">
+              The last owner cannot be removed: make someone else an owner first
+            </span>
+          </span>
+        ) : (
+          button
+        );
+      },
     });
   }
 

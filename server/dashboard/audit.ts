@@ -1,5 +1,5 @@
 /** Read-only queries for the workspace audit log and the organization pages. */
-import { and, asc, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { auditLog, keyState, workspace } from "@/db/schema";
 
@@ -21,13 +21,16 @@ export interface AuditRow {
 export async function listWorkspaceAudit(
   db: Db,
   workspaceId: string,
-  opts: { page?: number; pageSize?: number; action?: string; actorType?: string; organizationId?: string } = {},
+  opts: { page?: number; pageSize?: number; action?: string; actorType?: string; organizationId?: string; from?: Date; to?: Date } = {},
 ) {
   const pageSize = Math.min(200, Math.max(1, opts.pageSize ?? 50));
   const page = Math.max(1, opts.page ?? 1);
   const scope: SQL[] = [eq(auditLog.workspaceId, workspaceId), ...(opts.organizationId ? [eq(auditLog.organizationId, opts.organizationId)] : [])];
   const conds: SQL[] = [...scope];
   if (opts.action) conds.push(sql`${auditLog.action} like ${opts.action.replace(/[\\%_]/g, (c) => "\\" + c) + "%"}`);
+  // audit_ws_time_idx (workspace_id, created_at) serves the window.
+  if (opts.from) conds.push(gte(auditLog.createdAt, opts.from));
+  if (opts.to) conds.push(lt(auditLog.createdAt, opts.to));
   if (opts.actorType === "user" || opts.actorType === "api_key" || opts.actorType === "system") conds.push(eq(auditLog.actorType, opts.actorType));
   const where = and(...conds)!;
   const [[{ total }], rows, actions] = await Promise.all([
@@ -64,6 +67,15 @@ export async function listWorkspaceAudit(
       }),
     ),
   };
+}
+
+/** The dashboard page an audit entry's target names (a failure key or a session), or null. */
+export function auditTargetHref(slug: string, action: string, target: string | null): string | null {
+  if (!target) return null;
+  const ws = `/w/${encodeURIComponent(slug)}`;
+  if (action === "session.resume") return `${ws}/sessions/${encodeURIComponent(target)}`;
+  if (action.startsWith("approval.") || (action === "failure_key.reset" && target !== "all")) return `${ws}/tools/${encodeURIComponent(target)}`;
+  return null;
 }
 
 /** Workspaces of an organization with their key counts and non-trusted keys (one grouped query). */

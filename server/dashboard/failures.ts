@@ -1,5 +1,6 @@
 /** Read-only queries for failure history (the Failures page and a key's failure history). */
-import { and, asc, desc, eq, gte, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, ilike, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { likeEscape } from "./util";
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 
@@ -15,6 +16,8 @@ export interface FailureQuery {
   /** A model name, or "" / "(none)" for failures without a model. */
   model?: string;
   failureKey?: string;
+  /** Part of the error message (case-insensitive). */
+  text?: string;
   from?: Date;
   to?: Date;
   page?: number;
@@ -48,6 +51,8 @@ function failureFilters(workspaceId: string, q: FailureQuery): SQL {
   else if (q.model) conds.push(eq(failure.model, q.model));
   if (q.from) conds.push(gte(failure.ts, q.from));
   if (q.to) conds.push(lt(failure.ts, q.to));
+  // A filter on the rows the indexed conditions above select (no text index: the window bounds the scan).
+  if (q.text) conds.push(ilike(failure.errorMessage, `%${likeEscape(q.text)}%`));
   return and(...conds)!;
 }
 

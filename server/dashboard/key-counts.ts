@@ -4,7 +4,7 @@
  * the Tools page lists — counted by its effective state, so Overview's "Blocked 3 of 21" and the Tools
  * filter's "Blocked 3 / All 21" always agree.
  */
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { keyState } from "@/db/schema";
 
@@ -20,11 +20,44 @@ export interface KeyStateCounts {
   levelAlerts: number;
 }
 
-export async function countKeyStates(db: Db, workspaceId: string): Promise<KeyStateCounts> {
+export interface KeyWindow {
+  from?: Date;
+  to?: Date;
+}
+
+/**
+ * Failures of a key_state row inside [from, to): by failure key for a key, by domain or tool for a
+ * level state (each served by its failure_ws_*_time_idx index).
+ */
+export function failuresInWindowSql(w: KeyWindow): SQL<number> {
+  // Columns written out with their tables: drizzle leaves column names unqualified inside a sql
+  // template, which in a correlated subquery would compare failure's columns with themselves.
+  const time = sql`${w.from ? sql`and f.ts >= ${w.from.toISOString()}::timestamptz` : sql``} ${w.to ? sql`and f.ts < ${w.to.toISOString()}::timestamptz` : sql``}`;
+  return sql<number>`(case "key_state"."level"
+    when 'key' then (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.failure_key = "key_state"."failure_key" ${time})
+    when 'domain' then (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.domain = "key_state"."domain" ${time})
+    else (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.tool_name = "key_state"."tool_name" ${time})
+  end)::int`;
+}
+
+/**
+ * Keys active in a window: their last event is at or after `from`; with an end, either their last
+ * event is before it or they failed inside the window. No window: every key.
+ */
+export function keyWindowCond(w: KeyWindow): SQL | undefined {
+  if (!w.from && !w.to) return undefined;
+  const conds: SQL[] = [];
+  if (w.from) conds.push(sql`${keyState.lastEventAt} >= ${w.from.toISOString()}::timestamptz`);
+  if (w.to) conds.push(sql`(${keyState.lastEventAt} < ${w.to.toISOString()}::timestamptz or ${failuresInWindowSql(w)} > 0)`);
+  return and(...conds);
+}
+
+/** Keys by effective state; with a window, only the keys active in it (same rule as the Tools list). */
+export async function countKeyStates(db: Db, workspaceId: string, window: KeyWindow = {}): Promise<KeyStateCounts> {
   const rows = await db
     .select({ level: keyState.level, state: keyState.effectiveState, n: sql<number>`count(*)::int` })
     .from(keyState)
-    .where(eq(keyState.workspaceId, workspaceId))
+    .where(and(eq(keyState.workspaceId, workspaceId), keyWindowCond(window)))
     .groupBy(keyState.level, keyState.effectiveState);
   const byState: Record<TrustStateName, number> = { trusted: 0, recovering: 0, escalated: 0, blocked: 0 };
   let total = 0;

@@ -1,6 +1,6 @@
 /** Read-only queries for one failure key's detail page. */
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, failure, keyState, modelToolProfile, stateTransition } from "@/db/schema";
 import { toKeyRow, type KeyRow } from "./tools";
@@ -16,7 +16,7 @@ export interface KeyDetail {
 }
 
 /** Key state, its level states, timeline (latest 100) and per-model profile. Null when the key is unknown. */
-export async function getKeyDetail(db: Db, workspaceId: string, failureKey: string): Promise<KeyDetail | null> {
+export async function getKeyDetail(db: Db, workspaceId: string, failureKey: string, window: { from?: Date; to?: Date } = {}): Promise<KeyDetail | null> {
   const [stateRow] = await db
     .select()
     .from(keyState)
@@ -30,7 +30,15 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
     db
       .select()
       .from(stateTransition)
-      .where(and(eq(stateTransition.workspaceId, workspaceId), eq(stateTransition.failureKey, failureKey)))
+      // transition_ws_key_idx (workspace_id, failure_key, at) serves the window.
+      .where(
+        and(
+          eq(stateTransition.workspaceId, workspaceId),
+          eq(stateTransition.failureKey, failureKey),
+          ...(window.from ? [gte(stateTransition.at, window.from)] : []),
+          ...(window.to ? [lt(stateTransition.at, window.to)] : []),
+        ),
+      )
       .orderBy(desc(stateTransition.at), desc(stateTransition.id))
       .limit(100),
     db
@@ -51,7 +59,7 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
           .where(and(eq(failure.workspaceId, workspaceId), eq(failure.failureKey, failureKey)))
           .limit(1),
   ]);
-  if (!stateRow && !anyFailure && transitions.length === 0) return null;
+  if (!stateRow && !anyFailure && transitions.length === 0 && !window.from && !window.to) return null;
   // Thresholds of the rule in force now, for the key and its levels (one configuration read).
   const shown = await withThresholdsInForce(db, workspaceId, stateRow ? [stateRow, ...levels] : levels);
   return {

@@ -1,6 +1,6 @@
 /** Read-only queries for the workspace overview. */
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
-import { and, desc, eq, gte, sql } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/schema";
 import { countPendingApprovals } from "./approvals";
@@ -60,10 +60,27 @@ export interface DailyPoint {
   rate: number | null;
 }
 
-/** Results, failures and failure rate per UTC day over the last `days` days (from daily_tool_stat). */
-export async function getFailureRateSeries(db: Db, workspaceId: string, days = 14, now = new Date()): Promise<DailyPoint[]> {
-  const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1)));
-  const startDay = start.toISOString().slice(0, 10);
+/** The first UTC day with tool results (for an "all time" chart), or null. */
+export async function earliestStatDay(db: Db, workspaceId: string): Promise<string | null> {
+  const [r] = await db
+    .select({ day: dailyToolStat.day })
+    .from(dailyToolStat)
+    .where(eq(dailyToolStat.workspaceId, workspaceId))
+    .orderBy(dailyToolStat.day)
+    .limit(1);
+  return r?.day ?? null;
+}
+
+/**
+ * Results, failures and failure rate per UTC day (from daily_tool_stat): over the last `days` days,
+ * or over the given list of days (oldest first, from `windowDays`).
+ */
+export async function getFailureRateSeries(db: Db, workspaceId: string, days: number | string[] = 14, now = new Date()): Promise<DailyPoint[]> {
+  const dayList =
+    typeof days === "number"
+      ? Array.from({ length: days }, (_, i) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() - (days - 1 - i))).toISOString().slice(0, 10))
+      : days;
+  if (dayList.length === 0) return [];
   const rows = await db
     .select({
       day: dailyToolStat.day,
@@ -71,12 +88,11 @@ export async function getFailureRateSeries(db: Db, workspaceId: string, days = 1
       failures: sql<number>`sum(${dailyToolStat.failures})::int`,
     })
     .from(dailyToolStat)
-    .where(and(eq(dailyToolStat.workspaceId, workspaceId), gte(dailyToolStat.day, startDay)))
+    .where(and(eq(dailyToolStat.workspaceId, workspaceId), gte(dailyToolStat.day, dayList[0]), lte(dailyToolStat.day, dayList[dayList.length - 1])))
     .groupBy(dailyToolStat.day);
   const byDay = new Map(rows.map((r) => [r.day, r]));
   const out: DailyPoint[] = [];
-  for (let i = 0; i < days; i++) {
-    const day = new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10);
+  for (const day of dayList) {
     const r = byDay.get(day);
     const results = r?.results ?? 0;
     const failures = r?.failures ?? 0;
@@ -97,8 +113,13 @@ export interface TopKey {
   lastFailureAt: string | null;
 }
 
-/** The worst keys first: most failures, then most effective (recent, decayed) failures, then the latest. */
-export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8): Promise<TopKey[]> {
+/**
+ * The worst keys first: most failures, then most effective (recent, decayed) failures, then the latest.
+ * With a window, "failures" are the ones inside it (failure_ws_time_idx), so the list follows the
+ * page's time range; without one, the keys' all-time totals.
+ */
+export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8, window: { from?: Date; to?: Date } = {}): Promise<TopKey[]> {
+  if (window.from || window.to) return topFailingKeysIn(db, workspaceId, limit, window);
   const rows = await db
     .select({
       failureKey: keyState.failureKey,
@@ -118,6 +139,49 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8):
     .orderBy(desc(keyState.totalFailures), desc(keyState.effectiveFailures), desc(keyState.lastFailureAt))
     .limit(limit);
   return (await withThresholdsInForce(db, workspaceId, rows)).map(({ domain: _d, pluginName: _p, ...r }) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
+}
+
+async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, window: { from?: Date; to?: Date }): Promise<TopKey[]> {
+  const conds: SQL[] = [eq(failure.workspaceId, workspaceId)];
+  if (window.from) conds.push(gte(failure.ts, window.from));
+  if (window.to) conds.push(lt(failure.ts, window.to));
+  const counted = await db
+    .select({ failureKey: failure.failureKey, toolName: failure.toolName, n: sql<number>`count(*)::int`, last: sql<Date>`max(${failure.ts})` })
+    .from(failure)
+    .where(and(...conds))
+    .groupBy(failure.failureKey, failure.toolName)
+    .orderBy(desc(sql`count(*)`), desc(sql`max(${failure.ts})`), failure.failureKey)
+    .limit(limit);
+  if (counted.length === 0) return [];
+  const states = await db
+    .select({
+      failureKey: keyState.failureKey,
+      toolName: keyState.toolName,
+      level: keyState.level,
+      state: keyState.state,
+      effectiveState: keyState.effectiveState,
+      effectiveFailures: keyState.effectiveFailures,
+      threshold: keyState.threshold,
+      domain: keyState.domain,
+      pluginName: keyState.pluginName,
+    })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, counted.map((c) => c.failureKey))));
+  const shown = new Map((await withThresholdsInForce(db, workspaceId, states)).map((r) => [r.failureKey, r]));
+  return counted.map((c) => {
+    const st = shown.get(c.failureKey);
+    return {
+      failureKey: c.failureKey,
+      toolName: c.toolName,
+      level: st?.level ?? "key",
+      state: st?.state ?? "trusted",
+      effectiveState: st?.effectiveState ?? "trusted",
+      effectiveFailures: st?.effectiveFailures ?? 0,
+      threshold: st?.threshold ?? null,
+      totalFailures: Number(c.n),
+      lastFailureAt: c.last ? new Date(c.last).toISOString() : null,
+    };
+  });
 }
 
 export interface PausedSession {

@@ -2,9 +2,9 @@
  * Read models for the Patterns (stall charts) and Models pages (dashboard part 2).
  * Day buckets are UTC dates. All queries filter by workspace_id and a time range on indexed columns.
  */
-import { and, asc, count, desc, eq, gte, inArray, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { mostCommonPattern, nudgeEffectiveness, stallRate, successRate } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
@@ -31,15 +31,36 @@ export interface PatternStats {
   effectivenessByPattern: Array<{ patternType: string; sent: number; effective: number; rate: number }>;
 }
 
+/** The earliest detection's UTC day (for an "all time" chart), or null. */
+export async function earliestDetectionDay(db: Db, workspaceId: string): Promise<string | null> {
+  const [r] = await db.select({ ts: patternDetection.ts }).from(patternDetection).where(eq(patternDetection.workspaceId, workspaceId)).orderBy(asc(patternDetection.ts)).limit(1);
+  return r ? r.ts.toISOString().slice(0, 10) : null;
+}
+
+/**
+ * Detections and nudges of a window. `days` is the chart's UTC days (a count of days back from
+ * now, or the list from `windowDays`); `from`/`to` bound every count (default: the days' span), so
+ * the totals, the daily charts and the effectiveness charts cover the same window.
+ */
 export async function patternStats(
   db: Db,
-  input: { workspaceId: string; days: number; now?: number; /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[] },
+  input: {
+    workspaceId: string;
+    days: number | string[];
+    from?: Date;
+    to?: Date;
+    now?: number;
+    /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[];
+  },
 ): Promise<PatternStats> {
   const now = input.now ?? Date.now();
-  const days = dayList(input.days, now);
-  const since = new Date(`${days[0]}T00:00:00.000Z`);
+  const days = typeof input.days === "number" ? dayList(input.days, now) : input.days;
+  const since = input.from ?? new Date(`${days[0]}T00:00:00.000Z`);
+  const until = input.to;
   const ws = input.workspaceId;
-  const inRange = and(eq(patternDetection.workspaceId, ws), gte(patternDetection.ts, since));
+  const window = (col: typeof patternDetection.ts | typeof nudge.ts): SQL[] => [gte(col, since), ...(until ? [lt(col, until)] : [])];
+  const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts));
+  const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``}`;
 
   const [typeRows, modelRows, sevRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
     db
@@ -64,14 +85,22 @@ export async function patternStats(
     db
       .select({ n: count(), interrupts: sql<number>`count(*) filter (where ${nudge.nudgeType} = 'interrupt')` })
       .from(nudge)
-      .where(and(eq(nudge.workspaceId, ws), gte(nudge.ts, since))),
-    db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, ws)),
+      .where(and(eq(nudge.workspaceId, ws), ...window(nudge.ts))),
+    // Per model from the window's nudges (same definition as per pattern), not the all-time profiles.
+    db.execute(sql`
+      select coalesce(n.model, 'unknown') as model, count(*)::int as sent,
+        count(*) filter (where n.effective)::int as effective
+      from nudge n
+      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
+        and n.nudge_type <> 'guidance'
+      group by 1
+      order by sent desc`),
     // The engine decides a nudge's effectiveness once and stores it with the nudge (SPEC 5).
     db.execute(sql`
       select n.pattern_type as "patternType", count(*)::int as sent,
         count(*) filter (where n.effective)::int as effective
       from nudge n
-      where n.workspace_id = ${ws} and n.ts >= ${since.toISOString()} and n.pattern_type is not null
+      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
         and n.nudge_type <> 'guidance'
       group by n.pattern_type
       order by sent desc`),
@@ -106,7 +135,9 @@ export async function patternStats(
     sev.set(r.t, e);
   }
 
-  const rows = (perPattern as unknown as { rows?: unknown[] }).rows ?? (perPattern as unknown as unknown[]);
+  const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<{ sent: number; effective: number }>;
+  const rows = rowsOf(perPattern);
+  const perModel = rowsOf(profiles) as Array<{ model: string; sent: number; effective: number }>;
   return {
     days,
     totals: {
@@ -120,10 +151,12 @@ export async function patternStats(
     byModel: days.map((d) => byModelMap.get(d)!) as PatternStats["byModel"],
     models,
     severityByType: [...sev.values()].sort((a, b) => b.minor + b.moderate + b.severe - (a.minor + a.moderate + a.severe)),
-    effectivenessByModel: profiles
-      .filter((p) => p.nudgesSent > 0)
-      .map((p) => ({ model: p.model, sent: p.nudgesSent, effective: p.nudgesEffective, rate: nudgeEffectiveness(p) }))
-      .sort((a, b) => b.sent - a.sent),
+    effectivenessByModel: perModel.map((r) => ({
+      model: r.model,
+      sent: Number(r.sent),
+      effective: Number(r.effective),
+      rate: Number(r.sent) > 0 ? Number(r.effective) / Number(r.sent) : 1,
+    })),
     effectivenessByPattern: (rows as Array<{ patternType: string; sent: number; effective: number }>).map((r) => ({
       patternType: r.patternType,
       sent: Number(r.sent),
@@ -144,7 +177,13 @@ export interface ModelMatrix {
   cells: Record<string, Record<string, { attempts: number; failures: number; rate: number; lastFailureAt: string | null }>>;
 }
 
-export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12): Promise<ModelMatrix> {
+/**
+ * Success rate per model and failure key. Without a window: the stored profiles (all time). With
+ * one: counted from the window's tool.result events (event_ws_time_idx), so the heatmap follows the
+ * page's time range.
+ */
+export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12, window: { from?: Date; to?: Date } = {}): Promise<ModelMatrix> {
+  if (window.from || window.to) return modelMatrixIn(db, workspaceId, topKeys, window);
   // Top keys by failures (then attempts): the ones worth comparing models on.
   const keyRows = await db
     .select({
@@ -173,6 +212,50 @@ export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12): Pr
       lastFailureAt: c.lastFailureAt ? c.lastFailureAt.toISOString() : null,
     };
     modelAttempts.set(c.model, (modelAttempts.get(c.model) ?? 0) + c.attempts);
+  }
+  const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
+  return { models, keys, cells };
+}
+
+async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
+  const conds: SQL[] = [eq(event.workspaceId, workspaceId), eq(event.type, "tool.result"), sql`${event.failureKey} is not null`];
+  if (window.from) conds.push(gte(event.ts, window.from));
+  if (window.to) conds.push(lt(event.ts, window.to));
+  const rows = await db
+    .select({
+      failureKey: sql<string>`${event.failureKey}`,
+      model: sql<string>`coalesce(${event.model}, 'unknown')`,
+      attempts: sql<number>`count(*)::int`,
+      failures: sql<number>`(count(*) filter (where ${event.failed}))::int`,
+      lastFailureAt: sql<string | null>`max(${event.ts}) filter (where ${event.failed})`,
+    })
+    .from(event)
+    .where(and(...conds))
+    .groupBy(event.failureKey, sql`2`);
+  const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
+  for (const r of rows) {
+    const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
+    k.attempts += Number(r.attempts);
+    k.failures += Number(r.failures);
+    perKey.set(r.failureKey, k);
+  }
+  const keys = [...perKey.values()]
+    .sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey))
+    .slice(0, topKeys);
+  const shown = new Set(keys.map((k) => k.failureKey));
+  const cells: ModelMatrix["cells"] = {};
+  const modelAttempts = new Map<string, number>();
+  for (const r of rows) {
+    if (!shown.has(r.failureKey)) continue;
+    const attempts = Number(r.attempts);
+    const failures = Number(r.failures);
+    (cells[r.model] ??= {})[r.failureKey] = {
+      attempts,
+      failures,
+      rate: successRate({ attempts, failures }),
+      lastFailureAt: r.lastFailureAt ? new Date(r.lastFailureAt).toISOString() : null,
+    };
+    modelAttempts.set(r.model, (modelAttempts.get(r.model) ?? 0) + attempts);
   }
   const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
   return { models, keys, cells };
@@ -207,7 +290,7 @@ export async function behaviourProfiles(db: Db, workspaceId: string) {
  * number of sessions it was made in. Each session records its own suggestion, so listing them raw
  * repeated the same advice once per session.
  */
-export async function recentSuggestions(db: Db, workspaceId: string, limit = 50) {
+export async function recentSuggestions(db: Db, workspaceId: string, limit = 50, window: { from?: Date; to?: Date } = {}) {
   const latest = db
     .selectDistinctOn([modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel], {
       sessionId: modelSuggestion.sessionId,
@@ -221,7 +304,14 @@ export async function recentSuggestions(db: Db, workspaceId: string, limit = 50)
       sessions: sql<number>`(count(*) over (partition by ${modelSuggestion.failureKey}, ${modelSuggestion.currentModel}, ${modelSuggestion.suggestedModel}))::int`.as("sessions"),
     })
     .from(modelSuggestion)
-    .where(eq(modelSuggestion.workspaceId, workspaceId))
+    // model_suggestion_ws_time_idx serves the window.
+    .where(
+      and(
+        eq(modelSuggestion.workspaceId, workspaceId),
+        ...(window.from ? [gte(modelSuggestion.ts, window.from)] : []),
+        ...(window.to ? [lt(modelSuggestion.ts, window.to)] : []),
+      ),
+    )
     .orderBy(modelSuggestion.failureKey, modelSuggestion.currentModel, modelSuggestion.suggestedModel, desc(modelSuggestion.ts))
     .as("latest_suggestion");
   const rows = await db.select().from(latest).orderBy(desc(latest.ts)).limit(limit);

@@ -4,9 +4,10 @@
  * newest backwards by event `seq`). Every query filters by workspace_id and uses the
  * (workspace_id, …) indexes, so it stays fast with a large event log.
  */
-import { and, asc, count, desc, eq, gte, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, ilike, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { agentSession, auditLog, event, nudge, patternDetection } from "@/db/schema";
+import { agentSession, approval, auditLog, event, nudge, patternDetection } from "@/db/schema";
+import { likeEscape } from "./util";
 
 export const SESSION_STATUSES = ["paused", "active", "ended"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
@@ -56,6 +57,34 @@ function toRow(r: typeof agentSession.$inferSelect): SessionRow {
   };
 }
 
+/** Which sessions a list shows besides its status: the time window and the id search. */
+export interface SessionScope {
+  /** Sessions with activity in [from, to): last event at or after `from`, started before `to`. */
+  from?: Date;
+  to?: Date;
+  /** Part of a session id (case-insensitive). */
+  q?: string | null;
+  /** Only sessions with a detection of this pattern type ("any": of any type) inside the window. */
+  pattern?: string | null;
+}
+
+function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
+  // session_ws_last_event_idx serves the lower bound; the rest filters the workspace's rows in range.
+  const conds: SQL[] = [eq(agentSession.workspaceId, workspaceId)];
+  if (scope.from) conds.push(gte(agentSession.lastEventAt, scope.from));
+  if (scope.to) conds.push(sql`coalesce(${agentSession.startedAt}, ${agentSession.firstEventAt}) < ${scope.to.toISOString()}::timestamptz`);
+  if (scope.q) conds.push(ilike(agentSession.sessionId, `%${likeEscape(scope.q)}%`));
+  if (scope.pattern) {
+    // pattern_ws_session_idx (workspace_id, session_id, ts) answers each probe.
+    // Qualified by hand: drizzle writes bare column names inside a sql template.
+    conds.push(sql`exists (select 1 from pattern_detection pd where pd.workspace_id = "agent_session"."workspace_id" and pd.session_id = "agent_session"."session_id"
+      ${scope.pattern === "any" ? sql`` : sql`and pd.pattern_type = ${scope.pattern}`}
+      ${scope.from ? sql`and pd.ts >= ${scope.from.toISOString()}::timestamptz` : sql``}
+      ${scope.to ? sql`and pd.ts < ${scope.to.toISOString()}::timestamptz` : sql``})`);
+  }
+  return conds;
+}
+
 export async function listSessions(
   db: Db,
   input: {
@@ -65,9 +94,9 @@ export async function listSessions(
     sort?: { key: SessionSortKey; dir: "asc" | "desc" };
     page: number;
     pageSize: number;
-  },
+  } & SessionScope,
 ): Promise<{ rows: SessionRow[]; total: number }> {
-  const conds: SQL[] = [eq(agentSession.workspaceId, input.workspaceId)];
+  const conds: SQL[] = scopeConds(input.workspaceId, input);
   if (input.status === "paused") conds.push(eq(agentSession.paused, true));
   else if (input.status === "active") conds.push(eq(agentSession.paused, false), isNull(agentSession.endedAt));
   else if (input.status === "ended") conds.push(eq(agentSession.paused, false), isNotNull(agentSession.endedAt));
@@ -97,7 +126,7 @@ export async function listSessions(
   return { rows: rows.map(toRow), total: Number(n) };
 }
 
-export async function sessionStatusCounts(db: Db, workspaceId: string): Promise<Record<SessionStatus | "all", number>> {
+export async function sessionStatusCounts(db: Db, workspaceId: string, scope: SessionScope = {}): Promise<Record<SessionStatus | "all", number>> {
   const [r] = await db
     .select({
       all: count(),
@@ -105,7 +134,7 @@ export async function sessionStatusCounts(db: Db, workspaceId: string): Promise<
       ended: sql<number>`count(*) filter (where not ${agentSession.paused} and ${agentSession.endedAt} is not null)`,
     })
     .from(agentSession)
-    .where(eq(agentSession.workspaceId, workspaceId));
+    .where(and(...scopeConds(workspaceId, scope)));
   const all = Number(r?.all ?? 0);
   const paused = Number(r?.paused ?? 0);
   const ended = Number(r?.ended ?? 0);
@@ -164,7 +193,23 @@ export type TimelineItem =
     }
   | { kind: "nudge"; key: string; ts: string; nudgeType: string; patternType: string | null; message: string }
   /** A person resumed the session (from the audit log); guidance reaches the agent on its next call. */
-  | { kind: "resume"; key: string; ts: string; actor: string; guidance: string | null };
+  | { kind: "resume"; key: string; ts: string; actor: string; guidance: string | null }
+  /** A tool call waiting on a person (guard.check answered ask), then the person's answer. */
+  | {
+      kind: "approval";
+      key: string;
+      ts: string;
+      phase: "requested" | "resolved";
+      approvalId: string;
+      toolName: string;
+      failureKey: string;
+      callId: string | null;
+      status: "pending" | "approved" | "denied";
+      scope: "once" | "session" | null;
+      resolvedBy: string | null;
+      comment: string | null;
+      reason: string | null;
+    };
 
 export interface TimelinePage {
   items: TimelineItem[];
@@ -172,7 +217,7 @@ export interface TimelinePage {
   nextCursor: { seq: number; ts: string } | null;
 }
 
-const RANK = { event: 0, pattern: 1, nudge: 2, resume: 3 } as const;
+const RANK = { event: 0, pattern: 1, nudge: 2, resume: 3, approval: 4 } as const;
 
 /**
  * One page of a session's timeline, oldest first. Events are paged by `seq` (newest first);
@@ -205,7 +250,8 @@ export async function sessionTimeline(
   };
   // When paging back, events sharing the boundary timestamp may sit on both sides; keep the rule simple
   // and exact for detections/nudges: [lower, upper).
-  const [patterns, nudges, resumes] = await Promise.all([
+  const inPage = (col: typeof approval.createdAt | typeof approval.resolvedAt) => [...(lower ? [gte(col, lower)] : []), ...(upper ? [lt(col, upper)] : [])];
+  const [patterns, nudges, resumes, approvals] = await Promise.all([
     db
       .select()
       .from(patternDetection)
@@ -231,6 +277,20 @@ export async function sessionTimeline(
         ),
       )
       .orderBy(asc(auditLog.createdAt))
+      .limit(500),
+    // Tool-call approvals of the session (approval_ws_session_call_idx): requested or answered in this page's range.
+    db
+      .select()
+      .from(approval)
+      .where(
+        and(
+          eq(approval.workspaceId, input.workspaceId),
+          eq(approval.kind, "tool_call"),
+          eq(approval.sessionId, input.sessionId),
+          lower || upper ? sql`((${and(sql`true`, ...inPage(approval.createdAt))}) or (${and(isNotNull(approval.resolvedAt), ...inPage(approval.resolvedAt))}))` : sql`true`,
+        ),
+      )
+      .orderBy(asc(approval.createdAt))
       .limit(500),
   ]);
 
@@ -297,6 +357,25 @@ export async function sessionTimeline(
       _o: r.id,
     });
   }
+  const within = (t: Date) => (!lower || t >= lower) && (!upper || t < upper);
+  approvals.forEach((a, i) => {
+    const base = {
+      kind: "approval" as const,
+      approvalId: a.id,
+      toolName: a.toolName,
+      failureKey: a.failureKey,
+      callId: a.callId,
+      status: a.status,
+      scope: a.scope ?? null,
+      resolvedBy: a.resolvedBy,
+      comment: a.comment,
+      reason: a.reason,
+    };
+    if (within(a.createdAt))
+      items.push({ ...base, key: `q:${a.id}`, ts: a.createdAt.toISOString(), phase: "requested", _t: a.createdAt.getTime(), _r: RANK.approval, _o: i * 2 });
+    if (a.resolvedAt && a.status !== "pending" && within(a.resolvedAt))
+      items.push({ ...base, key: `r:${a.id}`, ts: a.resolvedAt.toISOString(), phase: "resolved", _t: a.resolvedAt.getTime(), _r: RANK.approval, _o: i * 2 + 1 });
+  });
   items.sort((a, b) => a._t - b._t || a._r - b._r || a._o - b._o);
   const last = page[page.length - 1];
   return {

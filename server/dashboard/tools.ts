@@ -1,7 +1,7 @@
 /** Read-only queries for the Tools page (every failure key, including @domain:/@tool: level states). */
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
-import { countKeyStates } from "./key-counts";
+import { countKeyStates, failuresInWindowSql, keyWindowCond, type KeyWindow } from "./key-counts";
 import type { Db } from "@/db/client";
 import { keyState } from "@/db/schema";
 import { engineState, recoveryOf } from "./approvals";
@@ -19,6 +19,8 @@ export interface KeyListQuery {
   dir?: "asc" | "desc";
   page?: number;
   pageSize?: number;
+  /** Only keys active in this window (see keyWindowCond); rows then carry their failures in it. */
+  window?: KeyWindow;
 }
 
 export interface KeyRow {
@@ -39,6 +41,8 @@ export interface KeyRow {
   escalationReason: string | null;
   recovery: { successes: number; needed: number } | null;
   approvalPending: boolean;
+  /** Failures inside the list's time window (absent without one). */
+  windowFailures?: number;
 }
 
 const STATE_RANK = sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`;
@@ -62,8 +66,10 @@ function orderFor(sort: KeySort, dir: "asc" | "desc"): SQL[] {
   }
 }
 
-export function keyFilters(workspaceId: string, q: Pick<KeyListQuery, "state" | "level" | "q">): SQL {
+export function keyFilters(workspaceId: string, q: Pick<KeyListQuery, "state" | "level" | "q" | "window">): SQL {
   const conds: SQL[] = [eq(keyState.workspaceId, workspaceId)];
+  const inWindow = q.window ? keyWindowCond(q.window) : undefined;
+  if (inWindow) conds.push(inWindow);
   if (q.state) conds.push(eq(keyState.effectiveState, q.state));
   if (q.level && (KEY_LEVELS as readonly string[]).includes(q.level)) conds.push(eq(keyState.level, q.level as "key"));
   if (q.q) conds.push(ilike(keyState.failureKey, `%${likeEscape(q.q)}%`));
@@ -75,22 +81,29 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
   const pageSize = Math.min(200, Math.max(1, query.pageSize ?? 50));
   const page = Math.max(1, query.page ?? 1);
   const where = keyFilters(workspaceId, query);
+  const windowed = !!(query.window?.from || query.window?.to);
   const [[{ total }], rows] = await Promise.all([
     db.select({ total: sql<number>`count(*)::int` }).from(keyState).where(where),
     db
-      .select()
+      .select({ k: keyState, windowFailures: windowed ? failuresInWindowSql(query.window!) : sql<number>`null` })
       .from(keyState)
       .where(where)
       .orderBy(...orderFor(query.sort ?? "state", query.dir ?? "desc"))
       .limit(pageSize)
       .offset((page - 1) * pageSize),
   ]);
-  return { total, page, pageSize, rows: (await withThresholdsInForce(db, workspaceId, rows)).map(toKeyRow) };
+  const shown = await withThresholdsInForce(db, workspaceId, rows.map((r) => r.k));
+  return {
+    total,
+    page,
+    pageSize,
+    rows: shown.map((k, i) => ({ ...toKeyRow(k), ...(windowed ? { windowFailures: Number(rows[i].windowFailures) } : {}) })),
+  };
 }
 
 /** Keys per effective state (for the filter's counts): the shared definition Overview uses too. */
-export async function countKeysByState(db: Db, workspaceId: string): Promise<Record<string, number>> {
-  return (await countKeyStates(db, workspaceId)).byState;
+export async function countKeysByState(db: Db, workspaceId: string, window: KeyWindow = {}): Promise<Record<string, number>> {
+  return (await countKeyStates(db, workspaceId, window)).byState;
 }
 
 export function toKeyRow(r: typeof keyState.$inferSelect): KeyRow {

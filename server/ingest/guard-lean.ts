@@ -24,6 +24,7 @@ import type { AgentEvent, KeyContext, SessionSettingsInput } from "@/server/engi
 import { callInfo, type BatchScope } from "./apply";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs, type CachedConfigs } from "./config-cache";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
+import { guardRecord } from "./guard-record";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
@@ -161,7 +162,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
           values (${scope.workspaceId}, ${ev.sessionId}, ${t}, ${at}::timestamptz, ${at}::timestamptz, 1, 1, ${model}, ${behaviourJson}::jsonb)
           on conflict do nothing
           returning session_id`;
-    const payload = JSON.stringify({ call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args) });
+    const payload = JSON.stringify({ call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) });
     const [written] = rowsOf<{ n: number }>(
       await db.execute(sql`
         with s as (${sessionWrite}),

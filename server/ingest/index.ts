@@ -12,6 +12,7 @@ import { enqueueNotifications } from "@/server/notifications/outbox";
 import { applyBatch, type BatchScope } from "./apply";
 import { guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
+import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 
 /** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
@@ -107,6 +108,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
             })
           : null;
       if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt });
+      await recordGuardDecision(tx, scope.workspaceId, ev, guardRecord({ ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason }));
       return {
         ...verdict,
         decision: settled?.decision ?? verdict.decision,

@@ -78,7 +78,7 @@ export function SignUpForm({ firstUser, startAtOrganization = false }: { firstUs
         <Field label="Email" error={errors.email} required>
           <TextInput name="email" type="email" autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} />
         </Field>
-        <Field label="Password" hint={`At least ${MIN_PASSWORD} characters`} error={errors.password} required>
+        <Field label="Password" hint={errors.password ? undefined : `At least ${MIN_PASSWORD} characters`} error={errors.password} required>
           <TextInput name="password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} />
         </Field>
         <Button type="submit" variant="primary" className="btn-block" loading={busy}>

@@ -7,7 +7,10 @@ import { PageHeader } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
-import { listWorkspaceAudit, type AuditRow } from "@/server/dashboard/audit";
+import Link from "next/link";
+import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
+import { auditTargetHref, listWorkspaceAudit, type AuditRow } from "@/server/dashboard/audit";
+import { readTimeWindow } from "@/server/dashboard/time-range";
 import { pageParam, stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 
@@ -25,7 +28,8 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
   const now = new Date();
   const action = stringParam(sp.action);
   const actor = stringParam(sp.actor);
-  const list = await listWorkspaceAudit(db, ws.id, { page: pageParam(sp.page), pageSize: 50, action, actorType: actor, organizationId: ws.organizationId });
+  const window = readTimeWindow(sp, "all", now);
+  const list = await listWorkspaceAudit(db, ws.id, { page: pageParam(sp.page), pageSize: 50, action, actorType: actor, organizationId: ws.organizationId, from: window.from, to: window.to });
   const path = `/w/${ws.slug}/audit`;
 
   const columns: Column<AuditRow>[] = [
@@ -44,14 +48,26 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
       ),
     },
     { id: "action", header: "Action", width: 170, cell: (r) => <Badge tone="outline" square>{r.action}</Badge> },
-    { id: "target", header: "Target", minWidth: 180, cell: (r) => (r.target ? <span className="mono text-sm audit-target">{r.target}</span> : <span className="subtle">—</span>) },
+    {
+      id: "target",
+      header: "Target",
+      minWidth: 180,
+      cell: (r) => {
+        if (!r.target) return <span className="subtle">—</span>;
+        const href = auditTargetHref(ws.slug, r.action, r.target);
+        const text = <span className="mono text-sm audit-target">{r.target}</span>;
+        return href ? <Link href={href}>{text}</Link> : text;
+      },
+    },
     { id: "diff", header: "Before → after", minWidth: 260, cell: (r) => <JsonDiff before={r.before} after={r.after} /> },
   ];
 
   return (
     <div className="stack stack-lg">
       <PageHeader title="Audit log" description="Every human and API action in this workspace: approvals, resets, resumes, settings and key changes." />
+      <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
       <form className="toolbar" method="get" action={path} role="search">
+        <TimeWindowInputs window={window} defaultRange="all" />
         <label className="sr-only" htmlFor="a-action">
           Action
         </label>
@@ -72,7 +88,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
           <option value="api_key">API keys</option>
           <option value="system">System</option>
         </select>
-        <FilterActions clearHref={path} filtered={!!(action || actor)} />
+        <FilterActions clearHref={path} filtered={!!(action || actor || window.range !== "all")} />
       </form>
       <DataTable
         label="Audit log"
@@ -81,7 +97,7 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
         rowKey={(r) => String(r.id)}
         pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
         pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
-        empty={<EmptyState compact icon="audit" title={action || actor ? "No entries match" : "No actions recorded yet"} description="Approvals, resets, settings changes and API key changes appear here." />}
+        empty={<EmptyState compact icon="audit" title={action || actor || window.range !== "all" ? "No entries match" : "No actions recorded yet"} description="Approvals, resets, settings changes and API key changes appear here." />}
       />
     </div>
   );

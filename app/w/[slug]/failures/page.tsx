@@ -8,7 +8,9 @@ import { humanize } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { getBaseUrl } from "@/server/dashboard/base-url";
-import { getFailureFilterOptions, listFailures, NO_MODEL, resolveTimeRange, SEVERITIES } from "@/server/dashboard/failures";
+import { getFailureFilterOptions, listFailures, NO_MODEL, SEVERITIES } from "@/server/dashboard/failures";
+import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
+import { readTimeWindow } from "@/server/dashboard/time-range";
 import { hasAnyEvents } from "@/server/dashboard/overview";
 import { pageParam, stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
@@ -17,22 +19,6 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Failures" };
 
 const PAGE_SIZE = 50;
-const RANGES = [
-  { id: "1h", label: "1 h" },
-  { id: "24h", label: "24 h" },
-  { id: "7d", label: "7 d" },
-  { id: "30d", label: "30 d" },
-  { id: "all", label: "All" },
-] as const;
-
-/** yyyy-mm-dd (UTC day) → Date at its start; `endOfDay` → the next day's start. */
-function dayToIso(day: string | undefined, endOfDay = false): string | undefined {
-  if (!day || !/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;
-  const d = new Date(day + "T00:00:00Z");
-  if (Number.isNaN(d.getTime())) return undefined;
-  if (endOfDay) d.setUTCDate(d.getUTCDate() + 1);
-  return d.toISOString();
-}
 
 export default async function FailuresPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
@@ -46,17 +32,16 @@ export default async function FailuresPage({ params, searchParams }: { params: P
   const severityParam = stringParam(sp.severity);
   const severity = severityParam && (SEVERITIES as readonly string[]).includes(severityParam) ? severityParam : undefined;
   const model = stringParam(sp.model);
-  const fromDay = stringParam(sp.from);
-  const toDay = stringParam(sp.to);
-  const time = resolveTimeRange(stringParam(sp.range), dayToIso(fromDay), dayToIso(toDay, true), now);
+  const text = stringParam(sp.q);
+  const time = readTimeWindow(sp, "all", now);
   const pageNo = pageParam(sp.page);
 
   const [list, options] = await Promise.all([
-    listFailures(db, ws.id, { tool, severity, model, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
+    listFailures(db, ws.id, { tool, severity, model, text, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
     getFailureFilterOptions(db, ws.id),
   ]);
   const path = `/w/${ws.slug}/failures`;
-  const filtered = !!(tool || severity || model || time.range !== "all");
+  const filtered = !!(tool || severity || model || text || time.range !== "all");
 
   if (list.total === 0 && !filtered && !(await hasAnyEvents(db, ws.id))) {
     return (
@@ -73,20 +58,17 @@ export default async function FailuresPage({ params, searchParams }: { params: P
   return (
     <div className="stack stack-lg">
       <PageHeader title="Failures" description="Every failed tool call, classified by severity. Newest first." />
-      <nav className="segmented" aria-label="Time range">
-        {RANGES.map((r) => (
-          <a
-            key={r.id}
-            href={withSearchParams(path, sp, { range: r.id === "all" ? null : r.id, from: null, to: null, page: null })}
-            aria-current={time.range === r.id ? "page" : undefined}
-          >
-            {r.label}
-          </a>
-        ))}
-        {time.range === "custom" && <span aria-current="page">Custom</span>}
-      </nav>
+      <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
       <form className="toolbar" method="get" action={path} role="search">
-        {time.range !== "custom" && time.range !== "all" && <input type="hidden" name="range" value={time.range} />}
+        <TimeWindowInputs window={time} defaultRange="all" />
+        <input
+          className="input input-sm toolbar-search"
+          type="search"
+          name="q"
+          defaultValue={text ?? ""}
+          placeholder="Search error text"
+          aria-label="Search failures by error text"
+        />
         <label className="sr-only" htmlFor="f-tool">
           Tool
         </label>
@@ -121,16 +103,6 @@ export default async function FailuresPage({ params, searchParams }: { params: P
           ))}
           <option value={NO_MODEL}>No model reported</option>
         </select>
-        <span className="row date-range">
-          <label className="text-sm muted" htmlFor="f-from">
-            From
-          </label>
-          <input id="f-from" className="input input-sm" type="date" name="from" defaultValue={fromDay} />
-          <label className="text-sm muted" htmlFor="f-to">
-            to
-          </label>
-          <input id="f-to" className="input input-sm" type="date" name="to" defaultValue={toDay} />
-        </span>
         <FilterActions clearHref={path} filtered={filtered} />
       </form>
       <DataTable

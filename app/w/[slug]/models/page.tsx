@@ -11,6 +11,11 @@ import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { behaviourProfiles, modelMatrix, recentSuggestions } from "@/server/dashboard/patterns-data";
 import { getRuntime } from "@/server/runtime";
+import Link from "next/link";
+import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
+import { keyHref } from "@/server/dashboard/paths";
+import { readTimeWindow } from "@/server/dashboard/time-range";
+import type { SearchParams } from "@/server/dashboard/util";
 
 export const metadata: Metadata = { title: "Models" };
 export const dynamic = "force-dynamic";
@@ -28,12 +33,18 @@ function cellStyle(rate: number): React.CSSProperties {
 type Profile = Awaited<ReturnType<typeof behaviourProfiles>>[number];
 type Suggestion = Awaited<ReturnType<typeof recentSuggestions>>[number];
 
-export default async function ModelsPage({ params }: { params: Promise<{ slug: string }> }) {
+export default async function ModelsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
+  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
-  const [matrix, profiles, suggestions] = await Promise.all([modelMatrix(db, workspaceId, 12), behaviourProfiles(db, workspaceId), recentSuggestions(db, workspaceId, 50)]);
+  const window = readTimeWindow(sp, "all");
+  const [matrix, profiles, suggestions] = await Promise.all([
+    modelMatrix(db, workspaceId, 12, window),
+    behaviourProfiles(db, workspaceId),
+    recentSuggestions(db, workspaceId, 50, window),
+  ]);
   const now = new Date().toISOString();
   const base = `/w/${encodeURIComponent(slug)}`;
 
@@ -73,7 +84,15 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
 
   const suggestionColumns: Column<Suggestion>[] = [
     { id: "when", header: "When", width: 110, cell: (s) => <RelativeTime date={s.ts} now={now} /> },
-    { id: "key", header: "Failure key", cell: (s) => <FailureKey value={s.failureKey} /> },
+    {
+      id: "key",
+      header: "Failure key",
+      cell: (s) => (
+        <Link href={keyHref(slug, s.failureKey)}>
+          <FailureKey value={s.failureKey} />
+        </Link>
+      ),
+    },
     {
       id: "switch",
       header: "Switch",
@@ -113,14 +132,20 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
       <PageHeader
         title="Models"
         description="How each model fares per failure key, how often each stalls, and the model switches Vigil suggested."
+        actions={<TimeRangePicker path={`${base}/models`} searchParams={sp} window={window} defaultRange="all" />}
       />
       <div className="stack stack-lg">
         <Section
           title="Success rate by model and failure key"
-          description="The 12 keys with the most failures. Success rate = 1 − failures ÷ attempts; hover a cell for its attempts."
+          description={`The 12 keys with the most failures · ${window.label}. Success rate = 1 − failures ÷ attempts; hover a cell for its attempts.`}
         >
           {matrix.keys.length === 0 ? (
-            <EmptyState bordered icon="models" title="No tool results yet" description="Per-model profiles fill in as agents post tool.result events with a model (on the event or its session)." />
+            <EmptyState
+              bordered
+              icon="models"
+              title={window.range === "all" ? "No tool results yet" : "No tool results in this range"}
+              description="Per-model profiles fill in as agents post tool.result events with a model (on the event or its session)."
+            />
           ) : (
             <div className="table-wrap" data-phone-layout="cards">
               <div className="table-scroll" tabIndex={0} role="region" aria-label="Success rate matrix">
@@ -140,9 +165,9 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
                     {matrix.keys.map((k) => (
                       <tr key={k.failureKey}>
                         <th scope="row" className="dash2-matrix-key">
-                          <div>
+                          <Link href={keyHref(slug, k.failureKey)} style={{ display: "block", minWidth: 0 }}>
                             <FailureKey value={k.failureKey} />
-                          </div>
+                          </Link>
                           <div className="subtle text-xs">
                             {formatNumber(k.failures)} of {formatNumber(k.attempts)} attempts failed
                           </div>
@@ -178,7 +203,10 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
           )}
         </Section>
 
-        <Section title="Behavioural profiles" description="Per model: turns, turns with at least one detected pattern, and how well nudges worked.">
+        <Section
+          title="Behavioural profiles"
+          description="Per model, all time (profiles are cumulative; the Patterns page breaks detections and nudges down by time): turns, turns with at least one detected pattern, and how well nudges worked."
+        >
           <DataTable
             label="Behavioural profiles"
             columns={profileColumns}
@@ -189,7 +217,10 @@ export default async function ModelsPage({ params }: { params: Promise<{ slug: s
           />
         </Section>
 
-        <Section title="Recent switch suggestions" description="Made when a model keeps failing on a key another model handles clearly better (Settings → model switch).">
+        <Section
+          title="Recent switch suggestions"
+          description={`Made when a model keeps failing on a key another model handles clearly better (Settings → model switch) · ${window.label}.`}
+        >
           <DataTable
             label="Model switch suggestions"
             columns={suggestionColumns}

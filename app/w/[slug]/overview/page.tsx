@@ -15,25 +15,31 @@ import { StateBadge, type TrustState } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { listPendingApprovals } from "@/server/dashboard/approvals";
 import { getBaseUrl } from "@/server/dashboard/base-url";
-import { getFailureRateSeries, getLiveCounts, getPausedSessions, getTopFailingKeys, type TopKey } from "@/server/dashboard/overview";
+import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
+import { earliestStatDay, getFailureRateSeries, getLiveCounts, getPausedSessions, getTopFailingKeys, type TopKey } from "@/server/dashboard/overview";
+import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
+import type { SearchParams } from "@/server/dashboard/util";
 import { keyHref } from "@/server/dashboard/paths";
 import { getRuntime } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Overview" };
 
-const CHART_DAYS = 14;
+const DEFAULT_RANGE = "14d" as const;
 
-export default async function OverviewPage({ params }: { params: Promise<{ slug: string }> }) {
+export default async function OverviewPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
+  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const wsId = page.access.workspace.id;
   const { db } = (await getRuntime()).database;
   const now = new Date();
+  const window = readTimeWindow(sp, DEFAULT_RANGE, now);
+  const days = windowDays(window, now, { earliest: window.from ? null : await earliestStatDay(db, wsId) });
   const [live, series, topKeys, pending, paused] = await Promise.all([
     getLiveCounts(db, wsId, now),
-    getFailureRateSeries(db, wsId, CHART_DAYS, now),
-    getTopFailingKeys(db, wsId, 8),
+    getFailureRateSeries(db, wsId, days, now),
+    getTopFailingKeys(db, wsId, 8, window),
     listPendingApprovals(db, wsId, { limit: 5, historyPerKey: 0 }),
     getPausedSessions(db, wsId, 5),
   ]);
@@ -65,7 +71,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ slug:
         ),
       width: 170,
     },
-    { id: "total", header: "Failures", align: "right", cell: (r) => r.totalFailures.toLocaleString("en-US"), width: 90 },
+    { id: "total", header: window.range === "all" ? "Failures" : "Failures in range", headerTitle: `Failed tool results, ${window.label}`, align: "right", cell: (r) => r.totalFailures.toLocaleString("en-US"), width: 90 },
     { id: "last", header: "Last failure", align: "right", cell: (r) => (r.lastFailureAt ? <RelativeTime date={r.lastFailureAt} now={now} /> : "—"), width: 120 },
   ];
 
@@ -73,10 +79,11 @@ export default async function OverviewPage({ params }: { params: Promise<{ slug:
     <div className="stack stack-lg">
       {header}
       <LiveOverview slug={ws.slug} initial={live} />
-      <FailureRateChart data={series} days={CHART_DAYS} />
+      <TimeRangePicker path={`/w/${ws.slug}/overview`} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <FailureRateChart data={series} rangeLabel={window.label} />
       <section className="stack">
         <div className="section-head">
-          <h2 className="section-title">Top failing keys</h2>
+          <h2 className="section-title">Top failing keys · {window.label}</h2>
           <Link href={`/w/${ws.slug}/tools?sort=state&dir=desc`} className="text-sm">
             All tools →
           </Link>
@@ -88,7 +95,7 @@ export default async function OverviewPage({ params }: { params: Promise<{ slug:
           rowKey={(r) => r.failureKey}
           rowHref={(r) => keyHref(ws.slug, r.failureKey)}
           maxHeight="none"
-          empty={<EmptyState compact icon="checkCircle" title="No failures recorded" description="Every tool call so far succeeded." />}
+          empty={<EmptyState compact icon="checkCircle" title={window.range === "all" ? "No failures recorded" : "No failures in this range"} description={window.range === "all" ? "Every tool call so far succeeded." : "Every tool call in this window succeeded; widen the range to see older failures."} />}
         />
       </section>
       <div className="grid grid-2">

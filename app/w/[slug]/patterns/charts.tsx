@@ -1,8 +1,10 @@
 "use client";
 
+import Link from "next/link";
+import { useRouter } from "next/navigation";
 import { Bar, BarChart, CartesianGrid, Cell, LabelList, Tooltip, XAxis, YAxis } from "recharts";
 import { ChartCard, ChartTooltip } from "@/components/chart-card";
-import { PATTERN_COLORS, PATTERN_SEVERITY_COLORS, axisProps, gridProps, seriesColor, tooltipProps } from "@/components/chart-theme";
+import { PATTERN_COLORS, PATTERN_SEVERITY_COLORS, axisProps, axisTitle, gridProps, seriesColor, tooltipProps } from "@/components/chart-theme";
 import { formatNumber, formatPercent, humanize } from "@/components/format";
 import type { PatternStats } from "@/server/dashboard/patterns-data";
 
@@ -20,6 +22,8 @@ function StackedDaily({
   color,
   nameFormat,
   emptyDescription,
+  seriesHref,
+  barHref,
 }: {
   title: string;
   subtitle: string;
@@ -28,7 +32,12 @@ function StackedDaily({
   color: (s: string, i: number) => string;
   nameFormat: (s: string) => string;
   emptyDescription: string;
+  /** Where a series (legend entry) leads, e.g. the sessions with that pattern in the window. */
+  seriesHref?: (s: string) => string;
+  /** Where one bar segment (series on a day) leads. */
+  barHref?: (s: string, day: string) => string;
 }) {
+  const router = useRouter();
   return (
     <ChartCard
       title={title}
@@ -36,29 +45,50 @@ function StackedDaily({
       empty={series.length === 0}
       emptyTitle="No detections"
       emptyDescription={emptyDescription}
-      legend={series.map((s, i) => ({ label: nameFormat(s), color: color(s, i) }))}
+      legend={series.map((s, i) => ({
+        label: seriesHref ? (
+          <Link href={seriesHref(s)} title={`Sessions with ${nameFormat(s)}`}>
+            {nameFormat(s)}
+          </Link>
+        ) : (
+          nameFormat(s)
+        ),
+        color: color(s, i),
+      }))}
     >
-      <BarChart data={data} margin={{ top: 8, right: 8, left: 0, bottom: 0 }} barCategoryGap="22%">
+      <BarChart data={data} margin={{ top: 8, right: 8, left: 4, bottom: 12 }} barCategoryGap="22%">
         <CartesianGrid {...gridProps} />
-        <XAxis dataKey="day" {...axisProps} tickFormatter={shortDay} interval="preserveStartEnd" minTickGap={14} />
-        <YAxis {...axisProps} width={36} allowDecimals={false} />
+        <XAxis dataKey="day" {...axisProps} tickFormatter={shortDay} interval="preserveStartEnd" minTickGap={14} label={axisTitle("Day (UTC)", "x")} />
+        <YAxis {...axisProps} width={44} allowDecimals={false} label={axisTitle("Detections", "y")} />
         <Tooltip
           {...tooltipProps}
           content={(p) => <ChartTooltip {...p} total formatLabel={(l) => shortDay(l)} formatName={(n) => nameFormat(String(n))} />}
         />
         {series.map((s, i) => (
-          <Bar key={s} dataKey={s} name={s} stackId="a" fill={color(s, i)} radius={i === series.length - 1 ? [2, 2, 0, 0] : 0} isAnimationActive={false} />
+          <Bar
+            key={s}
+            dataKey={s}
+            name={s}
+            stackId="a"
+            fill={color(s, i)}
+            radius={i === series.length - 1 ? [2, 2, 0, 0] : 0}
+            isAnimationActive={false}
+            cursor={barHref ? "pointer" : undefined}
+            onClick={barHref ? (entry: { payload?: { day?: string } }) => entry?.payload?.day && router.push(barHref(s, entry.payload.day)) : undefined}
+          />
         ))}
       </BarChart>
     </ChartCard>
   );
 }
 
-export function DetectionsByType({ stats, rangeLabel }: { stats: PatternStats; rangeLabel: string }) {
+export function DetectionsByType({ stats, rangeLabel, sessionsBase, windowQuery }: { stats: PatternStats; rangeLabel: string; sessionsBase?: string; windowQuery?: string }) {
   return (
     <StackedDaily
       title="Detections by pattern type"
-      subtitle={`Per day (UTC) · ${rangeLabel}`}
+      subtitle={`Pattern detections per UTC day · ${rangeLabel} · a bar or a legend entry opens its sessions`}
+      seriesHref={sessionsBase ? (s) => `${sessionsBase}?${windowQuery ? windowQuery + "&" : ""}pattern=${encodeURIComponent(s)}` : undefined}
+      barHref={sessionsBase ? (s, day) => `${sessionsBase}?pattern=${encodeURIComponent(s)}&from=${day}&to=${day}` : undefined}
       data={stats.byType}
       series={stats.types}
       color={(s, i) => PATTERN_COLORS[s] ?? seriesColor(i)}
@@ -72,7 +102,7 @@ export function DetectionsByModel({ stats, rangeLabel }: { stats: PatternStats; 
   return (
     <StackedDaily
       title="Detections by model"
-      subtitle={`Per day (UTC) · ${rangeLabel}`}
+      subtitle={`Pattern detections per UTC day, by the session's model · ${rangeLabel}`}
       data={stats.byModel}
       series={stats.models}
       color={(_s, i) => seriesColor(i)}
@@ -95,9 +125,9 @@ export function SeverityMix({ stats, rangeLabel }: { stats: PatternStats; rangeL
       height={height}
       legend={(["minor", "moderate", "severe"] as const).map((s) => ({ label: humanize(s), color: PATTERN_SEVERITY_COLORS[s] }))}
     >
-      <BarChart data={data} layout="vertical" margin={{ top: 4, right: 12, left: 0, bottom: 0 }} barCategoryGap="28%">
+      <BarChart data={data} layout="vertical" margin={{ top: 4, right: 12, left: 0, bottom: 12 }} barCategoryGap="28%">
         <CartesianGrid {...gridProps} vertical horizontal={false} />
-        <XAxis type="number" {...axisProps} allowDecimals={false} />
+        <XAxis type="number" {...axisProps} allowDecimals={false} label={axisTitle("Detections", "x")} />
         <YAxis type="category" dataKey="name" {...axisProps} width={132} />
         <Tooltip {...tooltipProps} content={(p) => <ChartTooltip {...p} total formatName={(n) => humanize(String(n))} />} />
         {(["minor", "moderate", "severe"] as const).map((s, i) => (
@@ -141,12 +171,20 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
       emptyDescription="A nudge is effective when the agent's next productive action (a successful action with a new call or a new result) comes before the same pattern is detected again."
       height={height}
     >
-      <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 40, left: 0, bottom: 0 }} barCategoryGap="28%">
+      <BarChart data={rows} layout="vertical" margin={{ top: 4, right: 40, left: 0, bottom: 12 }} barCategoryGap="28%">
         <CartesianGrid {...gridProps} vertical horizontal={false} />
-        <XAxis type="number" domain={[0, 1]} {...axisProps} tickFormatter={(v: number) => formatPercent(v, 0)} />
+        <XAxis
+          type="number"
+          domain={[0, 1]}
+          ticks={[0, 0.25, 0.5, 0.75, 1]}
+          {...axisProps}
+          tickFormatter={(v: number) => formatPercent(v, 0)}
+          label={axisTitle("Effective nudges (%)", "x")}
+        />
         <YAxis type="category" dataKey="label" {...axisProps} width={132} />
         <Tooltip {...tooltipProps} content={(p) => <EffectivenessTooltip active={p.active} payload={p.payload as never} />} />
-        <Bar dataKey="rate" name="Effective" radius={[0, 2, 2, 0]} isAnimationActive={false}>
+        {/* minPointSize keeps a 0 % row visible as a sliver with its label, not a blank line. */}
+        <Bar dataKey="rate" name="Effective" radius={[0, 2, 2, 0]} isAnimationActive={false} minPointSize={2}>
           {rows.map((r, i) => (
             <Cell key={r.label} fill={colorFor(r, i)} />
           ))}
@@ -157,11 +195,11 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
   );
 }
 
-export function EffectivenessByModel({ stats }: { stats: PatternStats }) {
+export function EffectivenessByModel({ stats, rangeLabel }: { stats: PatternStats; rangeLabel: string }) {
   return (
     <EffectivenessChart
       title="Nudge effectiveness by model"
-      subtitle="Effective ÷ sent · all time (behavioural profiles)"
+      subtitle={`Share of nudges that got the agent moving again (effective ÷ sent) · ${rangeLabel}`}
       rows={stats.effectivenessByModel.map((r) => ({ label: r.model, sent: r.sent, effective: r.effective, rate: r.rate }))}
       colorFor={(_r, i) => seriesColor(i)}
     />
@@ -172,7 +210,7 @@ export function EffectivenessByPattern({ stats, rangeLabel }: { stats: PatternSt
   return (
     <EffectivenessChart
       title="Nudge effectiveness by pattern"
-      subtitle={`Effective ÷ sent · nudges of the ${rangeLabel}`}
+      subtitle={`Share of nudges that got the agent moving again (effective ÷ sent) · ${rangeLabel}`}
       rows={stats.effectivenessByPattern.map((r) => ({ label: humanize(r.patternType), sent: r.sent, effective: r.effective, rate: r.rate, key: r.patternType }))}
       colorFor={(r, i) => PATTERN_COLORS[(r as EffRow & { key?: string }).key ?? ""] ?? seriesColor(i)}
     />

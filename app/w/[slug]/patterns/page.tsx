@@ -4,11 +4,13 @@ import { formatNumber, humanize } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
 import { StatCard } from "@/components/stat-card";
 import { requireWorkspacePage } from "@/server/dashboard/access";
-import { patternStats } from "@/server/dashboard/patterns-data";
-import { stringParam, type SearchParams } from "@/server/dashboard/util";
+import Link from "next/link";
+import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
+import { earliestDetectionDay, patternStats } from "@/server/dashboard/patterns-data";
+import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
+import type { SearchParams } from "@/server/dashboard/util";
 import { PATTERN_TYPES } from "@/server/engine/types";
 import { getRuntime } from "@/server/runtime";
-import { loadEffectiveConfig } from "@/server/services/workspace-config";
 import { DetectionsByModel, DetectionsByType, EffectivenessByModel, EffectivenessByPattern, SeverityMix } from "./charts";
 
 export const metadata: Metadata = { title: "Patterns" };
@@ -26,29 +28,34 @@ const PATTERN_HELP: Record<(typeof PATTERN_TYPES)[number], string> = {
   tool_avoidance: "naming an action tool in text without calling it",
 };
 
+const DEFAULT_RANGE = "7d" as const;
+
 export default async function PatternsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
   const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
-  const days = stringParam(sp.range) === "30d" ? 30 : 7;
-  const rangeLabel = `last ${days} days`;
-  const { effective } = await loadEffectiveConfig(db, workspaceId);
-  const stats = await patternStats(db, { workspaceId, days, actionTools: effective.patterns.actionTools });
+  const now = new Date();
+  const window = readTimeWindow(sp, DEFAULT_RANGE, now);
+  const rangeLabel = window.label;
+  const days = windowDays(window, now, { earliest: window.from ? null : await earliestDetectionDay(db, workspaceId), fallbackDays: 7 });
+  const stats = await patternStats(db, { workspaceId, days, from: window.from ?? new Date(`${days[0]}T00:00:00Z`), to: window.to, now: now.getTime() });
   const base = `/w/${encodeURIComponent(slug)}/patterns`;
   const nothing = stats.totals.detections === 0 && stats.effectivenessByModel.length === 0;
+  // Where a count leads: the sessions with those detections, in the same window.
+  const windowParams = new URLSearchParams();
+  if (window.range === "custom") {
+    if (window.fromDay) windowParams.set("from", window.fromDay);
+    if (window.toDay) windowParams.set("to", window.toDay);
+  } else if (window.range !== "all") windowParams.set("range", window.range);
+  const sessionsHref = (pattern: string) => {
+    const q = new URLSearchParams(windowParams);
+    q.set("pattern", pattern);
+    return `/w/${encodeURIComponent(slug)}/sessions?${q}`;
+  };
 
-  const range = (
-    <nav className="segmented" aria-label="Range">
-      <a href={`${base}?range=7d`} aria-current={days === 7 ? "page" : undefined}>
-        7 days
-      </a>
-      <a href={`${base}?range=30d`} aria-current={days === 30 ? "page" : undefined}>
-        30 days
-      </a>
-    </nav>
-  );
+  const range = <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />;
 
   return (
     <>
@@ -61,7 +68,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
         <EmptyState
           bordered
           icon="patterns"
-          title={`No patterns detected in the ${rangeLabel}`}
+          title={`No patterns detected · ${rangeLabel}`}
           description={
             <div className="stack stack-sm" style={{ textAlign: "left", maxWidth: 620 }}>
               <p>
@@ -84,17 +91,25 @@ export default async function PatternsPage({ params, searchParams }: { params: P
         <div className="stack stack-lg">
           <div className="grid-stats">
             <StatCard label="Detections" value={formatNumber(stats.totals.detections)} hint={rangeLabel} />
-            <StatCard label="Sessions affected" value={formatNumber(stats.totals.sessions)} hint={rangeLabel} />
+            <StatCard
+              label="Sessions affected"
+              value={
+                <Link href={sessionsHref("any")} title="Open these sessions">
+                  {formatNumber(stats.totals.sessions)}
+                </Link>
+              }
+              hint={rangeLabel}
+            />
             <StatCard label="Nudges sent" value={formatNumber(stats.totals.nudges)} hint={rangeLabel} />
             <StatCard label="Interrupts (pauses)" value={formatNumber(stats.totals.interrupts)} hint={rangeLabel} />
           </div>
           <div className="grid grid-2">
-            <DetectionsByType stats={stats} rangeLabel={rangeLabel} />
+            <DetectionsByType stats={stats} rangeLabel={rangeLabel} sessionsBase={`/w/${encodeURIComponent(slug)}/sessions`} windowQuery={windowParams.toString()} />
             <DetectionsByModel stats={stats} rangeLabel={rangeLabel} />
           </div>
           <div className="grid grid-3">
             <SeverityMix stats={stats} rangeLabel={rangeLabel} />
-            <EffectivenessByModel stats={stats} />
+            <EffectivenessByModel stats={stats} rangeLabel={rangeLabel} />
             <EffectivenessByPattern stats={stats} rangeLabel={rangeLabel} />
           </div>
         </div>

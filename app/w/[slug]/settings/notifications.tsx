@@ -1,5 +1,7 @@
 "use client";
 
+import { formatDuration } from "@/components/format";
+
 /**
  * Settings → Notifications: webhook and Slack channels (admins edit, others read), Send test, and a
  * paginated delivery log per channel. Secrets are shown once, at creation or rotation.
@@ -61,7 +63,7 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
     { id: "url", header: "URL", cell: (c) => <span className="mono text-sm">{c.url}</span> },
     { id: "events", header: "Events", cell: (c) => <span className="text-sm" title={c.events.join(", ")}>{c.events.length} of {EVENTS.length}</span> },
     { id: "sev", header: "Min. severity", cell: (c) => c.minSeverity },
-    { id: "quiet", header: "Quiet period", cell: (c) => (c.quietPeriodSeconds ? `${c.quietPeriodSeconds} s` : "none") },
+    { id: "quiet", header: "Quiet period", cell: (c) => (c.quietPeriodSeconds ? formatDuration(c.quietPeriodSeconds * 1000) : "none") },
     { id: "status", header: "Status", cell: (c) => (c.enabled ? <Badge tone="trusted" dot>Enabled</Badge> : <Badge tone="neutral" dot>Disabled</Badge>) },
     {
       id: "actions",

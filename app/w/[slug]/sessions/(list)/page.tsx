@@ -17,6 +17,11 @@ import {
   type SessionSortKey,
   type SessionStatus,
 } from "@/server/dashboard/sessions-data";
+import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
+import { FilterActions } from "@/components/dashboard/filter-actions";
+import { readTimeWindow } from "@/server/dashboard/time-range";
+import { PATTERN_TYPES } from "@/server/engine/types";
+import { humanize } from "@/components/format";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
@@ -35,14 +40,19 @@ export default async function SessionsPage({ params, searchParams }: { params: P
   const statusParam = stringParam(sp.status);
   const status = (SESSION_STATUSES as readonly string[]).includes(statusParam ?? "") ? (statusParam as SessionStatus) : null;
   const agent = stringParam(sp.agent) ?? null;
+  const q = stringParam(sp.q) ?? null;
+  const window = readTimeWindow(sp, "all");
+  const patternParam = stringParam(sp.pattern);
+  const pattern = patternParam === "any" || (PATTERN_TYPES as readonly string[]).includes(patternParam ?? "") ? patternParam! : null;
+  const scope = { from: window.from, to: window.to, q, pattern };
   const { sort, page: pageNo, pageSize } = readTableParams(sp, {
     sortKeys: SESSION_SORT_KEYS,
     defaultSort: { key: "last", dir: "desc" },
     pageSize: 50,
   });
   const [{ rows, total }, counts, agents] = await Promise.all([
-    listSessions(db, { workspaceId, status, agent, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize }),
-    sessionStatusCounts(db, workspaceId),
+    listSessions(db, { workspaceId, status, agent, ...scope, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize }),
+    sessionStatusCounts(db, workspaceId, scope),
     listSessionAgents(db, workspaceId),
   ]);
   const base = `/w/${encodeURIComponent(slug)}/sessions`;
@@ -124,7 +134,32 @@ export default async function SessionsPage({ params, searchParams }: { params: P
         <div className="toolbar-spacer" />
         <AgentFilter agents={agents} value={agent} />
       </div>
-      {counts.all === 0 ? (
+      <div className="toolbar dash2-toolbar">
+        <form className="row" method="get" action={base} role="search" style={{ gap: 8, minWidth: 0, flex: "1 1 300px", maxWidth: 520 }}>
+          {status && <input type="hidden" name="status" value={status} />}
+          {agent && <input type="hidden" name="agent" value={agent} />}
+          {pattern && <input type="hidden" name="pattern" value={pattern} />}
+          <TimeWindowInputs window={window} defaultRange="all" />
+          <input
+            className="input input-sm"
+            style={{ flex: "1 1 auto", minWidth: 0, width: "auto" }}
+            type="search"
+            name="q"
+            defaultValue={q ?? ""}
+            placeholder="Search session id"
+            aria-label="Search sessions by id"
+          />
+          <FilterActions clearHref={withSearchParams(base, sp, { q: null, page: null })} filtered={!!q} />
+        </form>
+        {pattern && (
+          <a className="badge" data-tone="warning" href={withSearchParams(base, sp, { pattern: null, page: null })} title="Show sessions with or without detections">
+            {pattern === "any" ? "With a stall pattern" : `Pattern: ${humanize(pattern)}`} ×
+          </a>
+        )}
+        <div className="toolbar-spacer" />
+        <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
+      </div>
+      {counts.all === 0 && !q && !pattern && window.range === "all" ? (
         <EmptyState
           bordered
           icon="sessions"
@@ -142,7 +177,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
           sortHref={(s) => withSearchParams(base, sp, { sort: s.key, dir: s.dir, page: null })}
           pagination={{ page: pageNo, pageSize, total }}
           pageHref={(p) => withSearchParams(base, sp, { page: p })}
-          empty={<EmptyState compact title="No sessions match" description="Try another status or agent filter." />}
+          empty={<EmptyState compact title="No sessions match" description={q ? `No session id contains “${q}” in ${window.label}.` : `Try another status, agent or time range (${window.label}).`} />}
         />
       )}
     </>

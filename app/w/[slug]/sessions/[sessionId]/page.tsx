@@ -116,7 +116,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <h2 className="card-title" id="timeline-title">
                 Timeline
               </h2>
-              <p className="card-subtitle">Tool calls and results, model text, detected patterns and nudges, oldest first.</p>
+              <p className="card-subtitle">Tool calls with Vigil’s answers, results, model text, detected patterns, nudges, approvals and resumes, oldest first.</p>
             </div>
           </div>
           <div className="card-body">

@@ -1,6 +1,8 @@
 "use client";
 
+import Link from "next/link";
 import { useState } from "react";
+import { keyHref } from "@/server/dashboard/paths";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
 import { Button } from "@/components/form";
@@ -44,7 +46,46 @@ function Collapsible({ text, mono = false }: { text: string; mono?: boolean }) {
   );
 }
 
-function Row({ item }: { item: TimelineItem }) {
+/** A failure key in the timeline, linked to its page. */
+function KeyLink({ slug, value }: { slug: string; value: string }) {
+  return (
+    <Link href={keyHref(slug, value)} className="timeline-key-link" title={`Open ${value}`}>
+      {/* Wrapping: a link has no width of its own to ellipsize against, and the whole key is shown. */}
+      <FailureKey value={value} wrap />
+    </Link>
+  );
+}
+
+const GUARD_LOOK: Record<string, { icon: "shieldCheck" | "help" | "ban" | "pause"; tone: "trusted" | "escalated" | "blocked" | "recovering"; label: string }> = {
+  allow: { icon: "shieldCheck", tone: "trusted", label: "Vigil allowed the call" },
+  ask: { icon: "help", tone: "escalated", label: "Vigil asked for approval" },
+  deny: { icon: "ban", tone: "blocked", label: "Vigil denied the call" },
+  pause: { icon: "pause", tone: "blocked", label: "Vigil held the call: session paused" },
+};
+
+function guardTone(guard: unknown): string {
+  const d = guard && typeof guard === "object" ? (guard as { decision?: unknown }).decision : undefined;
+  return typeof d === "string" && d !== "allow" && GUARD_LOOK[d] ? GUARD_LOOK[d].tone : "neutral";
+}
+
+/** guard.check's answer to a call (stored with the call), shown under it. */
+function GuardDecision({ guard }: { guard: unknown }) {
+  if (!guard || typeof guard !== "object") return null;
+  const g = guard as { decision?: unknown; reason?: unknown };
+  const look = typeof g.decision === "string" ? GUARD_LOOK[g.decision] : undefined;
+  if (!look) return null;
+  return (
+    <div className="row row-wrap text-sm timeline-guard" data-decision={String(g.decision)}>
+      <Badge tone={look.tone} square>
+        <Icon name={look.icon} size={12} label={`Decision: ${String(g.decision)}`} />
+        {look.label}
+      </Badge>
+      {str(g.reason) && <span className="muted">{str(g.reason)}</span>}
+    </div>
+  );
+}
+
+function Row({ item, slug }: { item: TimelineItem; slug: string }) {
   const time = (
     <time className="timeline-time" dateTime={item.ts} title={formatAbsoluteUTC(item.ts)}>
       {timeOf(item.ts)}
@@ -92,6 +133,44 @@ function Row({ item }: { item: TimelineItem }) {
       </li>
     );
   }
+  if (item.kind === "approval") {
+    const resolved = item.phase === "resolved";
+    const denied = resolved && item.status === "denied";
+    const icon = !resolved ? "help" : denied ? "ban" : "check";
+    const tone = !resolved ? "escalated" : denied ? "blocked" : "trusted";
+    return (
+      <li className="timeline-item" data-kind="approval" data-status={resolved ? item.status : "requested"}>
+        <span className="timeline-dot" data-tone={tone} />
+        <div className="stack stack-sm" style={{ gap: 4 }}>
+          <div className="row row-wrap">
+            <Icon name={icon} size={14} label={resolved ? item.status : "approval requested"} />
+            <strong>
+              {!resolved
+                ? `Approval requested for ${item.toolName}`
+                : denied
+                  ? `Call of ${item.toolName} denied by ${item.resolvedBy ?? "a person"}`
+                  : `Call of ${item.toolName} approved ${item.scope === "session" ? "for the session" : "once"} by ${item.resolvedBy ?? "a person"}`}
+            </strong>
+            {!resolved && item.status === "pending" && (
+              <Badge tone="warning" square>
+                Waiting
+              </Badge>
+            )}
+          </div>
+          <div className="text-sm">
+            <KeyLink slug={slug} value={item.failureKey} />
+          </div>
+          {!resolved && item.reason && <span className="text-sm muted">{item.reason}</span>}
+          {resolved && item.comment && (
+            <div className="dash2-nudge" data-tone={denied ? "danger" : "info"}>
+              <Collapsible text={item.comment} />
+            </div>
+          )}
+        </div>
+        {time}
+      </li>
+    );
+  }
   if (item.kind === "nudge") {
     const tone = item.nudgeType === "interrupt" ? "danger" : item.nudgeType === "guidance" ? "info" : item.nudgeType === "direct" ? "warning" : "neutral";
     return (
@@ -99,6 +178,7 @@ function Row({ item }: { item: TimelineItem }) {
         <span className="timeline-dot" data-tone={item.nudgeType === "interrupt" ? "blocked" : "recovering"} />
         <div className="dash2-nudge" data-tone={tone}>
           <div className="row row-wrap" style={{ marginBottom: 4 }}>
+            <Icon name={item.nudgeType === "interrupt" ? "pause" : "info"} size={14} />
             <Badge tone={tone} square>
               {item.nudgeType === "guidance" ? "Guidance" : `${humanize(item.nudgeType)} nudge`}
             </Badge>
@@ -141,14 +221,15 @@ function Row({ item }: { item: TimelineItem }) {
       const preview = str(p.preview);
       return (
         <li className="timeline-item" data-kind="call">
-          <span className="timeline-dot" data-tone="neutral" />
+          <span className="timeline-dot" data-tone={guardTone(p.guard)} />
           <div className="stack" style={{ gap: 4 }}>
             <div className="row row-wrap">
               <Icon name="arrowUp" size={12} />
               <span className="dash2-tl-label">Call</span>
-              {item.failureKey ? <FailureKey value={item.failureKey} /> : <strong className="mono">{item.toolName}</strong>}
+              {item.failureKey ? <KeyLink slug={slug} value={item.failureKey} /> : <strong className="mono">{item.toolName}</strong>}
               {str(p.pluginName) && <span className="muted text-sm">plugin {str(p.pluginName)}</span>}
             </div>
+            <GuardDecision guard={p.guard} />
             {preview && preview !== "{}" && (
               <details className="dash2-details">
                 <summary className="text-sm muted">Arguments (redacted preview)</summary>
@@ -188,7 +269,7 @@ function Row({ item }: { item: TimelineItem }) {
             </div>
             {failed && item.failureKey && (
               <div className="text-sm">
-                <FailureKey value={item.failureKey} />
+                <KeyLink slug={slug} value={item.failureKey} />
               </div>
             )}
             {error && (
@@ -236,10 +317,10 @@ function Row({ item }: { item: TimelineItem }) {
     }
     case "permission.resolved":
       return (
-        <li className="timeline-item" data-kind="permission">
-          <span className="timeline-dot" data-tone={p.granted === true ? "trusted" : "escalated"} />
+        <li className="timeline-item" data-kind="permission" data-granted={p.granted === true}>
+          <span className="timeline-dot" data-tone={p.granted === true ? "trusted" : "blocked"} />
           <div className="row row-wrap">
-            <Icon name="approvals" size={14} />
+            <Icon name={p.granted === true ? "check" : "ban"} size={14} label={p.granted === true ? "granted" : "denied"} />
             <span>
               Permission for <strong className="mono">{item.toolName}</strong> {p.granted === true ? "granted" : "denied"}
             </span>
@@ -314,7 +395,7 @@ export function SessionTimeline({
           lastDay = day;
           return (
             <DayGroup key={item.key} day={showDay ? day : null}>
-              <Row item={item} />
+              <Row item={item} slug={workspaceSlug} />
             </DayGroup>
           );
         })}

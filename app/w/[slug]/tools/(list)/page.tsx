@@ -15,6 +15,8 @@ import { getBaseUrl } from "@/server/dashboard/base-url";
 import { keyHref } from "@/server/dashboard/paths";
 import { countKeysByState, KEY_SORTS, listKeys, type KeyRow, type KeySort } from "@/server/dashboard/tools";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
+import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
+import { readTimeWindow } from "@/server/dashboard/time-range";
 import { getRuntime } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
@@ -37,15 +39,18 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
   const levelParam = stringParam(sp.level);
   const level = levelParam === "key" || levelParam === "domain" || levelParam === "tool" ? levelParam : undefined;
   const q = stringParam(sp.q);
+  const window = readTimeWindow(sp, "all", now);
+  const windowed = window.range !== "all";
+  const keyWindow = { from: window.from, to: window.to };
 
   const [list, byState] = await Promise.all([
-    listKeys(db, ws.id, { state, level, q, sort: sort.key as KeySort, dir: sort.dir, page: pageNo, pageSize: PAGE_SIZE }),
-    countKeysByState(db, ws.id),
+    listKeys(db, ws.id, { state, level, q, window: keyWindow, sort: sort.key as KeySort, dir: sort.dir, page: pageNo, pageSize: PAGE_SIZE }),
+    countKeysByState(db, ws.id, keyWindow),
   ]);
   const totalAll = Object.values(byState).reduce((a, b) => a + b, 0);
   const notTrusted = totalAll - (byState.trusted ?? 0);
   const path = `/w/${ws.slug}/tools`;
-  const filtered = !!(state || level || q);
+  const filtered = !!(state || level || q || windowed);
 
   const columns: Column<KeyRow>[] = [
     {
@@ -101,6 +106,18 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
         </span>
       ),
     },
+    ...(windowed
+      ? [
+          {
+            id: "window",
+            header: "Failures in range",
+            headerTitle: `Failed tool results of this key (or of its domain/tool for a level state), ${window.label}`,
+            align: "right" as const,
+            width: 110,
+            cell: (r: KeyRow) => <span className={r.windowFailures ? "num text-danger" : "num subtle"}>{(r.windowFailures ?? 0).toLocaleString("en-US")}</span>,
+          },
+        ]
+      : []),
     {
       id: "last",
       header: "Last failure",
@@ -112,7 +129,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
     },
   ];
 
-  if (totalAll === 0) {
+  if (totalAll === 0 && !windowed) {
     return (
       <div className="stack stack-lg">
         <PageHeader title="Tools" description="Every failure key Vigil tracks, with its trust state." />
@@ -133,6 +150,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
           </div>
         }
       />
+      <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
       <nav className="segmented state-filter" aria-label="Filter by state">
         <a href={withSearchParams(path, sp, { state: null, page: null })} aria-current={!state ? "page" : undefined}>
           All <span className="seg-count">{totalAll.toLocaleString("en-US")}</span>
@@ -146,6 +164,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
       </nav>
       <form className="toolbar" method="get" action={path} role="search">
         {state && <input type="hidden" name="state" value={state} />}
+        <TimeWindowInputs window={window} defaultRange="all" />
         {sp.sort && <input type="hidden" name="sort" value={sort.key} />}
         {sp.dir && <input type="hidden" name="dir" value={sort.dir} />}
         <input className="input input-sm toolbar-search" type="search" name="q" defaultValue={q} placeholder="Filter keys, e.g. bash or domain=api" aria-label="Filter failure keys" />
@@ -167,7 +186,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
         sortHref={(s) => withSearchParams(path, sp, { sort: s.key, dir: s.dir, page: null })}
         pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
         pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
-        empty={<EmptyState compact title="No keys match" description="Try another state, level or search text." />}
+        empty={<EmptyState compact title="No keys match" description={windowed ? `No key matches with activity in ${window.label}; widen the time range.` : "Try another state, level or search text."} />}
       />
     </div>
   );

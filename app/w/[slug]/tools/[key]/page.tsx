@@ -23,6 +23,8 @@ import { keyHref } from "@/server/dashboard/paths";
 import type { KeyRow } from "@/server/dashboard/tools";
 import { pageParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
+import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
+import { readTimeWindow } from "@/server/dashboard/time-range";
 
 export const dynamic = "force-dynamic";
 
@@ -51,9 +53,10 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
   const { db } = (await getRuntime()).database;
   const now = new Date();
   const fpage = pageParam(sp.page);
+  const window = readTimeWindow(sp, "all", now);
   const [detail, failures] = await Promise.all([
-    getKeyDetail(db, ws.id, failureKey),
-    listFailures(db, ws.id, { failureKey, page: fpage, pageSize: FAILURES_PAGE_SIZE }),
+    getKeyDetail(db, ws.id, failureKey, window),
+    listFailures(db, ws.id, { failureKey, from: window.from, to: window.to, page: fpage, pageSize: FAILURES_PAGE_SIZE }),
   ]);
   if (!detail) notFound();
   const k = detail.key;
@@ -84,6 +87,8 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
       />
 
       <StatusCallout detail={detail} slug={ws.slug} now={now} />
+
+      <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
 
       {k && (
         <section className="card">
@@ -119,12 +124,19 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
           <div className="card-head">
             <div>
               <h2 className="card-title">State timeline</h2>
-              <p className="card-subtitle">Latest {detail.transitions.length >= 100 ? "100 " : ""}state changes, newest first</p>
+              <p className="card-subtitle">
+                Latest {detail.transitions.length >= 100 ? "100 " : ""}state changes, newest first · {window.label}
+              </p>
             </div>
           </div>
           <div className="card-body">
             {detail.transitions.length === 0 ? (
-              <EmptyState compact icon="clock" title="No state changes" description="This key has always been trusted." />
+              <EmptyState
+                compact
+                icon="clock"
+                title="No state changes"
+                description={window.range === "all" ? "This key has always been trusted." : "None in this range; widen the time range to see older ones."}
+              />
             ) : (
               <StateTimeline items={detail.transitions} now={now} />
             )}
@@ -134,7 +146,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
           <div className="card-head">
             <div>
               <h2 className="card-title">Success rate by model</h2>
-              <p className="card-subtitle">Calls of this key per model</p>
+              <p className="card-subtitle">Calls of this key per model · all time (the model profile is cumulative)</p>
             </div>
           </div>
           <ModelTable models={detail.models} />
@@ -143,7 +155,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
 
       <section className="stack">
         <div className="section-head">
-          <h2 className="section-title">Failure history</h2>
+          <h2 className="section-title">Failure history · {window.label}</h2>
           <Link href={withSearchParams(`/w/${ws.slug}/failures`, undefined, { tool: k?.toolName })} className="text-sm">
             All failures of {k?.toolName ?? "this tool"} →
           </Link>
@@ -156,7 +168,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
           pagination={{ page: failures.page, pageSize: failures.pageSize, total: failures.total }}
           pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
           maxHeight="none"
-          empty={<EmptyState compact icon="checkCircle" title="No failures recorded for this key" />}
+          empty={<EmptyState compact icon="checkCircle" title={window.range === "all" ? "No failures recorded for this key" : "No failures of this key in this range"} />}
         />
       </section>
     </div>

@@ -1,0 +1,26 @@
+/**
+ * guard.check's answer, kept on the recorded `tool.call` event (payload.guard) so the session
+ * timeline can show Vigil's own decisions next to the calls they answered.
+ */
+import { sql } from "drizzle-orm";
+import type { Tx } from "@/db/client";
+
+export interface GuardRecord {
+  decision: string;
+  reason: string | null;
+  failureKey: string;
+}
+
+export function guardRecord(v: { decision: string; reason: string | null; failureKey: string }): GuardRecord {
+  return { decision: v.decision, reason: v.reason, failureKey: v.failureKey };
+}
+
+/**
+ * The full path records the call inside applyBatch before it decides: merge the answer into that
+ * event afterwards, in the same transaction (event_ws_call_idx finds it by session and call id).
+ */
+export async function recordGuardDecision(tx: Tx, workspaceId: string, ev: { id: string; sessionId: string; callId: string }, record: GuardRecord): Promise<void> {
+  await tx.execute(sql`
+    update event set payload = payload || jsonb_build_object('guard', ${JSON.stringify(record)}::jsonb)
+    where workspace_id = ${workspaceId} and session_id = ${ev.sessionId} and call_id = ${ev.callId} and id = ${ev.id} and type = 'tool.call'`);
+}
