@@ -351,7 +351,7 @@ function agentInputArb(procedure: string, pools: { approvals: string[]; failureK
 }
 
 /** Agent procedures: those an API key calls (SPEC 7), i.e. every routed procedure outside the dashboard routers. */
-const DASHBOARD_ROUTERS = ["account.me", "account.createOrganization", "organization.", "apiKeys.", "ws.", "wsConfig.", "orgConfig.", "notifications."];
+const DASHBOARD_ROUTERS = ["account.me", "account.createOrganization", "organization.", "apiKeys.", "ws.", "wsConfig.", "orgConfig.", "notifications.", "invitations."];
 const procedureTypes = (appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures;
 const AGENT_PROCEDURES = Object.keys(procedureTypes).filter((p) => !DASHBOARD_ROUTERS.some((d) => (d.endsWith(".") ? p.startsWith(d) : p === d)));
 
