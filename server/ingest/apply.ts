@@ -392,8 +392,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
             }
           }
         }
-        const dayKey = `${DAY(t)}\u0000${e.toolName}`;
-        const ds = writes.dailyStats.get(dayKey) ?? { day: DAY(t), toolName: e.toolName, results: 0, failures: 0 };
+        const dayKey = `${DAY(t)}\u0000${e.toolName}\u0000${key}`;
+        const ds = writes.dailyStats.get(dayKey) ?? { day: DAY(t), toolName: e.toolName, failureKey: key, results: 0, failures: 0 };
         ds.results += 1;
         if (failed) ds.failures += 1;
         writes.dailyStats.set(dayKey, ds);

@@ -41,7 +41,7 @@ export interface BatchWrites {
   modelToolDeltas: Map<string, { model: string; failureKey: string; attempts: number; failures: number; lastFailureAt: number | null }>;
   behaviourDeltas: Map<string, { patterns: Partial<Record<PatternType, number>>; nudgesSent: number; nudgesEffective: number; turns: number; stalledTurns: number }>;
   suggestions: Insert<typeof modelSuggestion>[];
-  dailyStats: Map<string, { day: string; toolName: string; results: number; failures: number }>;
+  dailyStats: Map<string, { day: string; toolName: string; failureKey: string; results: number; failures: number }>;
   touchedKeys: Set<string>;
   /** Domain/tool-level states whose state changed: keys under them change effective state. */
   changedLevelStates: Set<string>;
@@ -290,13 +290,13 @@ export async function writeBatch(
   }
   if (writes.suggestions.length) await tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing();
 
-  const stats = [...writes.dailyStats.values()].sort((a, b) => (a.day + a.toolName < b.day + b.toolName ? -1 : 1));
+  const stats = [...writes.dailyStats.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.toolName, b.toolName) || cmp(a.failureKey, b.failureKey));
   if (stats.length) {
     await tx
       .insert(dailyToolStat)
       .values(stats.map((d) => ({ workspaceId, ...d })))
       .onConflictDoUpdate({
-        target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName],
+        target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
         set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
       });
   }
@@ -318,6 +318,8 @@ function addPatternCounts(patternTypes: string[]): SQL {
   });
   return sql.join([stored, ...added], sql` || `);
 }
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function camel(c: string) {
   return c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
