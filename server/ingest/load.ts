@@ -4,15 +4,12 @@ import type { Tx } from "@/db/client";
 import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
-import type { ConfigDocument, EffectiveConfig, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
-import { upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
 
-export interface WorkspaceConfigs {
-  workspaceDoc: ConfigDocument;
-  orgDoc: ConfigDocument;
-  effective: EffectiveConfig;
-}
+export type WorkspaceConfigs = BatchConfigs;
 
 export async function loadConfigs(tx: Tx, workspaceId: string): Promise<WorkspaceConfigs> {
   const [row] = await tx
@@ -26,26 +23,7 @@ export async function loadConfigs(tx: Tx, workspaceId: string): Promise<Workspac
 }
 
 /** In-memory copy of an agent_session row while a batch is applied. */
-export interface SessionRow {
-  sessionId: string;
-  agent: string;
-  model: string | null;
-  startedAt: number | null;
-  endedAt: number | null;
-  firstEventAt: number | null;
-  lastEventAt: number | null;
-  clock: number | null;
-  paused: boolean;
-  pauseReason: string | null;
-  pausedAt: number | null;
-  settings: SessionSettingsInput;
-  behaviour: SessionBehaviour | null;
-  eventCount: number;
-  callCount: number;
-  failureCount: number;
-  patternCount: number;
-  dirty: boolean;
-}
+export type SessionRow = BatchSession;
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 
@@ -116,15 +94,7 @@ function textArray(values: string[]) {
   return sql`${"{" + values.map((v) => '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"').join(",") + "}"}::text[]`;
 }
 
-/** What a stored tool.call tells a later tool.result that carries no args. */
-export interface StoredCall {
-  failureKey: string;
-  argsHash: string;
-  domain: string | null;
-  kind: string;
-  command: string | null;
-  params: Record<string, string>;
-}
+export { callRef, type StoredCall };
 
 export async function loadStoredCalls(
   tx: Tx,
@@ -148,7 +118,6 @@ export async function loadStoredCalls(
   return out;
 }
 
-export const callRef = (sessionId: string, callId: string) => `${sessionId}\u0000${callId}`;
 
 export interface LockedKeys {
   contexts: Map<string, KeyContext>;

@@ -18,35 +18,13 @@ import {
 } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
-import type { KeyContext, PatternType, Rule, SessionTimeline } from "@/server/engine/types";
-import type { SessionRow } from "./load";
-import type { BatchScope } from "./apply";
-import { loadConfigs } from "./load";
+import type { BatchConfigs, BatchOutcome, BatchRecords } from "@/server/engine/batch";
+import type { BatchScope } from "./scope";
 import { refreshPromotion } from "./promotion";
 import { refreshEffectiveStates } from "./effective-state";
 
-type Insert<T extends { $inferInsert: unknown }> = T["$inferInsert"];
-
-export interface BatchWrites {
-  events: Insert<typeof event>[];
-  failures: Insert<typeof failure>[];
-  transitions: Insert<typeof stateTransition>[];
-  approvalsCreated: Insert<typeof approval>[];
-  /** Keys whose pending approval no longer applies (the key escalated again). */
-  approvalsSuperseded: string[];
-  patterns: Insert<typeof patternDetection>[];
-  nudges: Insert<typeof nudge>[];
-  /** Verdicts on nudges written by earlier batches (SPEC 5 effectiveness, decided once). */
-  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean }[];
-  modelToolDeltas: Map<string, { model: string; failureKey: string; attempts: number; failures: number; lastFailureAt: number | null }>;
-  behaviourDeltas: Map<string, { patterns: Partial<Record<PatternType, number>>; nudgesSent: number; nudgesEffective: number; turns: number; stalledTurns: number }>;
-  suggestions: Insert<typeof modelSuggestion>[];
-  dailyStats: Map<string, { day: string; toolName: string; failureKey: string; results: number; failures: number }>;
-  touchedKeys: Set<string>;
-  /** Domain/tool-level states whose state changed: keys under them change effective state. */
-  changedLevelStates: Set<string>;
-  escalatedTools: Set<string>;
-}
+/** The engine's records of a batch (server/engine/batch.ts), written as they are. */
+export type BatchWrites = BatchRecords;
 
 const CHUNK = 1000;
 async function chunked<T>(rows: T[], fn: (part: T[]) => Promise<unknown>) {
@@ -114,23 +92,13 @@ async function writeRows<T extends PgTable>(tx: Tx, table: T, rows: T["$inferIns
   await pg.unsafe(text, arrays as never);
 }
 
-export async function writeBatch(
-  tx: Tx,
-  scope: BatchScope,
-  input: {
-    writes: BatchWrites;
-    contexts: Map<string, KeyContext>;
-    sessions: Map<string, SessionRow>;
-    keyDomains: Map<string, string | null>;
-    keyPlugins: Map<string, string | null>;
-    /** The rule each touched key was applied under; others are resolved here (without a plugin name). */
-    keyRules: Map<string, Rule>;
-    /** The session timeline the batch was applied with (sessions of the keys' failures + the batch's). */
-    timeline: SessionTimeline;
-  },
-): Promise<void> {
+/**
+ * Writes what the engine decided for a batch: set-based, one statement per table, rows in key
+ * order; no reads (the configuration is the one the engine ran with).
+ */
+export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfigs, outcome: BatchOutcome): Promise<void> {
   const { workspaceId } = scope;
-  const { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = input;
+  const { records: writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = outcome;
 
   await writeRows(tx, event, writes.events);
   await writeRows(tx, failure, writes.failures);
@@ -154,7 +122,6 @@ export async function writeBatch(
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
-    const configs = await loadConfigs(tx, workspaceId);
     // effectiveFailures must use the same timeline as the engine did: a timeline of the batch's
     // sessions only would miss the ended sessions of older failures, so the column would depend
     // on how the events were batched (session decay applied or not).
