@@ -187,7 +187,9 @@ const eventArb = fc.record({
   mode: fc.constantFrom(undefined, "auto", "ask"),
 });
 
-function toEvents(specs: fc.RecordValue<typeof eventArb>[]): AgentEvent[] {
+type EventSpec = typeof eventArb extends fc.Arbitrary<infer T> ? T : never;
+
+function toEvents(specs: EventSpec[]): AgentEvent[] {
   let t = T0;
   return specs.map((s, i) => {
     t += s.dt;
