@@ -249,11 +249,10 @@ function write(store: Store, out: BatchOutcome) {
   for (const k of r.approvalsSuperseded) for (const a of store.approvals.values()) if (a.failureKey === k && a.status === "pending") a.status = "denied";
   for (const a of r.approvalsCreated) store.approvals.set(a.id, { failureKey: a.failureKey, status: a.status });
   store.patterns.push(...r.patterns);
+  // Verdicts on stored nudges first, then the batch's own nudges (as writeBatch does).
+  for (const v of r.nudgeVerdicts)
+    for (const row of store.nudges) if (row.sessionId === v.sessionId && row.patternType === v.patternType && row.ts.getTime() === v.sentAt && row.effective == null) row.effective = v.effective;
   store.nudges.push(...r.nudges.map((x) => ({ ...x })));
-  for (const v of r.nudgeVerdicts) {
-    const row = store.nudges.find((x) => x.sessionId === v.sessionId && x.patternType === v.patternType && x.ts.getTime() === v.sentAt && x.effective == null);
-    if (row) row.effective = v.effective;
-  }
   for (const d of r.modelToolDeltas.values()) {
     const k = `${d.model}|${d.failureKey}`;
     const [a, f] = store.modelDeltas.get(k) ?? [0, 0];

@@ -588,6 +588,14 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
     // Behaviour: patterns, nudges (and their verdicts, decided once), pause.
     const observed = observeSessionEvent(s.behaviour ?? createSessionBehaviour(s.sessionId), behaviourEvent, { patterns: configs.effective.patterns, settings }, t);
     s.behaviour = observed.state;
+    // Verdicts are on nudges sent before this event — never on one this event sends (the same
+    // pattern can nudge twice within one clamped millisecond). One of this batch gets its verdict
+    // before it is written; older ones are updated by the shell.
+    for (const v of observed.verdicts) {
+      const nudgeRow = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
+      if (nudgeRow) nudgeRow.effective = v.effective;
+      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
+    }
     for (const eff of observed.effects) {
       if (eff.type === "pattern") {
         s.patternCount += 1;
@@ -599,12 +607,6 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         s.pauseReason = eff.reason;
         s.pausedAt = t;
       }
-    }
-    for (const v of observed.verdicts) {
-      // A nudge of this same batch gets its verdict before it is written; older ones are updated.
-      const nudgeRow = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
-      if (nudgeRow) nudgeRow.effective = v.effective;
-      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
     }
     effects.push(...observed.effects);
     addBehaviourDelta(writes, s.model ?? "unknown", observed.stats);

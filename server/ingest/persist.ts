@@ -1,5 +1,5 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
-import { and, eq, isNull, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import { PgDialect, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import {
@@ -104,21 +104,17 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfig
   await writeRows(tx, failure, writes.failures);
   await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
   await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
-  await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
-  for (const v of writes.nudgeVerdicts) {
-    await tx
-      .update(nudge)
-      .set({ effective: v.effective })
-      .where(
-        and(
-          eq(nudge.workspaceId, workspaceId),
-          eq(nudge.sessionId, v.sessionId),
-          eq(nudge.patternType, v.patternType),
-          eq(nudge.ts, new Date(v.sentAt)),
-          isNull(nudge.effective),
-        ),
-      );
+  // Verdicts on stored nudges before this batch's nudges are written: a verdict never refers to a
+  // nudge of its own batch (those carry theirs), even one sent within the same millisecond.
+  if (writes.nudgeVerdicts.length) {
+    await tx.execute(sql`
+      update nudge set effective = v.effective
+      from json_to_recordset(${JSON.stringify(writes.nudgeVerdicts.map((v) => ({ ...v, sentAt: new Date(v.sentAt).toISOString() })))}::json)
+        as v("sessionId" text, "patternType" text, "sentAt" timestamptz, effective boolean)
+      where nudge.workspace_id = ${workspaceId} and nudge.session_id = v."sessionId" and nudge.pattern_type = v."patternType"
+        and nudge.ts = v."sentAt" and nudge.effective is null`);
   }
+  await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
@@ -225,19 +221,19 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfig
   );
 
   // Model profiles: increments (atomic upserts, rows in key order).
-  const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => (a.model + a.failureKey < b.model + b.failureKey ? -1 : 1));
-  await chunked(toolDeltas, (part) =>
-    tx
-      .insert(modelToolProfile)
-      .values(part.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })))
-      .onConflictDoUpdate({
-        target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
-        set: {
-          attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
-          failures: sql`${modelToolProfile.failures} + excluded.failures`,
-          lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
-        },
-      }),
+  const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => cmp(a.model, b.model) || cmp(a.failureKey, b.failureKey));
+  await writeRows(
+    tx,
+    modelToolProfile,
+    toolDeltas.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })),
+    {
+      target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
+      set: {
+        attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
+        failures: sql`${modelToolProfile.failures} + excluded.failures`,
+        lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
+      },
+    },
   );
   const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   if (behaviourDeltas.length) {
@@ -258,15 +254,15 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfig
   if (writes.suggestions.length) await tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing();
 
   const stats = [...writes.dailyStats.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.toolName, b.toolName) || cmp(a.failureKey, b.failureKey));
-  if (stats.length) {
-    await tx
-      .insert(dailyToolStat)
-      .values(stats.map((d) => ({ workspaceId, ...d })))
-      .onConflictDoUpdate({
-        target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
-        set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
-      });
-  }
+  await writeRows(
+    tx,
+    dailyToolStat,
+    stats.map((d) => ({ workspaceId, ...d })),
+    {
+      target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
+      set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
+    },
+  );
 
   if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
 }
