@@ -330,6 +330,21 @@ export const keyState = pgTable(
   ],
 );
 
+/**
+ * One row per (workspace, tool) that ever had a result: the lock a security block takes to block
+ * the whole tool at once (FOR UPDATE) while ordinary batches of the tool only share it (FOR KEY
+ * SHARE), so writers on different keys of one tool never wait for each other. A row lock routed by
+ * workspace_id, unlike an advisory lock, holds on Citus.
+ */
+export const toolLock = pgTable(
+  "tool_lock",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    toolName: text("tool_name").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.toolName] })],
+);
+
 /** Every state change of a key, for the key's timeline. */
 export const stateTransition = pgTable(
   "state_transition",
@@ -520,10 +535,15 @@ export const dailyToolStat = pgTable(
     workspaceId: text("workspace_id").notNull(),
     day: text("day").notNull(), // YYYY-MM-DD (UTC)
     toolName: text("tool_name").notNull(),
+    /**
+     * One row per failure key, not per tool: a batch only locks roll-up rows of keys it already
+     * holds, so writers on different keys of one tool never wait for each other. Readers sum.
+     */
+    failureKey: text("failure_key").notNull().default(""),
     results: integer("results").notNull().default(0),
     failures: integer("failures").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.toolName] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.toolName, t.failureKey] })],
 );
 
 /** Organization-level global tool patterns (SPEC 6 promotion). */

@@ -21,7 +21,8 @@ import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine
 import { redactedPreview } from "@/server/engine/redact";
 import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyContext, SessionSettingsInput } from "@/server/engine/types";
-import { callInfo, type BatchScope } from "./apply";
+import { callInfo } from "@/server/engine/batch";
+import type { BatchScope } from "./scope";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs, type CachedConfigs } from "./config-cache";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";

@@ -1,18 +1,15 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "@/db/client";
-import { agentSession, event, eventId, keyState, modelToolProfile, organization, workspace } from "@/db/schema";
+import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
-import type { ConfigDocument, EffectiveConfig, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
-import { upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
 
-export interface WorkspaceConfigs {
-  workspaceDoc: ConfigDocument;
-  orgDoc: ConfigDocument;
-  effective: EffectiveConfig;
-}
+export type WorkspaceConfigs = BatchConfigs;
 
 export async function loadConfigs(tx: Tx, workspaceId: string): Promise<WorkspaceConfigs> {
   const [row] = await tx
@@ -26,26 +23,7 @@ export async function loadConfigs(tx: Tx, workspaceId: string): Promise<Workspac
 }
 
 /** In-memory copy of an agent_session row while a batch is applied. */
-export interface SessionRow {
-  sessionId: string;
-  agent: string;
-  model: string | null;
-  startedAt: number | null;
-  endedAt: number | null;
-  firstEventAt: number | null;
-  lastEventAt: number | null;
-  clock: number | null;
-  paused: boolean;
-  pauseReason: string | null;
-  pausedAt: number | null;
-  settings: SessionSettingsInput;
-  behaviour: SessionBehaviour | null;
-  eventCount: number;
-  callCount: number;
-  failureCount: number;
-  patternCount: number;
-  dirty: boolean;
-}
+export type SessionRow = BatchSession;
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 
@@ -116,15 +94,7 @@ function textArray(values: string[]) {
   return sql`${"{" + values.map((v) => '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"').join(",") + "}"}::text[]`;
 }
 
-/** What a stored tool.call tells a later tool.result that carries no args. */
-export interface StoredCall {
-  failureKey: string;
-  argsHash: string;
-  domain: string | null;
-  kind: string;
-  command: string | null;
-  params: Record<string, string>;
-}
+export { callRef, type StoredCall };
 
 export async function loadStoredCalls(
   tx: Tx,
@@ -148,7 +118,6 @@ export async function loadStoredCalls(
   return out;
 }
 
-export const callRef = (sessionId: string, callId: string) => `${sessionId}\u0000${callId}`;
 
 export interface LockedKeys {
   contexts: Map<string, KeyContext>;
@@ -156,15 +125,21 @@ export interface LockedKeys {
   created: Set<string>;
 }
 
+/** Tools whose `tool_lock` row this process has seen (rows are never deleted): skips the insert. */
+const knownToolLocks = new Set<string>();
+
 /**
- * Serializes batches that touch a tool with a batch that may create or change its `@tool:` state.
+ * Serializes a batch that may create or change a tool's `@tool:` state with the batches that touch
+ * the tool, and with nothing else.
  *
  * Keys of a tool lock the `@tool:<name>` row only if it exists; a concurrent batch creating it (a
  * security failure) holds an uncommitted row the others cannot see, and its refresh of effective
- * states skips the key rows they hold — so those keys stayed effectively `trusted` under a blocked
- * tool. A transaction-scoped advisory lock per (workspace, tool) closes the gap: exclusive for a
- * batch with a possibly-security result of the tool, shared otherwise. Taken after the session rows
- * and before the key rows, in tool-name order, like every other lock (no deadlock).
+ * states skips the key rows they hold — so those keys would stay effectively `trusted` under a
+ * blocked tool. The tool's `tool_lock` row closes the gap: FOR UPDATE for a batch with a
+ * possibly-security result of the tool, FOR KEY SHARE otherwise (shared locks never wait for each
+ * other, so writers on different keys of one tool run side by side). Taken after the session rows
+ * and before the key rows, in tool-name order, like every other lock (no deadlock). Missing rows
+ * are inserted first, in the same order; in the steady state this is one round trip.
  */
 export async function lockToolLevels(
   tx: Tx,
@@ -173,11 +148,37 @@ export async function lockToolLevels(
   existingOnly: Iterable<string>,
 ): Promise<void> {
   const exclusive = new Set(create.map((c) => c.failureKey).filter((k) => k.startsWith("@tool:")));
-  const all = [...new Set([...exclusive, ...existingOnly])].sort();
-  for (const k of all) {
-    const lockKey = sql`hashtextextended(${`${workspaceId}:${k}`}, 0)`;
-    if (exclusive.has(k)) await tx.execute(sql`select pg_advisory_xact_lock(${lockKey})`);
-    else await tx.execute(sql`select pg_advisory_xact_lock_shared(${lockKey})`);
+  const keys = [...new Set([...exclusive, ...existingOnly])].filter((k) => k.startsWith("@tool:")).sort();
+  if (!keys.length) return;
+  const tools = keys.map((k) => k.slice("@tool:".length));
+  const ref = (t: string) => `${workspaceId}\u0000${t}`;
+  const insertMissing = async (names: string[]) => {
+    if (!names.length) return;
+    await tx.insert(toolLock).values(names.map((toolName) => ({ workspaceId, toolName }))).onConflictDoNothing();
+    if (knownToolLocks.size > 50_000) knownToolLocks.clear();
+    for (const t of names) knownToolLocks.add(ref(t));
+  };
+  await insertMissing(tools.filter((t) => !knownToolLocks.has(ref(t))));
+  const where = (names: string[]) => and(eq(toolLock.workspaceId, workspaceId), inArray(toolLock.toolName, names));
+  if (!exclusive.size) {
+    const locked = await tx.select({ t: toolLock.toolName }).from(toolLock).where(where(tools)).orderBy(toolLock.toolName).for("key share");
+    if (locked.length === tools.length) return;
+    // A row this process believed present is gone (a recreated database): create and lock it.
+    const have = new Set(locked.map((r) => r.t));
+    const missing = tools.filter((t) => !have.has(t));
+    await insertMissing(missing);
+    await tx.select({ t: toolLock.toolName }).from(toolLock).where(where(missing)).orderBy(toolLock.toolName).for("key share");
+    return;
+  }
+  // A possibly-security batch (rare): one tool at a time, in order, each in its own mode.
+  for (const t of tools) {
+    const q = tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t]));
+    const locked = exclusive.has("@tool:" + t) ? await q.for("update") : await q.for("key share");
+    if (!locked.length) {
+      await insertMissing([t]);
+      if (exclusive.has("@tool:" + t)) await tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t])).for("update");
+      else await tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t])).for("key share");
+    }
   }
 }
 

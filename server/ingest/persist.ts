@@ -1,5 +1,5 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
-import { and, eq, isNull, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
+import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import { PgDialect, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import {
@@ -18,35 +18,13 @@ import {
 } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
-import type { KeyContext, PatternType, Rule, SessionTimeline } from "@/server/engine/types";
-import type { SessionRow } from "./load";
-import type { BatchScope } from "./apply";
-import { loadConfigs } from "./load";
+import type { BatchConfigs, BatchOutcome, BatchRecords } from "@/server/engine/batch";
+import type { BatchScope } from "./scope";
 import { refreshPromotion } from "./promotion";
 import { refreshEffectiveStates } from "./effective-state";
 
-type Insert<T extends { $inferInsert: unknown }> = T["$inferInsert"];
-
-export interface BatchWrites {
-  events: Insert<typeof event>[];
-  failures: Insert<typeof failure>[];
-  transitions: Insert<typeof stateTransition>[];
-  approvalsCreated: Insert<typeof approval>[];
-  /** Keys whose pending approval no longer applies (the key escalated again). */
-  approvalsSuperseded: string[];
-  patterns: Insert<typeof patternDetection>[];
-  nudges: Insert<typeof nudge>[];
-  /** Verdicts on nudges written by earlier batches (SPEC 5 effectiveness, decided once). */
-  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean }[];
-  modelToolDeltas: Map<string, { model: string; failureKey: string; attempts: number; failures: number; lastFailureAt: number | null }>;
-  behaviourDeltas: Map<string, { patterns: Partial<Record<PatternType, number>>; nudgesSent: number; nudgesEffective: number; turns: number; stalledTurns: number }>;
-  suggestions: Insert<typeof modelSuggestion>[];
-  dailyStats: Map<string, { day: string; toolName: string; results: number; failures: number }>;
-  touchedKeys: Set<string>;
-  /** Domain/tool-level states whose state changed: keys under them change effective state. */
-  changedLevelStates: Set<string>;
-  escalatedTools: Set<string>;
-}
+/** The engine's records of a batch (server/engine/batch.ts), written as they are. */
+export type BatchWrites = BatchRecords;
 
 const CHUNK = 1000;
 async function chunked<T>(rows: T[], fn: (part: T[]) => Promise<unknown>) {
@@ -114,47 +92,32 @@ async function writeRows<T extends PgTable>(tx: Tx, table: T, rows: T["$inferIns
   await pg.unsafe(text, arrays as never);
 }
 
-export async function writeBatch(
-  tx: Tx,
-  scope: BatchScope,
-  input: {
-    writes: BatchWrites;
-    contexts: Map<string, KeyContext>;
-    sessions: Map<string, SessionRow>;
-    keyDomains: Map<string, string | null>;
-    keyPlugins: Map<string, string | null>;
-    /** The rule each touched key was applied under; others are resolved here (without a plugin name). */
-    keyRules: Map<string, Rule>;
-    /** The session timeline the batch was applied with (sessions of the keys' failures + the batch's). */
-    timeline: SessionTimeline;
-  },
-): Promise<void> {
+/**
+ * Writes what the engine decided for a batch: set-based, one statement per table, rows in key
+ * order; no reads (the configuration is the one the engine ran with).
+ */
+export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfigs, outcome: BatchOutcome): Promise<void> {
   const { workspaceId } = scope;
-  const { writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = input;
+  const { records: writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = outcome;
 
   await writeRows(tx, event, writes.events);
   await writeRows(tx, failure, writes.failures);
   await chunked(writes.transitions, (part) => tx.insert(stateTransition).values(part));
   await chunked(writes.patterns, (part) => tx.insert(patternDetection).values(part));
-  await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
-  for (const v of writes.nudgeVerdicts) {
-    await tx
-      .update(nudge)
-      .set({ effective: v.effective })
-      .where(
-        and(
-          eq(nudge.workspaceId, workspaceId),
-          eq(nudge.sessionId, v.sessionId),
-          eq(nudge.patternType, v.patternType),
-          eq(nudge.ts, new Date(v.sentAt)),
-          isNull(nudge.effective),
-        ),
-      );
+  // Verdicts on stored nudges before this batch's nudges are written: a verdict never refers to a
+  // nudge of its own batch (those carry theirs), even one sent within the same millisecond.
+  if (writes.nudgeVerdicts.length) {
+    await tx.execute(sql`
+      update nudge set effective = v.effective
+      from json_to_recordset(${JSON.stringify(writes.nudgeVerdicts.map((v) => ({ ...v, sentAt: new Date(v.sentAt).toISOString() })))}::json)
+        as v("sessionId" text, "patternType" text, "sentAt" timestamptz, effective boolean)
+      where nudge.workspace_id = ${workspaceId} and nudge.session_id = v."sessionId" and nudge.pattern_type = v."patternType"
+        and nudge.ts = v."sentAt" and nudge.effective is null`);
   }
+  await chunked(writes.nudges, (part) => tx.insert(nudge).values(part));
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
-    const configs = await loadConfigs(tx, workspaceId);
     // effectiveFailures must use the same timeline as the engine did: a timeline of the batch's
     // sessions only would miss the ended sessions of older failures, so the column would depend
     // on how the events were batched (session decay applied or not).
@@ -258,19 +221,19 @@ export async function writeBatch(
   );
 
   // Model profiles: increments (atomic upserts, rows in key order).
-  const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => (a.model + a.failureKey < b.model + b.failureKey ? -1 : 1));
-  await chunked(toolDeltas, (part) =>
-    tx
-      .insert(modelToolProfile)
-      .values(part.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })))
-      .onConflictDoUpdate({
-        target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
-        set: {
-          attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
-          failures: sql`${modelToolProfile.failures} + excluded.failures`,
-          lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
-        },
-      }),
+  const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => cmp(a.model, b.model) || cmp(a.failureKey, b.failureKey));
+  await writeRows(
+    tx,
+    modelToolProfile,
+    toolDeltas.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })),
+    {
+      target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
+      set: {
+        attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
+        failures: sql`${modelToolProfile.failures} + excluded.failures`,
+        lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
+      },
+    },
   );
   const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   if (behaviourDeltas.length) {
@@ -290,16 +253,16 @@ export async function writeBatch(
   }
   if (writes.suggestions.length) await tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing();
 
-  const stats = [...writes.dailyStats.values()].sort((a, b) => (a.day + a.toolName < b.day + b.toolName ? -1 : 1));
-  if (stats.length) {
-    await tx
-      .insert(dailyToolStat)
-      .values(stats.map((d) => ({ workspaceId, ...d })))
-      .onConflictDoUpdate({
-        target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName],
-        set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
-      });
-  }
+  const stats = [...writes.dailyStats.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.toolName, b.toolName) || cmp(a.failureKey, b.failureKey));
+  await writeRows(
+    tx,
+    dailyToolStat,
+    stats.map((d) => ({ workspaceId, ...d })),
+    {
+      target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
+      set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
+    },
+  );
 
   if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
 }
@@ -318,6 +281,8 @@ function addPatternCounts(patternTypes: string[]): SQL {
   });
   return sql.join([stored, ...added], sql` || `);
 }
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 function camel(c: string) {
   return c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());

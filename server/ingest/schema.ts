@@ -12,9 +12,8 @@ export const MAX_EVENTS_PER_BATCH = 1000;
 export const MAX_ARGS_BYTES = 64 * 1024;
 export const MAX_PAST_MS = 30 * 24 * 3600 * 1000;
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
-export const MAX_TEXT_STORED = 32 * 1024;
-/** A person's message (`user.message`) is stored redacted and truncated to 4 KiB (SPEC 7.1). */
-export const MAX_USER_TEXT_STORED = 4 * 1024;
+/** Stored sizes of model and person texts: the engine truncates (SPEC 7.1). */
+export { MAX_TEXT_STORED, MAX_USER_TEXT_STORED } from "@/server/engine/batch";
 
 const id = z.string().min(1).max(128);
 const name = z.string().min(1).max(256);

@@ -1,0 +1,687 @@
+/**
+ * The engine owns a batch (issue 15): given the state the shell loaded and the batch's new events,
+ * `applyBatch` applies every domain rule in event order — clock clamp, security
+ * pre-classification, trust states (key, domain, tool), the approval lifecycle, failure history,
+ * model deltas and suggestions, daily roll-ups, behaviour (patterns, nudges and their verdicts,
+ * pauses) — and returns the records to write, the effects and the next states. Pure: no I/O, no
+ * clock, no randomness (ids come from the caller). The shell loads, runs this, writes.
+ *
+ * `planBatch` is the part the shell needs before loading: which stored calls a result borrows its
+ * key from, and which trust states the batch touches — with possibly-security results marking the
+ * tool-level state they may create (the shell locks the whole tool for those).
+ */
+import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
+import { extractFailureKey } from "./failure-key";
+import { redactedPreview, redactString } from "./redact";
+import { resolveRule } from "./rules";
+import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./trust";
+import { withSession } from "./decay";
+import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
+import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
+import { hasSuggestedModelSwitch, recordModelSwitchSuggestion, recordModelToolResult, suggestModelSwitch, type ModelToolProfile } from "./models";
+import { applySettingsPatch, resolveSettings } from "./settings";
+import type {
+  AgentEvent,
+  ConfigDocument,
+  Effect,
+  EffectiveConfig,
+  EffectiveSettings,
+  KeyContext,
+  PatternType,
+  Rule,
+  SessionSettingsInput,
+  SessionTimeline,
+  Severity,
+  TrustState,
+} from "./types";
+
+export const MAX_TEXT_STORED = 32 * 1024;
+/** A person's message (`user.message`) is stored redacted and truncated to 4 KiB (SPEC 7.1). */
+export const MAX_USER_TEXT_STORED = 4 * 1024;
+
+const SUPERSEDED = "Superseded: the key failed again and was re-escalated";
+const DAY = (t: number) => new Date(t).toISOString().slice(0, 10);
+
+/** The workspace's and organization's configuration documents and their merge. */
+export interface BatchConfigs {
+  workspaceDoc: ConfigDocument;
+  orgDoc: ConfigDocument;
+  effective: EffectiveConfig;
+}
+
+/** A session as the engine sees it while a batch is applied (an agent_session row). */
+export interface BatchSession {
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  startedAt: number | null;
+  endedAt: number | null;
+  firstEventAt: number | null;
+  lastEventAt: number | null;
+  clock: number | null;
+  paused: boolean;
+  pauseReason: string | null;
+  pausedAt: number | null;
+  settings: SessionSettingsInput;
+  behaviour: SessionBehaviour | null;
+  eventCount: number;
+  callCount: number;
+  failureCount: number;
+  patternCount: number;
+  /** Changed by the batch (to be written). */
+  dirty: boolean;
+}
+
+/** What a stored tool.call tells a later tool.result that carries no args. */
+export interface StoredCall {
+  failureKey: string;
+  argsHash: string;
+  domain: string | null;
+  kind: string;
+  command: string | null;
+  params: Record<string, string>;
+}
+
+export const callRef = (sessionId: string, callId: string) => `${sessionId}\u0000${callId}`;
+
+export function callInfo(e: { toolName: string; args?: Record<string, unknown>; domain?: string; service?: string }, configs: BatchConfigs): StoredCall {
+  const info = extractFailureKey(e.toolName, e.args ?? {}, { domain: e.domain ?? null, service: e.service ?? null }, configs.effective.extractors);
+  return {
+    failureKey: info.failureKey,
+    argsHash: info.argsHash,
+    domain: info.domain,
+    kind: info.kind,
+    command: info.command !== null ? redactString(info.command).slice(0, 4096) : null,
+    params: info.params,
+  };
+}
+
+type ToolResult = Extract<AgentEvent, { type: "tool.result" }>;
+
+/** Calls (session, callId) that results without args refer to and the batch does not carry. */
+export function callsToLoad(events: readonly AgentEvent[]): { sessionId: string; callId: string }[] {
+  const inBatch = new Set<string>();
+  const out: { sessionId: string; callId: string }[] = [];
+  for (const e of events) {
+    if (e.type === "tool.call") inBatch.add(callRef(e.sessionId, e.callId));
+    else if (e.type === "tool.result" && !e.args && !inBatch.has(callRef(e.sessionId, e.callId))) out.push({ sessionId: e.sessionId, callId: e.callId });
+  }
+  return out;
+}
+
+export interface BatchPlan {
+  /** Call info of each tool.call of the batch, by callRef. */
+  batchCalls: Map<string, StoredCall>;
+  /** Call info (failure key, domain...) each tool.result is applied under, by event id. */
+  resultInfo: Map<string, StoredCall>;
+  /** Trust states the results touch: each gets a row if it has none. */
+  createKeys: { failureKey: string; toolName: string; domain: string | null }[];
+  /** Tool-level states the results see only if they exist. */
+  toolKeys: Set<string>;
+  /** Results that may be security failures: they may create their tool's `@tool:` state. */
+  possiblySecurityResults: Set<string>;
+}
+
+/** Security pre-classification and the trust states a batch touches (before anything is locked). */
+export function planBatch(events: readonly AgentEvent[], configs: BatchConfigs, storedCalls: ReadonlyMap<string, StoredCall>): BatchPlan {
+  const batchCalls = new Map<string, StoredCall>();
+  for (const e of events) if (e.type === "tool.call") batchCalls.set(callRef(e.sessionId, e.callId), callInfo(e, configs));
+  const infoFor = (e: ToolResult): StoredCall => {
+    if (e.args) return callInfo(e, configs);
+    const call = batchCalls.get(callRef(e.sessionId, e.callId)) ?? storedCalls.get(callRef(e.sessionId, e.callId));
+    if (call) return e.domain ? { ...call, domain: e.domain } : call;
+    return callInfo(e, configs);
+  };
+  const plan: BatchPlan = { batchCalls, resultInfo: new Map(), createKeys: [], toolKeys: new Set(), possiblySecurityResults: new Set() };
+  for (const e of events) {
+    if (e.type !== "tool.result") continue;
+    const info = infoFor(e);
+    plan.resultInfo.set(e.id, info);
+    plan.createKeys.push({ failureKey: info.failureKey, toolName: e.toolName, domain: info.domain });
+    const res = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
+    if (res.level === "domain" && res.name) plan.createKeys.push({ failureKey: DOMAIN_PREFIX + res.name, toolName: e.toolName, domain: res.name });
+    const possiblySecurity =
+      isFailure(e) &&
+      (e.severity === "security" || (info.kind === "command" && !!info.command && matchSecurityPattern(info.command, configs.effective.securityPatterns) !== null));
+    if (possiblySecurity) {
+      plan.createKeys.push({ failureKey: TOOL_PREFIX + e.toolName, toolName: e.toolName, domain: null });
+      plan.possiblySecurityResults.add(e.id);
+    } else plan.toolKeys.add(TOOL_PREFIX + e.toolName);
+  }
+  return plan;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records to write (column-shaped; the shell writes them as they are)
+// ---------------------------------------------------------------------------------------------
+
+export interface EventRecord {
+  workspaceId: string;
+  id: string;
+  sessionId: string;
+  type: AgentEvent["type"];
+  ts: Date;
+  model: string | null;
+  toolName: string | null;
+  callId: string | null;
+  failureKey: string | null;
+  failed: boolean | null;
+  severity: Severity | null;
+  turnIndex: number | null;
+  payload: Record<string, unknown>;
+}
+export interface FailureRecord {
+  workspaceId: string;
+  eventId: string;
+  failureKey: string;
+  toolName: string;
+  domain: string | null;
+  severity: Severity;
+  weight: number;
+  ts: Date;
+  sessionId: string;
+  agent: string;
+  model: string | null;
+  errorMessage: string | null;
+  httpStatus: number | null;
+  argsHash: string;
+}
+export interface TransitionRecord {
+  workspaceId: string;
+  failureKey: string;
+  fromState: TrustState;
+  toState: TrustState;
+  reason: string | null;
+  actor: string | null;
+  at: Date;
+}
+export interface ApprovalRecord {
+  workspaceId: string;
+  id: string;
+  kind: "recovery";
+  failureKey: string;
+  toolName: string;
+  status: "pending" | "denied";
+  createdAt: Date;
+  resolvedAt?: Date;
+  resolvedBy?: string;
+  comment?: string;
+}
+export interface PatternRecord {
+  workspaceId: string;
+  sessionId: string;
+  model: string | null;
+  patternType: PatternType;
+  severity: string;
+  count: number;
+  toolSequence: string[];
+  ts: Date;
+}
+export interface NudgeRecord {
+  workspaceId: string;
+  sessionId: string;
+  model: string | null;
+  patternType: string | null;
+  nudgeType: string;
+  message: string;
+  ts: Date;
+  effective?: boolean;
+}
+export interface SuggestionRecord {
+  workspaceId: string;
+  sessionId: string;
+  failureKey: string;
+  currentModel: string;
+  suggestedModel: string;
+  strategy: string;
+  currentSuccessRate: number;
+  suggestedSuccessRate: number;
+  ts: Date;
+}
+export interface ModelToolDelta {
+  model: string;
+  failureKey: string;
+  attempts: number;
+  failures: number;
+  lastFailureAt: number | null;
+}
+export interface BehaviourDelta {
+  patterns: Partial<Record<PatternType, number>>;
+  nudgesSent: number;
+  nudgesEffective: number;
+  turns: number;
+  stalledTurns: number;
+}
+/** Results and failures per UTC day, tool and failure key. */
+export interface DailyStat {
+  day: string;
+  toolName: string;
+  failureKey: string;
+  results: number;
+  failures: number;
+}
+
+export interface BatchRecords {
+  events: EventRecord[];
+  failures: FailureRecord[];
+  transitions: TransitionRecord[];
+  approvalsCreated: ApprovalRecord[];
+  /** Keys whose pending approval (written by an earlier batch) no longer applies. */
+  approvalsSuperseded: string[];
+  patterns: PatternRecord[];
+  nudges: NudgeRecord[];
+  /** Verdicts on nudges written by earlier batches (SPEC 5 effectiveness, decided once). */
+  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean }[];
+  modelToolDeltas: Map<string, ModelToolDelta>;
+  behaviourDeltas: Map<string, BehaviourDelta>;
+  suggestions: SuggestionRecord[];
+  dailyStats: Map<string, DailyStat>;
+  touchedKeys: Set<string>;
+  /** Domain/tool-level states whose state changed: keys under them change effective state. */
+  changedLevelStates: Set<string>;
+  escalatedTools: Set<string>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Applying a batch
+// ---------------------------------------------------------------------------------------------
+
+export interface LoadedState {
+  workspaceId: string;
+  configs: BatchConfigs;
+  /** Every session the batch's events name (rows created empty by the shell when new). */
+  sessions: ReadonlyMap<string, BatchSession>;
+  /** Stored trust states of the keys the plan touches; a key without one starts trusted. */
+  contexts: ReadonlyMap<string, KeyContext>;
+  /** Model profiles of the failure keys the results touch. */
+  profiles: ReadonlyMap<string, readonly ModelToolProfile[]>;
+  /** Sessions of the failures in the loaded histories (and later starts of their agents). */
+  timeline: SessionTimeline;
+  /** Stored tool.calls that results of the batch borrow their key from (see callsToLoad). */
+  storedCalls: ReadonlyMap<string, StoredCall>;
+}
+
+export interface BatchOutcome {
+  records: BatchRecords;
+  effects: Effect[];
+  /** Next states: every session of the batch, every trust state touched or created. */
+  sessions: Map<string, BatchSession>;
+  contexts: Map<string, KeyContext>;
+  profiles: Map<string, ModelToolProfile[]>;
+  timeline: SessionTimeline;
+  /** Per touched key: the domain, plugin and rule of its last result (stored on the key row). */
+  keyDomains: Map<string, string | null>;
+  keyPlugins: Map<string, string | null>;
+  keyRules: Map<string, Rule>;
+  /** The call info of each tool.call of the batch, by event id. */
+  keyInfoByEventId: Map<string, StoredCall>;
+}
+
+/** Error text as stored and shown: secrets redacted (a 401 message may quote the bearer token), at most 2000 characters. */
+const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactString(errorMessage(e) ?? "").slice(0, 2000) || null;
+
+/**
+ * Applies the batch's new (not duplicate) events in order. `newId` names the approvals the batch
+ * opens. The loaded state is not modified.
+ */
+export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], newId: () => string): BatchOutcome {
+  const { workspaceId, configs } = loaded;
+  const plan = planBatch(events, configs, loaded.storedCalls);
+  const sessions = new Map([...loaded.sessions].map(([k, s]) => [k, { ...s }]));
+  const profiles = new Map([...loaded.profiles].map(([k, list]) => [k, [...list]]));
+  const contexts = new Map(loaded.contexts);
+  // Every touched state exists from here on (the shell inserted rows for them). A tool-level state
+  // this batch creates (for a possibly-security failure) counts results only from that failure on:
+  // results earlier in the batch must not land on it, or one batch would differ from the same
+  // events sent one by one (the state would not exist yet for them).
+  const liveToolStates = new Set([...contexts.keys()].filter((k) => k.startsWith(TOOL_PREFIX)));
+  for (const c of plan.createKeys) if (!contexts.has(c.failureKey)) contexts.set(c.failureKey, newKeyContext(c.failureKey, c.toolName));
+  const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
+
+  let timeline = loaded.timeline;
+  for (const s of sessions.values()) timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
+
+  const writes: BatchRecords = {
+    events: [],
+    failures: [],
+    transitions: [],
+    approvalsCreated: [],
+    approvalsSuperseded: [],
+    patterns: [],
+    nudges: [],
+    nudgeVerdicts: [],
+    modelToolDeltas: new Map(),
+    behaviourDeltas: new Map(),
+    suggestions: [],
+    dailyStats: new Map(),
+    touchedKeys: new Set(),
+    changedLevelStates: new Set(),
+    escalatedTools: new Set(),
+  };
+  const effects: Effect[] = [];
+  const keyDomains = new Map<string, string | null>();
+  const keyPlugins = new Map<string, string | null>();
+  // The rule each touched key was applied under (plugin rules need the event's pluginName).
+  const keyRules = new Map<string, Rule>();
+  const keyInfoByEventId = new Map<string, StoredCall>();
+  const settingsCache = new Map<string, EffectiveSettings>();
+  const settingsOf = (s: BatchSession) => {
+    let v = settingsCache.get(s.sessionId);
+    if (!v) {
+      v = resolveSettings(s.settings, configs.workspaceDoc.settings, configs.orgDoc.settings);
+      settingsCache.set(s.sessionId, v);
+    }
+    return v;
+  };
+
+  for (const e of events) {
+    const s = sessions.get(e.sessionId)!;
+    // Clock clamp: a session's time never goes back (an event older than the last one takes its time).
+    const t = s.clock === null ? e.ts : Math.max(s.clock, e.ts);
+    s.clock = t;
+    s.lastEventAt = t;
+    s.firstEventAt ??= t;
+    s.eventCount += 1;
+    s.dirty = true;
+    if (e.model) s.model = e.model;
+    const settings = settingsOf(s);
+    let behaviourEvent: BehaviourEvent = e as BehaviourEvent;
+    const row: EventRecord = {
+      workspaceId,
+      id: e.id,
+      sessionId: e.sessionId,
+      type: e.type,
+      ts: new Date(t),
+      model: e.model ?? s.model,
+      toolName: null,
+      callId: null,
+      failureKey: null,
+      failed: null,
+      severity: null,
+      turnIndex: "turnIndex" in e && typeof e.turnIndex === "number" ? e.turnIndex : null,
+      payload: {},
+    };
+
+    switch (e.type) {
+      case "session.start": {
+        s.agent = e.agent ?? s.agent ?? "default";
+        s.startedAt = t;
+        if (e.settings) {
+          s.settings = applySettingsPatch(s.settings, e.settings);
+          settingsCache.delete(s.sessionId);
+        }
+        timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: t, endedAt: s.endedAt });
+        row.payload = { agent: s.agent, ...(e.settings ? { settings: e.settings } : {}) };
+        break;
+      }
+      case "session.end": {
+        s.endedAt = t;
+        timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: t });
+        break;
+      }
+      case "turn.start":
+        break;
+      case "tool.call": {
+        const info = plan.batchCalls.get(callRef(e.sessionId, e.callId))!;
+        keyInfoByEventId.set(e.id, info);
+        s.callCount += 1;
+        Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: info.failureKey });
+        row.payload = { call: info, pluginName: e.pluginName ?? null, preview: redactedPreview(e.args) };
+        behaviourEvent = { ...e, failureKey: info.failureKey, argsHash: info.argsHash };
+        break;
+      }
+      case "tool.result": {
+        const info = plan.resultInfo.get(e.id)!;
+        const failed = isFailure(e);
+        const key = info.failureKey;
+        const keyCtx: KeyContext = contexts.get(key) ?? newKeyContext(key, e.toolName);
+        const resolution = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
+        const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
+        const toolKey = TOOL_PREFIX + e.toolName;
+        if (plan.possiblySecurityResults.has(e.id)) liveToolStates.add(toolKey);
+        const toolCtx = liveToolStates.has(toolKey) ? contexts.get(toolKey) ?? null : null;
+        const model = e.model ?? s.model;
+        let severity: Severity | null = null;
+        if (failed) {
+          severity = classifyFailure(
+            { ...e, ts: t },
+            { isCommandTool: info.kind === "command", command: info.command, securityPatterns: configs.effective.securityPatterns, recentFailures: keyCtx.failures, now: t },
+          ).severity;
+        }
+        const before = {
+          key: keyCtx.state.state,
+          domain: domainKey ? contexts.get(domainKey)?.state.state : undefined,
+          tool: toolCtx?.state.state,
+        };
+        const applied = applyToolResult(
+          { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: toolCtx },
+          { failed, severity, weight: severity ? failureWeight(severity) : undefined, sessionId: s.sessionId, agent: s.agent, toolName: e.toolName },
+          resolution,
+          settings.recoveryMode.value,
+          timeline,
+          t,
+        );
+        contexts.set(key, applied.key);
+        writes.touchedKeys.add(key);
+        keyDomains.set(key, info.domain);
+        keyPlugins.set(key, e.pluginName ?? null);
+        keyRules.set(key, resolution.rule);
+        if (domainKey) keyRules.set(domainKey, resolution.rule);
+        if (applied.domain) {
+          contexts.set(applied.domain.state.failureKey, applied.domain);
+          writes.touchedKeys.add(applied.domain.state.failureKey);
+        }
+        if (applied.tool) {
+          contexts.set(toolKey, applied.tool);
+          writes.touchedKeys.add(toolKey);
+        }
+        const transitions: [string, TrustState | undefined, TrustState | undefined][] = [
+          [key, before.key, applied.key.state.state],
+          [domainKey ?? "", before.domain, applied.domain?.state.state],
+          [toolKey, before.tool, applied.tool?.state.state],
+        ];
+        for (const [k, from, to] of transitions) {
+          if (!k || !to || from === to) continue;
+          const st = contexts.get(k)!.state;
+          const reason =
+            to === "trusted" ? "recovered" : to === "recovering" ? `escalation expired and cooled down; ${st.recoverySuccesses}/${st.recoveryNeeded} successful calls` : st.escalationReason;
+          writes.transitions.push({ workspaceId, failureKey: k, fromState: from ?? "trusted", toState: to, reason, actor: null, at: new Date(t) });
+          if (k !== key) writes.changedLevelStates.add(k);
+          if (to === "escalated" || to === "blocked") writes.escalatedTools.add(e.toolName);
+        }
+        applyApprovalLifecycle(writes, applied.effects, [key, domainKey], contexts, approvalPendingBefore, { workspaceId, toolName: e.toolName, t, newId });
+        effects.push(...applied.effects);
+
+        // Failure history, model profiles, suggestions, daily roll-up.
+        if (failed && severity) {
+          s.failureCount += 1;
+          writes.failures.push({
+            workspaceId,
+            eventId: e.id,
+            failureKey: key,
+            toolName: e.toolName,
+            domain: info.domain,
+            severity,
+            weight: failureWeight(severity),
+            ts: new Date(t),
+            sessionId: s.sessionId,
+            agent: s.agent,
+            model,
+            errorMessage: storedErrorMessage(e),
+            httpStatus: httpStatusOf(e),
+            argsHash: info.argsHash,
+          });
+        }
+        if (model) {
+          const list = profiles.get(key) ?? [];
+          const idx = list.findIndex((p) => p.model === model);
+          const updated = recordModelToolResult(idx >= 0 ? list[idx] : null, { model, failureKey: key, failed, now: t });
+          if (idx >= 0) list[idx] = updated;
+          else list.push(updated);
+          profiles.set(key, list);
+          addModelToolDelta(writes, model, key, failed, t);
+          if (failed) {
+            const behaviour = s.behaviour ?? createSessionBehaviour(s.sessionId);
+            const suggestion = suggestModelSwitch({
+              failureKey: key,
+              profilesForKey: list,
+              currentModel: model,
+              strategy: settings.modelSwitchStrategy.value,
+              preferredModels: settings.preferredModels.value,
+              config: configs.effective.modelSwitch,
+              alreadySuggested: hasSuggestedModelSwitch(behaviour, key, model),
+            });
+            if (suggestion && suggestion.type === "model_suggestion") {
+              s.behaviour = recordModelSwitchSuggestion(behaviour, key, model);
+              effects.push(suggestion);
+              writes.suggestions.push({
+                workspaceId,
+                sessionId: s.sessionId,
+                failureKey: key,
+                currentModel: model,
+                suggestedModel: suggestion.suggestedModel,
+                strategy: suggestion.strategy,
+                currentSuccessRate: suggestion.currentSuccessRate,
+                suggestedSuccessRate: suggestion.suggestedSuccessRate,
+                ts: new Date(t),
+              });
+            }
+          }
+        }
+        addDailyStat(writes, t, e.toolName, key, failed);
+
+        Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: key, failed, severity });
+        row.payload = {
+          call: info,
+          pluginName: e.pluginName ?? null,
+          ...(e.args ? { preview: redactedPreview(e.args) } : {}),
+          ...(failed ? { error: storedErrorMessage(e) } : {}),
+          httpStatus: httpStatusOf(e),
+          durationMs: e.durationMs ?? null,
+          retryCount: e.retryCount ?? null,
+          service: e.service ?? null,
+          domain: info.domain,
+        };
+        behaviourEvent = { ...e, failureKey: key, argsHash: info.argsHash, failed };
+        break;
+      }
+      case "model.text": {
+        row.payload = {
+          text: e.text.length > MAX_TEXT_STORED ? e.text.slice(0, MAX_TEXT_STORED) : e.text,
+          truncated: e.text.length > MAX_TEXT_STORED,
+          ...(e.reasoningOnly !== undefined ? { reasoningOnly: e.reasoningOnly } : {}),
+        };
+        break;
+      }
+      case "user.message": {
+        const text = e.text === undefined ? null : redactString(e.text);
+        row.payload = text === null ? {} : { text: truncateUtf8(text, MAX_USER_TEXT_STORED), truncated: Buffer.byteLength(text, "utf8") > MAX_USER_TEXT_STORED };
+        break;
+      }
+      case "permission.resolved": {
+        Object.assign(row, { toolName: e.toolName, callId: e.callId });
+        row.payload = { granted: e.granted, method: e.method };
+        break;
+      }
+    }
+
+    // Behaviour: patterns, nudges (and their verdicts, decided once), pause.
+    const observed = observeSessionEvent(s.behaviour ?? createSessionBehaviour(s.sessionId), behaviourEvent, { patterns: configs.effective.patterns, settings }, t);
+    s.behaviour = observed.state;
+    // Verdicts are on nudges sent before this event — never on one this event sends (the same
+    // pattern can nudge twice within one clamped millisecond). One of this batch gets its verdict
+    // before it is written; older ones are updated by the shell.
+    for (const v of observed.verdicts) {
+      const nudgeRow = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
+      if (nudgeRow) nudgeRow.effective = v.effective;
+      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
+    }
+    for (const eff of observed.effects) {
+      if (eff.type === "pattern") {
+        s.patternCount += 1;
+        writes.patterns.push({ workspaceId, sessionId: s.sessionId, model: s.model, patternType: eff.patternType, severity: eff.severity, count: eff.count, toolSequence: eff.toolSequence, ts: new Date(t) });
+      } else if (eff.type === "nudge") {
+        writes.nudges.push({ workspaceId, sessionId: s.sessionId, model: s.model, patternType: eff.patternType, nudgeType: eff.nudgeType, message: eff.message, ts: new Date(t) });
+      } else if (eff.type === "paused") {
+        s.paused = true;
+        s.pauseReason = eff.reason;
+        s.pausedAt = t;
+      }
+    }
+    effects.push(...observed.effects);
+    addBehaviourDelta(writes, s.model ?? "unknown", observed.stats);
+    writes.events.push(row);
+  }
+
+  return { records: writes, effects, sessions, contexts, profiles, timeline, keyDomains, keyPlugins, keyRules, keyInfoByEventId };
+}
+
+/**
+ * The approval lifecycle of one result: a `recovery_pending` effect opens an approval (named
+ * here, so the effect carries its id); a key or domain that waited for one and no longer does
+ * (it failed again and re-escalated) has its pending approval closed as superseded — in this
+ * batch's records if the batch opened it, else by the shell on the stored row.
+ */
+function applyApprovalLifecycle(
+  writes: BatchRecords,
+  resultEffects: Effect[],
+  keys: (string | null)[],
+  contexts: Map<string, KeyContext>,
+  pendingBefore: Map<string, boolean>,
+  at: { workspaceId: string; toolName: string; t: number; newId: () => string },
+) {
+  for (const eff of resultEffects) {
+    if (eff.type !== "recovery_pending") continue;
+    const id = at.newId();
+    eff.approvalId = id;
+    writes.approvalsCreated.push({ workspaceId: at.workspaceId, id, kind: "recovery", failureKey: eff.failureKey, toolName: at.toolName, status: "pending", createdAt: new Date(at.t) });
+  }
+  for (const k of keys) {
+    if (!k) continue;
+    const c = contexts.get(k)!;
+    if (pendingBefore.get(k) && !c.state.approvalPending && c.state.state !== "trusted") {
+      const inBatch = writes.approvalsCreated.find((a) => a.failureKey === k && a.status === "pending");
+      if (inBatch) Object.assign(inBatch, { status: "denied", resolvedAt: new Date(at.t), resolvedBy: "system", comment: SUPERSEDED });
+      else writes.approvalsSuperseded.push(k);
+    }
+    pendingBefore.set(k, c.state.approvalPending);
+  }
+}
+
+function addModelToolDelta(writes: BatchRecords, model: string, failureKey: string, failed: boolean, t: number) {
+  const dk = `${model}\u0000${failureKey}`;
+  const d = writes.modelToolDeltas.get(dk) ?? { model, failureKey, attempts: 0, failures: 0, lastFailureAt: null };
+  d.attempts += 1;
+  if (failed) {
+    d.failures += 1;
+    d.lastFailureAt = t;
+  }
+  writes.modelToolDeltas.set(dk, d);
+}
+
+function addDailyStat(writes: BatchRecords, t: number, toolName: string, failureKey: string, failed: boolean) {
+  const dayKey = `${DAY(t)}\u0000${toolName}\u0000${failureKey}`;
+  const ds = writes.dailyStats.get(dayKey) ?? { day: DAY(t), toolName, failureKey, results: 0, failures: 0 };
+  ds.results += 1;
+  if (failed) ds.failures += 1;
+  writes.dailyStats.set(dayKey, ds);
+}
+
+function addBehaviourDelta(writes: BatchRecords, model: string, stats: BehaviourStats) {
+  const any = stats.nudgesSent || stats.nudgesEffective || stats.turns || stats.stalledTurns || Object.keys(stats.patterns).length;
+  if (!any) return;
+  const d = writes.behaviourDeltas.get(model) ?? { patterns: {}, nudgesSent: 0, nudgesEffective: 0, turns: 0, stalledTurns: 0 };
+  for (const [k, v] of Object.entries(stats.patterns)) d.patterns[k as PatternType] = (d.patterns[k as PatternType] ?? 0) + (v ?? 0);
+  d.nudgesSent += stats.nudgesSent;
+  d.nudgesEffective += stats.nudgesEffective;
+  d.turns += stats.turns;
+  d.stalledTurns += stats.stalledTurns;
+  writes.behaviourDeltas.set(model, d);
+}
+
+/** The longest prefix of `s` that fits in `maxBytes` of UTF-8 (never splits a character). */
+export function truncateUtf8(s: string, maxBytes: number): string {
+  if (Buffer.byteLength(s, "utf8") <= maxBytes) return s;
+  const cut = Buffer.from(s, "utf8").subarray(0, maxBytes).toString("utf8");
+  return cut.endsWith("\uFFFD") ? cut.slice(0, -1) : cut;
+}

@@ -1,0 +1,5 @@
+/** The workspace (and its organization) a request of the agent API acts in. */
+export interface BatchScope {
+  workspaceId: string;
+  organizationId: string;
+}
