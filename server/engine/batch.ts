@@ -566,9 +566,11 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         break;
       }
       case "model.text": {
+        // Model text quotes what the agent saw (a curl line with its bearer token): stored redacted, as errors and args are.
+        const text = redactString(e.text);
         row.payload = {
-          text: e.text.length > MAX_TEXT_STORED ? e.text.slice(0, MAX_TEXT_STORED) : e.text,
-          truncated: e.text.length > MAX_TEXT_STORED,
+          text: text.length > MAX_TEXT_STORED ? text.slice(0, MAX_TEXT_STORED) : text,
+          truncated: text.length > MAX_TEXT_STORED,
           ...(e.reasoningOnly !== undefined ? { reasoningOnly: e.reasoningOnly } : {}),
         };
         break;
