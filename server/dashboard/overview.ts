@@ -113,6 +113,19 @@ export interface TopKey {
   lastFailureAt: string | null;
 }
 
+/** What a top-key row shows of the key's state (domain and plugin only to find the rule in force). */
+const TOP_KEY_STATE_COLUMNS = {
+  failureKey: keyState.failureKey,
+  toolName: keyState.toolName,
+  level: keyState.level,
+  state: keyState.state,
+  effectiveState: keyState.effectiveState,
+  effectiveFailures: keyState.effectiveFailures,
+  threshold: keyState.threshold,
+  domain: keyState.domain,
+  pluginName: keyState.pluginName,
+};
+
 /**
  * The worst keys first: most failures, then most effective (recent, decayed) failures, then the latest.
  * With a window, "failures" are the ones inside it (failure_ws_time_idx), so the list follows the
@@ -122,15 +135,7 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8, 
   if (window.from || window.to) return topFailingKeysIn(db, workspaceId, limit, window);
   const rows = await db
     .select({
-      failureKey: keyState.failureKey,
-      toolName: keyState.toolName,
-      level: keyState.level,
-      state: keyState.state,
-      effectiveState: keyState.effectiveState,
-      effectiveFailures: keyState.effectiveFailures,
-      threshold: keyState.threshold,
-      domain: keyState.domain,
-      pluginName: keyState.pluginName,
+      ...TOP_KEY_STATE_COLUMNS,
       totalFailures: keyState.totalFailures,
       lastFailureAt: keyState.lastFailureAt,
     })
@@ -154,17 +159,7 @@ async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, wind
     .limit(limit);
   if (counted.length === 0) return [];
   const states = await db
-    .select({
-      failureKey: keyState.failureKey,
-      toolName: keyState.toolName,
-      level: keyState.level,
-      state: keyState.state,
-      effectiveState: keyState.effectiveState,
-      effectiveFailures: keyState.effectiveFailures,
-      threshold: keyState.threshold,
-      domain: keyState.domain,
-      pluginName: keyState.pluginName,
-    })
+    .select(TOP_KEY_STATE_COLUMNS)
     .from(keyState)
     .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, counted.map((c) => c.failureKey))));
   const shown = new Map((await withThresholdsInForce(db, workspaceId, states)).map((r) => [r.failureKey, r]));
