@@ -264,3 +264,14 @@ export function ButtonLink({
     </Link>
   );
 }
+
+/** A form's error that belongs to no single field ("Could not reach the server"); nothing when there is none. */
+export function FormError({ message }: { message: string | null | undefined }) {
+  if (!message) return null;
+  return (
+    <div className="callout" data-tone="danger" role="alert">
+      <Icon name="alertCircle" />
+      <span>{message}</span>
+    </div>
+  );
+}

@@ -1,8 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { Button, Field, TextInput } from "@/components/form";
-import { Icon } from "@/components/icons";
+import { Button, Field, FormError, TextInput } from "@/components/form";
 import { authClient, authErrorMessage } from "@/lib/auth-client";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -50,12 +49,7 @@ export function AccountForm({ submitLabel, headers, onCreated }: { submitLabel: 
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate>
-      {errors.form && (
-        <div className="callout" data-tone="danger" role="alert">
-          <Icon name="alertCircle" />
-          <span>{errors.form}</span>
-        </div>
-      )}
+      <FormError message={errors.form} />
       <Field label="Name" error={errors.name} required>
         <TextInput name="name" autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} autoFocus maxLength={100} />
       </Field>

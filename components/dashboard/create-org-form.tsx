@@ -3,8 +3,7 @@
 /** Organization name + first workspace slug → `account.createOrganization`, then into the workspace. */
 import { useMutation } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { Button, Field, TextInput } from "@/components/form";
-import { Icon } from "@/components/icons";
+import { Button, Field, FormError, TextInput } from "@/components/form";
 import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -56,12 +55,7 @@ export function CreateOrganizationForm({ submitLabel = "Create organization" }: 
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate>
-      {errors.form && (
-        <div className="callout" data-tone="danger" role="alert">
-          <Icon name="alertCircle" />
-          <span>{errors.form}</span>
-        </div>
-      )}
+      <FormError message={errors.form} />
       <Field label="Organization name" error={errors.name} required>
         <TextInput
           name="organization"

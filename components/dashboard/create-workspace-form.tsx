@@ -3,7 +3,7 @@
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
-import { Button, Field, TextInput } from "@/components/form";
+import { Button, Field, FormError, TextInput } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { toast } from "@/components/toast";
 import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
@@ -37,12 +37,7 @@ export function CreateWorkspaceForm({ organizationId }: { organizationId: string
 
   return (
     <form className="form" onSubmit={onSubmit} noValidate style={{ maxWidth: "none" }}>
-      {errors.form && (
-        <div className="callout" data-tone="danger" role="alert">
-          <Icon name="alertCircle" />
-          <span>{errors.form}</span>
-        </div>
-      )}
+      <FormError message={errors.form} />
       <div className="form-row">
         <Field label="Slug" hint={SLUG_HINT} error={errors.slug} required>
           <TextInput name="slug" mono value={slug} maxLength={63} placeholder="staging" autoCapitalize="off" spellCheck={false} onChange={(e) => setSlug(e.target.value.toLowerCase())} />

@@ -6,7 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ConfirmDialog } from "@/components/confirm-dialog";
 import { DataTable, type Column } from "@/components/data-table";
-import { Button, Field, Select } from "@/components/form";
+import { Button, Field, FormError, Select } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { Section } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
@@ -154,12 +154,7 @@ export function InvitationsManager({
             Create invitation link
           </Button>
         </form>
-        {create.error && !errs.role && !errs.expiresInDays && (
-          <div className="callout" data-tone="danger" role="alert">
-            <Icon name="alertCircle" />
-            <span>{errorMessage(create.error)}</span>
-          </div>
-        )}
+        <FormError message={create.error && !errs.role && !errs.expiresInDays ? errorMessage(create.error) : null} />
         <DataTable
           label="Pending invitations"
           columns={columns}

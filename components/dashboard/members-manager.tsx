@@ -6,7 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ConfirmDialog } from "@/components/confirm-dialog";
 import { DataTable, type Column } from "@/components/data-table";
-import { Button, Field, Select, TextInput } from "@/components/form";
+import { Button, Field, FormError, Select, TextInput } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { RelativeTime } from "@/components/relative-time";
 import { RoleBadge } from "@/components/state-badge";
@@ -214,12 +214,7 @@ function AddMemberForm({ organizationId }: { organizationId: string }) {
           </span>
         </div>
         <form className="form" onSubmit={onSubmit} noValidate style={{ maxWidth: "none" }}>
-          {errors.form && (
-            <div className="callout" data-tone="danger" role="alert">
-              <Icon name="alertCircle" />
-              <span>{errors.form}</span>
-            </div>
-          )}
+          <FormError message={errors.form} />
           <div className="form-row">
             <Field label="Email" error={errors.email} required>
               <TextInput name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="teammate@example.com" />

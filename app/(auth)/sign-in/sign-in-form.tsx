@@ -2,8 +2,7 @@
 
 import Link from "next/link";
 import { useState, type FormEvent } from "react";
-import { Button, Field, TextInput } from "@/components/form";
-import { Icon } from "@/components/icons";
+import { Button, Field, FormError, TextInput } from "@/components/form";
 import { authClient, authErrorMessage } from "@/lib/auth-client";
 
 export function SignInForm({ next }: { next?: string }) {
@@ -42,12 +41,7 @@ export function SignInForm({ next }: { next?: string }) {
         <p className="muted">to your Vigil dashboard</p>
       </div>
       <form className="form" onSubmit={onSubmit} noValidate>
-        {errors.form && (
-          <div className="callout" data-tone="danger" role="alert">
-            <Icon name="alertCircle" />
-            <span>{errors.form}</span>
-          </div>
-        )}
+        <FormError message={errors.form} />
         <Field label="Email" error={errors.email}>
           <TextInput name="email" type="email" autoComplete="email" value={email} onChange={(e) => setEmail(e.target.value)} autoFocus />
         </Field>

@@ -3,8 +3,7 @@
 import Link from "next/link";
 import { useMutation } from "@tanstack/react-query";
 import { AccountForm } from "@/components/auth/account-form";
-import { Button } from "@/components/form";
-import { Icon } from "@/components/icons";
+import { Button, FormError } from "@/components/form";
 import { RelativeTime } from "@/components/relative-time";
 import { SignOutLink } from "@/components/dashboard/sign-out-link";
 import { errorMessage, useTRPC } from "@/lib/trpc/client";
@@ -47,12 +46,7 @@ function AcceptAsSignedIn({ token, organizationName, role, email }: { token: str
   const accept = useMutation(trpc.invitations.accept.mutationOptions());
   return (
     <>
-      {accept.error && (
-        <div className="callout" data-tone="danger" role="alert">
-          <Icon name="alertCircle" />
-          <span>{errorMessage(accept.error)}</span>
-        </div>
-      )}
+      <FormError message={accept.error ? errorMessage(accept.error) : null} />
       <p className="text-sm">
         Signed in as <span className="strong">{email}</span>.
       </p>
