@@ -342,6 +342,31 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
     ]);
   });
 
+  it("a tool call whose requesting step never comes waits until the trace settles, then takes the agent's model", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const t = tracing(exporter("json", key), "simple");
+    const agent = t.tracer.startSpan("invoke_agent travel", { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "travel", "gen_ai.request.model": "gpt-5", "gen_ai.conversation.id": "lost-step" } });
+    await context.with(trace.setSpan(context.active(), agent), async () => {
+      // The chat span that asked for this call is lost (dropped by a full exporter queue, say).
+      const tool = t.tracer.startSpan("execute_tool book_flight", { attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "book_flight", "gen_ai.tool.call.id": "call-lost" } });
+      tool.setStatus({ code: SpanStatusCode.ERROR, message: "HTTP 404: no such flight" });
+      tool.end();
+    });
+    agent.end();
+    await t.shutdown();
+    // The root arrived: the session starts, the call waits for its step (span stored, not applied).
+    expect((await events(workspaceId)).map((r) => r.type)).toEqual(["session.start"]);
+    expect((await spanRows(workspaceId)).filter((s) => s.appliedAt === null)).toHaveLength(1);
+    const traceId = agent.spanContext().traceId;
+    expect(await applyDueTraces(app.db, Date.now() + 1_000, 100, TIMING.settleMs)).not.toContain(traceId);
+    expect(await applyDueTraces(app.db, Date.now() + TIMING.settleMs + 1_000, 100, TIMING.settleMs)).toContain(traceId);
+    expect((await events(workspaceId)).filter((r) => r.type !== "session.start").map((r) => [r.type, r.model])).toEqual([
+      ["tool.call", "gpt-5"],
+      ["tool.result", "gpt-5"],
+    ]);
+    expect((await spanRows(workspaceId)).every((s) => s.appliedAt !== null)).toBe(true);
+  });
+
   it("a trace whose root never comes is applied after the settle time; late spans become a follow-up batch; idle sessions end", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const t = tracing(exporter("json", key), "simple");
