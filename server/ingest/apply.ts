@@ -66,7 +66,14 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
       since = Math.min(since, f.ts);
     }
   }
-  if (failureSessions.length)
+  // A batch session that already ended may still send results: they are decayed by the later
+  // starts of its agent, which must be loaded whether or not they came in this batch.
+  for (const s of sessions.values()) {
+    if (s.endedAt === null) continue;
+    agents.add(s.agent);
+    since = Math.min(since, s.endedAt);
+  }
+  if (failureSessions.length || agents.size)
     timeline = buildSessionTimeline(await loadTimelineSessions(tx, workspaceId, failureSessions, [...agents], Number.isFinite(since) ? since : 0));
   const profiles = await loadModelProfiles(tx, workspaceId, [...new Set([...plan.resultInfo.values()].map((i) => i.failureKey))]);
 

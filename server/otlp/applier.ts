@@ -6,9 +6,11 @@
  * it is mapped as a whole (every stored span, applied or not) and its events go through the
  * ingest shell (those applied before are duplicates by event id) — claim, apply, mark applied in ONE transaction, so a crash
  * anywhere leaves the trace due for the next run. Late spans of an applied trace make it due
- * again and are applied as a follow-up batch.
+ * again and are applied as a follow-up batch. A tool span whose requesting inference span has not
+ * arrived yet (exports of one trace race each other) is held back until it arrives or the trace
+ * settles, so its model is the requesting step's and not the session's latest.
  */
-import { and, asc, eq, isNull, lt, lte, notLike, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, lt, lte, notInArray, notLike, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { event, otlpSession, otlpSpan, otlpTrace } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
@@ -16,6 +18,9 @@ import { withRetry } from "@/server/ingest";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { mapTrace, OTEL_ID_PREFIX } from "./map";
 import { spanFromJson, type StoredSpanJson } from "./store";
+
+/** The default of `VIGIL_OTLP_TRACE_SETTLE_SECONDS`, in ms. */
+export const DEFAULT_SETTLE_MS = 10_000;
 
 export interface OtlpTiming {
   settleMs: number;
@@ -31,7 +36,7 @@ export function otlpTimingFromEnv(env: Record<string, string | undefined> = proc
     if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number ≥ 0 (got "${raw}")`);
     return n;
   };
-  return { settleMs: num("VIGIL_OTLP_TRACE_SETTLE_SECONDS", 10) * 1000, idleMs: num("VIGIL_OTLP_SESSION_IDLE_MINUTES", 30) * 60_000 };
+  return { settleMs: num("VIGIL_OTLP_TRACE_SETTLE_SECONDS", DEFAULT_SETTLE_MS / 1000) * 1000, idleMs: num("VIGIL_OTLP_SESSION_IDLE_MINUTES", 30) * 60_000 };
 }
 
 export interface TraceRef {
@@ -43,7 +48,7 @@ export interface TraceRef {
  * Applies one trace if it is due and not being applied elsewhere. Returns the number of new
  * events applied, or null when the trace was not claimed (not due, nothing pending, or locked).
  */
-export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promise<number | null> {
+export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settleMs = DEFAULT_SETTLE_MS): Promise<number | null> {
   return withRetry(() =>
     db.transaction(async (tx) => {
       const [trace] = await tx
@@ -56,9 +61,11 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
         .select({ spanId: otlpSpan.spanId, span: otlpSpan.span, appliedAt: otlpSpan.appliedAt })
         .from(otlpSpan)
         .where(and(eq(otlpSpan.workspaceId, ref.workspaceId), eq(otlpSpan.traceId, ref.traceId)));
+      const settleAt = trace.lastSpanAt.getTime() + settleMs;
       const mapped = mapTrace(
         rows.map((r) => spanFromJson(r.span as StoredSpanJson)),
         now,
+        { settled: now >= settleAt },
       );
       // All the trace's events: those applied before are duplicates by id and skipped by the
       // shell, so a follow-up batch adds exactly what is new — including events that only exist
@@ -72,10 +79,19 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
       await tx
         .update(otlpSpan)
         .set({ appliedAt: at })
-        .where(and(eq(otlpSpan.workspaceId, ref.workspaceId), eq(otlpSpan.traceId, ref.traceId), isNull(otlpSpan.appliedAt)));
+        .where(
+          and(
+            eq(otlpSpan.workspaceId, ref.workspaceId),
+            eq(otlpSpan.traceId, ref.traceId),
+            isNull(otlpSpan.appliedAt),
+            mapped.held.length ? notInArray(otlpSpan.spanId, mapped.held) : undefined,
+          ),
+        );
+      // Held spans keep the trace pending: due again when a span arrives, at the latest once it settles.
+      const held = mapped.held.length > 0;
       await tx
         .update(otlpTrace)
-        .set({ pending: false, appliedAt: at })
+        .set({ pending: held, appliedAt: at, ...(held ? { dueAt: new Date(settleAt) } : {}) })
         .where(and(eq(otlpTrace.workspaceId, ref.workspaceId), eq(otlpTrace.traceId, ref.traceId)));
       // The sessions this trace fed, for the idle end. Sorted: one lock order across instances.
       const sessions = [...mapped.sessions].sort(([a], [b]) => (a < b ? -1 : 1));
@@ -97,7 +113,7 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now()): Promi
 const RETRY_MS = 60_000;
 
 /** Applies every due trace, oldest first, in batches. Returns the trace ids this caller applied. */
-export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Promise<string[]> {
+export async function applyDueTraces(db: Db, now = Date.now(), limit = 100, settleMs = DEFAULT_SETTLE_MS): Promise<string[]> {
   const applied: string[] = [];
   for (;;) {
     const due = await db
@@ -109,7 +125,7 @@ export async function applyDueTraces(db: Db, now = Date.now(), limit = 100): Pro
     let progressed = false;
     for (const ref of due) {
       try {
-        const n = await applyTrace(db, ref, now);
+        const n = await applyTrace(db, ref, now, settleMs);
         if (n !== null) {
           applied.push(ref.traceId);
           progressed = true;
@@ -179,7 +195,7 @@ export async function endIdleSessions(db: Db, idleMs: number, now = Date.now()):
 
 /** One pass of the background work: due traces, then idle sessions. */
 export async function runOtlpApplier(db: Db, timing: OtlpTiming, now = Date.now()) {
-  const traces = await applyDueTraces(db, now);
+  const traces = await applyDueTraces(db, now, 100, timing.settleMs);
   const sessions = await endIdleSessions(db, timing.idleMs, now);
   return { traces: traces.length, sessions };
 }

@@ -112,7 +112,7 @@ async function serveOtlpTraces(
   }
   // Stored: the 200 is safe. Traces whose root arrived are applied now (others when they settle).
   for (const traceId of dueTraceIds) {
-    await applyTrace(db, { workspaceId: key.workspaceId, traceId }, receivedAt).catch((err) =>
+    await applyTrace(db, { workspaceId: key.workspaceId, traceId }, receivedAt, timing.settleMs).catch((err) =>
       console.error(`[vigil] OTLP trace ${traceId} will be applied by the background applier:`, err),
     );
   }

@@ -38,6 +38,16 @@ export interface MapResult {
   rejected: RejectedSpan[];
   /** Every session the trace fed, with the end time of its last span (ms). */
   sessions: Map<string, number>;
+  /**
+   * Tool spans left out until the inference span that requested them arrives, or the trace
+   * settles: mapped without it, they would take another step's (or turn's) model for good.
+   */
+  held: string[];
+}
+
+export interface MapOptions {
+  /** No span of the trace has arrived for the settle time: nothing more is waited for. Default true. */
+  settled?: boolean;
 }
 
 export const OTEL_ID_PREFIX = "otel:";
@@ -183,8 +193,54 @@ export function toolNameOf(span: OtlpSpan): string | undefined {
   return undefined;
 }
 
+const CALL_ID_KEYS = ["gen_ai.tool.call.id", "ai.toolCall.id"];
+
+/** The call id the model gave the tool call, when the span carries one (then an inference span requested it). */
+export function issuedCallIdOf(span: OtlpSpan): string | undefined {
+  return firstString(span, CALL_ID_KEYS);
+}
+
 export function callIdOf(span: OtlpSpan): string {
-  return firstString(span, ["gen_ai.tool.call.id", "ai.toolCall.id"]) ?? span.spanId;
+  return issuedCallIdOf(span) ?? span.spanId;
+}
+
+const FLAT_TOOL_CALL_ID = [/^gen_ai\.completion\.\d+\.tool_calls\.\d+\.id$/, /^llm\.output_messages\.\d+\.message\.tool_calls\.\d+\.tool_call\.id$/];
+
+/**
+ * The call ids of the tool calls an inference span made, when its output is recorded: Vercel's
+ * `ai.response.toolCalls`, the `tool_call` parts of `gen_ai.output.messages`, OpenLLMetry's and OpenInference's flattened tool calls.
+ * Undefined when the span does not say.
+ */
+export function requestedCallIdsOf(span: OtlpSpan): Set<string> | undefined {
+  const a = span.attributes;
+  let ids: Set<string> | undefined;
+  // A listed call without an id makes the list useless for matching: the span then does not say.
+  let incomplete = false;
+  const add = (id: unknown) => {
+    if (typeof id === "string" && id) ids!.add(id);
+    else incomplete = true;
+  };
+  const vercel = parseJson(a["ai.response.toolCalls"]);
+  if (Array.isArray(vercel)) {
+    ids ??= new Set();
+    for (const c of vercel) add((c as { toolCallId?: unknown } | null)?.toolCallId);
+  }
+  const output = parseJson(a["gen_ai.output.messages"]);
+  const messages = Array.isArray(output) ? output : output && typeof output === "object" ? [output] : null;
+  if (messages) {
+    ids ??= new Set();
+    for (const m of messages) {
+      const parts = (m as { parts?: unknown } | null)?.parts;
+      if (Array.isArray(parts)) for (const p of parts) if ((p as { type?: unknown } | null)?.type === "tool_call") add((p as { id?: unknown }).id);
+    }
+  }
+  for (const [key, value] of Object.entries(a)) {
+    if (FLAT_TOOL_CALL_ID.some((re) => re.test(key))) {
+      ids ??= new Set();
+      add(value);
+    }
+  }
+  return incomplete ? undefined : ids;
 }
 
 const ARGS_KEYS = ["gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value", "traceloop.entity.input", "tool_arguments", "gcp.vertex.agent.tool_call_args"];
@@ -335,6 +391,9 @@ class TraceView {
   readonly byId = new Map<string, OtlpSpan>();
   readonly children = new Map<string, OtlpSpan[]>();
   readonly kinds = new Map<string, SpanKind | null>();
+  /** The inference spans, by start time. */
+  readonly inference: OtlpSpan[];
+  private readonly calls = new Map<string, Set<string> | undefined>();
   /** The first conversation id of any span, by start time (the fallback of the session search). */
   readonly traceSession: string | undefined;
   private readonly sessions = new Map<string, string>();
@@ -353,6 +412,13 @@ class TraceView {
       }
     }
     this.traceSession = ordered.map(ownSessionId).find((x) => x !== undefined);
+    this.inference = ordered.filter((s) => this.kinds.get(s.spanId) === "inference");
+  }
+
+  /** `requestedCallIdsOf`, parsed once per span. */
+  requestedCalls(span: OtlpSpan): Set<string> | undefined {
+    if (!this.calls.has(span.spanId)) this.calls.set(span.spanId, requestedCallIdsOf(span));
+    return this.calls.get(span.spanId);
   }
 
   parent(span: OtlpSpan): OtlpSpan | undefined {
@@ -419,29 +485,48 @@ class TraceView {
   }
 
   /**
-   * The model of the inference span that requested a tool call: the parent when it is an
-   * inference span (Vercel's `ai.toolCall` under `doGenerate`), else the nearest earlier inference
-   * span among the siblings (the `chat` before `execute_tool` in a step), going up a level at a time.
+   * The inference span that requested a tool call, with its model. First the inference span that
+   * lists the tool's call id among the calls it made (exact, whatever the span tree); else the
+   * parent when it is an inference span (Vercel's `ai.toolCall` under `doGenerate`), else the
+   * nearest earlier inference span among the siblings (the `chat` before `execute_tool` in a step),
+   * going up a level at a time — while the trace may still grow, skipping an inference span that
+   * lists its calls without this one (once it settled, ids that never matched are not trusted over
+   * the tree); else the enclosing agent's model; else the nearest earlier inference span of the
+   * trace. `awaited` says the requester is not in the trace (yet) although a model issued the
+   * call (the model is then only a fallback).
    */
-  requestingModel(tool: OtlpSpan): string | undefined {
+  requester(tool: OtlpSpan, settled: boolean): { model: string | undefined; awaited: boolean } {
+    const callId = issuedCallIdOf(tool);
     const toolStart = tool.startTimeUnixNano ?? 0n;
+    if (callId !== undefined) {
+      const listing = this.inference.filter((s) => this.requestedCalls(s)?.has(callId));
+      const exact = listing.filter((s) => (s.startTimeUnixNano ?? 0n) <= toolStart).at(-1) ?? listing[0];
+      if (exact) return { model: modelOf(exact), awaited: false };
+    }
+    const mayHaveRequested = (s: OtlpSpan) => {
+      const listed = settled ? undefined : this.requestedCalls(s);
+      return callId === undefined || listed === undefined || listed.has(callId);
+    };
     let child: OtlpSpan = tool;
     for (let p = this.parent(child); p; child = p, p = this.parent(p)) {
-      if (this.kinds.get(p.spanId) === "inference") {
+      if (this.kinds.get(p.spanId) === "inference" && mayHaveRequested(p)) {
         const m = modelOf(p);
-        if (m) return m;
+        if (m) return { model: m, awaited: false };
       }
       const siblings = (this.children.get(p.spanId) ?? []).filter(
-        (s) => s !== child && this.kinds.get(s.spanId) === "inference" && (s.startTimeUnixNano ?? 0n) <= toolStart && modelOf(s),
+        (s) => s !== child && this.kinds.get(s.spanId) === "inference" && (s.startTimeUnixNano ?? 0n) <= toolStart && modelOf(s) && mayHaveRequested(s),
       );
       const nearest = siblings[siblings.length - 1];
-      if (nearest) return modelOf(nearest);
+      if (nearest) return { model: modelOf(nearest), awaited: false };
       if (this.kinds.get(p.spanId) === "agent") {
         const m = modelOf(p);
-        if (m) return m;
+        if (m) return { model: m, awaited: callId !== undefined };
       }
     }
-    return undefined;
+    // Spans without parent links: the nearest earlier inference span of the whole trace.
+    const earlier = this.inference.filter((s) => (s.startTimeUnixNano ?? 0n) <= toolStart && modelOf(s) && mayHaveRequested(s)).at(-1);
+    if (earlier) return { model: modelOf(earlier), awaited: false };
+    return { model: undefined, awaited: callId !== undefined };
   }
 }
 
@@ -486,12 +571,15 @@ export function spanProblem(span: OtlpSpan, now: number): string | null {
 
 /**
  * Maps all spans of one trace (applied and not) to events in application order: by the span's
- * start time (a tool's result at its end), whatever the order the spans arrived in.
+ * start time (a tool's result at its end), whatever the order the spans arrived in. Until the
+ * trace settles, a tool span whose requesting inference span is missing is held (see `held`).
  */
-export function mapTrace(spans: OtlpSpan[], now: number): MapResult {
+export function mapTrace(spans: OtlpSpan[], now: number, options: MapOptions = {}): MapResult {
+  const settled = options.settled ?? true;
   const view = new TraceView(dedupe(spans));
   const pending: Pending[] = [];
   const rejected: RejectedSpan[] = [];
+  const held: string[] = [];
   const sessions = new Map<string, number>();
   const started = new Set<string>();
   let seq = 0;
@@ -504,6 +592,11 @@ export function mapTrace(spans: OtlpSpan[], now: number): MapResult {
     const problem = spanProblem(span, now);
     if (problem) {
       rejected.push({ spanId: span.spanId, name: span.name, reason: problem });
+      continue;
+    }
+    const requester = kind === "tool" ? view.requester(span, settled) : undefined;
+    if (requester?.awaited && !settled) {
+      held.push(span.spanId);
       continue;
     }
     const times = spanTimes(span, now) as SpanTimes;
@@ -521,7 +614,7 @@ export function mapTrace(spans: OtlpSpan[], now: number): MapResult {
       const toolName = toolNameOf(span)!;
       const callId = callIdOf(span);
       const args = argsOf(span);
-      const model = view.requestingModel(span);
+      const model = requester!.model;
       const result = resultOf(span);
       const httpStatus = httpStatusOf(span);
       const error = failureOf(span);
@@ -588,7 +681,7 @@ export function mapTrace(spans: OtlpSpan[], now: number): MapResult {
     if (ev.model) sessionModel.set(ev.sessionId, ev.model);
     else if (ev.type !== "session.start" && sessionModel.has(ev.sessionId)) ev.model = sessionModel.get(ev.sessionId);
   }
-  return { events: pending.map((p) => ({ spanId: p.spanId, event: p.event })), rejected, sessions };
+  return { events: pending.map((p) => ({ spanId: p.spanId, event: p.event })), rejected, sessions, held };
 }
 
 function dedupe(spans: OtlpSpan[]): OtlpSpan[] {

@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import { and, eq, like } from "drizzle-orm";
 import { SpanStatusCode, context, trace, type Tracer } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
+import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace";
 import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { generateText, stepCountIs, tool } from "ai";
@@ -165,9 +165,8 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
     expect(rows.filter((r) => r.type === "model.text").map((r) => r.model)).toEqual(["mock-model-step-1", "mock-model-step-2"]);
   });
 
-  it("AI SDK 6 experimental_telemetry with metadata.sessionId: two turns (two traces) are one session", async () => {
-    const { key, workspaceId } = await app.seedWorkspace();
-    const t = tracing(exporter("protobuf", key), { batchSize: 5 });
+  /** Two turns of an AI SDK 6 agent in one conversation: two traces, each with two failing tool calls requested by step 1. */
+  async function twoTurnsV6(tracer: Tracer) {
     const v6Tools = {
       fetchPage: toolV6({
         inputSchema: z.object({ url: z.string() }),
@@ -185,11 +184,12 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
         prompt: `turn ${turn}`,
         tools: v6Tools,
         stopWhen: stepCountIsV6(3),
-        experimental_telemetry: { isEnabled: true, tracer: t.tracer, functionId: "helpdesk", metadata: { sessionId: "ai6-conversation" } },
+        experimental_telemetry: { isEnabled: true, tracer, functionId: "helpdesk", metadata: { sessionId: "ai6-conversation" } },
       });
     }
-    await t.flush();
-    await t.shutdown();
+  }
+
+  async function expectTwoTurnsV6(workspaceId: string) {
     const [session, ...more] = await sessions(workspaceId);
     expect(more).toEqual([]);
     expect(session).toMatchObject({ sessionId: "ai6-conversation", agent: "helpdesk", callCount: 4, failureCount: 4 });
@@ -200,6 +200,43 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
       ["fetchPage", "mock-model-step-1", "not_found"],
       ["fetchPage", "mock-model-step-1", "not_found"],
     ]);
+  }
+
+  it("AI SDK 6 experimental_telemetry with metadata.sessionId: two turns (two traces) are one session", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const t = tracing(exporter("protobuf", key), { batchSize: 5 });
+    await twoTurnsV6(t.tracer);
+    await t.flush();
+    await t.shutdown();
+    await expectTwoTurnsV6(workspaceId);
+  });
+
+  it("AI SDK 6, two turns: a tool call keeps the model of the step that requested it, whichever span of either trace arrives last", async () => {
+    // A batch processor's exports race (forceFlush sends its batches in parallel with the one in
+    // flight): the root of a trace, and its tool spans, may arrive before the step that requested them.
+    const collect = new InMemorySpanExporter();
+    const t = tracing(collect, "simple");
+    await twoTurnsV6(t.tracer);
+    const ended = [...collect.getFinishedSpans()];
+    await t.shutdown();
+    const traceIds = [...new Set(ended.map((s) => s.spanContext().traceId))];
+    expect(traceIds).toHaveLength(2);
+    for (const late of ended) {
+      const { key, workspaceId } = await app.seedWorkspace();
+      const real = exporter("protobuf", key);
+      const send = (spans: ReadableSpan[]) =>
+        new Promise<void>((resolve, reject) => real.export(spans, (r) => (r.code === 0 /* ExportResultCode.SUCCESS */ ? resolve() : reject(r.error))));
+      // Each trace in end order (as a processor exports it), the late span held back until both were sent.
+      for (const traceId of traceIds) await send(ended.filter((s) => s !== late && s.spanContext().traceId === traceId));
+      await send([late]);
+      await real.shutdown();
+      try {
+        await expectTwoTurnsV6(workspaceId);
+        expect((await spanRows(workspaceId)).every((s) => s.appliedAt !== null)).toBe(true);
+      } catch (err) {
+        throw new Error(`late span ${late.name} of trace ${traceIds.indexOf(late.spanContext().traceId) + 1}: ${(err as Error).message}`);
+      }
+    }
   });
 
   it("AI SDK without functionId: the agent is 'default', never the model id of the span name", async () => {
@@ -303,6 +340,31 @@ describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
       ["trip-1", "book_flight", "gpt-5-2026-01", "not_found"],
       ["trip-2", "book_flight", "gpt-5-2026-01", "not_found"],
     ]);
+  });
+
+  it("a tool call whose requesting step never comes waits until the trace settles, then takes the agent's model", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const t = tracing(exporter("json", key), "simple");
+    const agent = t.tracer.startSpan("invoke_agent travel", { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "travel", "gen_ai.request.model": "gpt-5", "gen_ai.conversation.id": "lost-step" } });
+    await context.with(trace.setSpan(context.active(), agent), async () => {
+      // The chat span that asked for this call is lost (dropped by a full exporter queue, say).
+      const tool = t.tracer.startSpan("execute_tool book_flight", { attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "book_flight", "gen_ai.tool.call.id": "call-lost" } });
+      tool.setStatus({ code: SpanStatusCode.ERROR, message: "HTTP 404: no such flight" });
+      tool.end();
+    });
+    agent.end();
+    await t.shutdown();
+    // The root arrived: the session starts, the call waits for its step (span stored, not applied).
+    expect((await events(workspaceId)).map((r) => r.type)).toEqual(["session.start"]);
+    expect((await spanRows(workspaceId)).filter((s) => s.appliedAt === null)).toHaveLength(1);
+    const traceId = agent.spanContext().traceId;
+    expect(await applyDueTraces(app.db, Date.now() + 1_000, 100, TIMING.settleMs)).not.toContain(traceId);
+    expect(await applyDueTraces(app.db, Date.now() + TIMING.settleMs + 1_000, 100, TIMING.settleMs)).toContain(traceId);
+    expect((await events(workspaceId)).filter((r) => r.type !== "session.start").map((r) => [r.type, r.model])).toEqual([
+      ["tool.call", "gpt-5"],
+      ["tool.result", "gpt-5"],
+    ]);
+    expect((await spanRows(workspaceId)).every((s) => s.appliedAt !== null)).toBe(true);
   });
 
   it("a trace whose root never comes is applied after the settle time; late spans become a follow-up batch; idle sessions end", async () => {

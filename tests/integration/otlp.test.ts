@@ -50,7 +50,7 @@ function agentRun(opts: { conversationId: string; base: number; url: string; fai
       "gen_ai.response.model": "gpt-4o-2024-08-06",
       "gen_ai.conversation.id": opts.conversationId,
       "gen_ai.usage.input_tokens": 812,
-      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "Let me fetch the users." }, { type: "tool_call", id: "call_0", name: "http_request", arguments: { url: opts.url } }], finish_reason: "tool_call" }]),
+      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "Let me fetch the users." }, ...tools.map((t) => ({ type: "tool_call", id: t.attributes["gen_ai.tool.call.id"], name: "http_request", arguments: { url: opts.url } }))], finish_reason: "tool_call" }]),
     },
   });
   const agent = readableSpan({

@@ -364,22 +364,41 @@ describe.each(DATABASE_KINDS)("ingest properties on %s", (kind) => {
     expect(k).toMatchObject({ state: "trusted", threshold: 2, effectiveFailures: 1, totalFailures: 2 });
   });
 
+  /** The same events sent as one batch and one by one, each to a fresh workspace: same effects, same state. */
+  async function expectBatchingChangesNothing(config: unknown, events: unknown[]) {
+    const whole = await freshWorkspace(config);
+    const single = await freshWorkspace(config);
+    const all = await ingest(whole.key, events);
+    const one: any[] = [];
+    for (const e of events) one.push(...(await ingest(single.key, [e])).effects);
+    expect(normaliseEffects(one)).toEqual(normaliseEffects(all.effects));
+    const a = await snapshot(app, whole.workspaceId);
+    const b = await snapshot(app, single.workspaceId);
+    expect(b.keys).toEqual(a.keys);
+    expect(b).toEqual(a);
+  }
+
   it("applying a batch all at once equals applying it event by event", async () => {
     await fc.assert(
-      fc.asyncProperty(configArb, fc.array(stepArb, { minLength: 1, maxLength: 25 }), fc.array(gapArb, { minLength: 1, maxLength: 5 }), async (config, steps, gaps) => {
-        const whole = await freshWorkspace(config);
-        const single = await freshWorkspace(config);
-        const events = toEvents(steps, gaps, Date.now() - 3 * 86400_000);
-        const all = await ingest(whole.key, events);
-        const one: any[] = [];
-        for (const e of events) one.push(...(await ingest(single.key, [e])).effects);
-        expect(normaliseEffects(one)).toEqual(normaliseEffects(all.effects));
-        const a = await snapshot(app, whole.workspaceId);
-        const b = await snapshot(app, single.workspaceId);
-        expect(b.keys).toEqual(a.keys);
-        expect(b).toEqual(a);
-      }),
+      fc.asyncProperty(configArb, fc.array(stepArb, { minLength: 1, maxLength: 25 }), fc.array(gapArb, { minLength: 1, maxLength: 5 }), (config, steps, gaps) =>
+        expectBatchingChangesNothing(config, toEvents(steps, gaps, Date.now() - 3 * 86400_000)),
+      ),
       { numRuns: RUNS },
     );
+  });
+
+  it("a result in a session that ended before: session decay by the later starts of its agent, whatever the batching (seed 1324161612)", async () => {
+    // The shrunk counterexample: s1 ends, then (re)starts, another session of its agent starts,
+    // then a crash in s1. Event by event, the start of s3 was not loaded for the decay.
+    const steps: Step[] = [
+      { kind: "end", s: "s1" },
+      { kind: "start", s: "s1", agent: "b" },
+      { kind: "start", s: "s3", agent: "b" },
+      { kind: "result", s: "s1", tool: 0, outcome: 9, withArgs: false },
+    ];
+    await expectBatchingChangesNothing({ default_rule: { count_threshold: 2 }, settings: { recovery_mode: "auto" } }, toEvents(steps, [1_000], Date.now() - 3 * 86400_000));
+    // The same without the restart: the result comes after its session's end.
+    const noRestart: Step[] = [{ kind: "start", s: "s1", agent: "b" }, { kind: "end", s: "s1" }, { kind: "start", s: "s2", agent: "b" }, { kind: "result", s: "s1", tool: 0, outcome: 3, withArgs: true }];
+    await expectBatchingChangesNothing({ default_rule: { count_threshold: 2 } }, toEvents(noRestart, [60_000], Date.now() - 3 * 86400_000));
   });
 });

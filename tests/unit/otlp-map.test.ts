@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Attributes, OtlpSpan } from "@/server/otlp/decode";
-import { argsOf, assistantOutputOf, classifySpan, describeRejections, failureOf, httpStatusOf, mapTrace, modelOf, ownSessionId, resultOf, toolNameOf } from "@/server/otlp/map";
+import { argsOf, assistantOutputOf, classifySpan, describeRejections, failureOf, httpStatusOf, mapTrace, modelOf, ownSessionId, requestedCallIdsOf, resultOf, toolNameOf } from "@/server/otlp/map";
 
 const NOW = Date.UTC(2026, 5, 1, 12, 0, 0);
 const TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -272,6 +272,100 @@ describe("mapTrace", () => {
     const out = mapTrace([s, { ...s }], NOW);
     expect(out.events).toHaveLength(2);
     expect(out.events[1].event).toMatchObject({ ts: NOW - 5_000, durationMs: 0 });
+  });
+});
+
+describe("the model of a tool call when its trace arrives in parts", () => {
+  const child = (parent: OtlpSpan, over: Parameters<typeof span>[0]) => span({ parentSpanId: parent.spanId, ...over });
+  // A step that asked for tools, as GenAI instrumentations record it, and the tool span it requested.
+  const step = (parent: OtlpSpan, startMs: number, model: string, callIds: string[]) =>
+    child(parent, {
+      name: `chat ${model}`,
+      startMs,
+      endMs: startMs + 500,
+      attrs: {
+        "gen_ai.response.model": model,
+        "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: callIds.map((id) => ({ type: "tool_call", id, name: "lookup" })) }]),
+      },
+    });
+  const toolFor = (parent: OtlpSpan, startMs: number, callId: string) =>
+    child(parent, { name: "execute_tool lookup", startMs, endMs: startMs + 200, attrs: { "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": callId } });
+  const toolModels = (out: ReturnType<typeof mapTrace>) =>
+    out.events.filter((e) => e.event.type === "tool.result").map((e): [string, string | null] => [(e.event as { callId: string }).callId, e.event.model ?? null]);
+
+  it("every subset of the trace: a tool call carries its step's model, or waits for it until the trace settles", () => {
+    const agent = span({ name: "invoke_agent helper", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "gen_ai.agent.name": "helper" } });
+    const step1 = step(agent, NOW - 29_000, "model-a", ["c1", "c2"]);
+    const tool1 = toolFor(agent, NOW - 28_000, "c1");
+    const tool2 = toolFor(agent, NOW - 27_000, "c2");
+    const step2 = step(agent, NOW - 26_000, "model-b", ["c3"]);
+    const tool3 = toolFor(agent, NOW - 25_000, "c3");
+    const step3 = step(agent, NOW - 24_000, "model-c", []);
+    const all = [agent, step1, tool1, tool2, step2, tool3, step3];
+    const expected = new Map([
+      ["c1", "model-a"],
+      ["c2", "model-a"],
+      ["c3", "model-b"],
+    ]);
+    for (let mask = 1; mask < 1 << all.length; mask++) {
+      const arrived = all.filter((_, i) => mask & (1 << i));
+      const out = mapTrace(arrived, NOW, { settled: false });
+      for (const [callId, model] of toolModels(out)) expect({ mask, callId, model }).toEqual({ mask, callId, model: expected.get(callId) });
+      // A tool span is held exactly when its step is missing.
+      const held = arrived.filter((s) => [tool1, tool2].includes(s) ? !arrived.includes(step1) : s === tool3 && !arrived.includes(step2));
+      expect({ mask, held: out.held }).toEqual({ mask, held: held.map((s) => s.spanId) });
+    }
+  });
+
+  it("once the trace settles nothing is held: a call whose step never came has no model of its own", () => {
+    const agent = span({ name: "invoke_agent helper", startMs: NOW - 30_000, endMs: NOW - 1_000 });
+    const tool = toolFor(agent, NOW - 28_000, "c1");
+    const out = mapTrace([agent, tool, step(agent, NOW - 26_000, "model-b", ["c9"])], NOW, { settled: true });
+    expect(out.held).toEqual([]);
+    expect(toolModels(out)).toEqual([["c1", null]]);
+  });
+
+  it("the call id finds the requesting step wherever it sits; a step listing other calls is never taken for it", () => {
+    const agent = span({ name: "invoke_agent helper", startMs: NOW - 30_000, endMs: NOW - 1_000 });
+    // Both steps ran before the tools (parallel tool execution after a planning step).
+    const step1 = step(agent, NOW - 29_000, "model-a", ["c1"]);
+    const step2 = step(agent, NOW - 28_000, "model-b", ["c2"]);
+    const tool1 = toolFor(agent, NOW - 27_000, "c1");
+    const tool2 = toolFor(agent, NOW - 27_000, "c2");
+    expect(toolModels(mapTrace([agent, step1, step2, tool1, tool2], NOW))).toEqual([
+      ["c1", "model-a"],
+      ["c2", "model-b"],
+    ]);
+    expect(mapTrace([agent, step1, tool1, tool2], NOW, { settled: false }).held).toEqual([tool2.spanId]);
+    // Settled: ids that never matched are not trusted over the tree (the nearest earlier step).
+    expect(toolModels(mapTrace([agent, step1, tool1, tool2], NOW, { settled: true }))).toEqual([
+      ["c1", "model-a"],
+      ["c2", "model-a"],
+    ]);
+  });
+
+  it("the agent's configured model is only the fallback of a call whose step is missing", () => {
+    const agent = span({ name: "invoke_agent helper", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "gen_ai.request.model": "gpt-4o" } });
+    const tool = toolFor(agent, NOW - 28_000, "c1");
+    expect(mapTrace([agent, tool], NOW, { settled: false }).held).toEqual([tool.spanId]);
+    expect(toolModels(mapTrace([agent, tool], NOW, { settled: true }))).toEqual([["c1", "gpt-4o"]]);
+    expect(toolModels(mapTrace([agent, step(agent, NOW - 29_000, "gpt-4o-2024-08-06", ["c1"]), tool], NOW, { settled: false }))).toEqual([["c1", "gpt-4o-2024-08-06"]]);
+  });
+
+  it("a tool span without a model-issued call id (OpenInference traceTool) never waits", () => {
+    const agent = span({ name: "agent", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "openinference.span.kind": "AGENT", "agent.name": "a" } });
+    const tool = child(agent, { name: "lookup_order", startMs: NOW - 28_000, endMs: NOW - 27_000, attrs: { "openinference.span.kind": "TOOL" } });
+    expect(mapTrace([agent, tool], NOW, { settled: false }).held).toEqual([]);
+  });
+
+  it("reads the calls a step made from Vercel, GenAI, OpenLLMetry and OpenInference attributes", () => {
+    expect(requestedCallIdsOf(span({ attrs: { "ai.response.toolCalls": JSON.stringify([{ toolCallId: "v1", toolName: "f" }]) } }))).toEqual(new Set(["v1"]));
+    expect(requestedCallIdsOf(span({ attrs: { "gen_ai.completion.0.tool_calls.0.id": "o1", "gen_ai.completion.0.tool_calls.1.id": "o2" } }))).toEqual(new Set(["o1", "o2"]));
+    expect(requestedCallIdsOf(span({ attrs: { "llm.output_messages.0.message.tool_calls.0.tool_call.id": "i1" } }))).toEqual(new Set(["i1"]));
+    expect(requestedCallIdsOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hi" }] }]) } }))).toEqual(new Set());
+    // Not recorded, or a call without an id: the step does not say.
+    expect(requestedCallIdsOf(span({ attrs: { "gen_ai.response.model": "m" } }))).toBeUndefined();
+    expect(requestedCallIdsOf(span({ attrs: { "gen_ai.output.messages": JSON.stringify([{ parts: [{ type: "tool_call", name: "f" }] }]) } }))).toBeUndefined();
   });
 });
 
