@@ -15,8 +15,6 @@
  */
 import http from "node:http";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 process.chdir(root);
@@ -53,20 +51,48 @@ const commonHeaders = await everyAnswerHeaders();
 
 const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
 
-function toRequest(req, url) {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url, {
-    method: req.method,
-    headers,
-    body: hasBody ? Readable.toWeb(req) : undefined,
-    duplex: hasBody ? "half" : undefined,
+/**
+ * The agent API's bodies are small JSON or protobuf documents, capped at 1 MiB by the handlers
+ * (413). Reading them into one buffer here is much cheaper than bridging the Node stream into a
+ * web stream (Readable.toWeb) chunk by chunk. Reading stops one byte past the cap, so an oversized
+ * or endless upload costs no more than that: the handler sees more than the cap and answers 413,
+ * and the unread rest closes the connection (see answer()).
+ */
+const BODY_READ_LIMIT = 1024 * 1024 + 1;
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", done);
+      req.off("error", reject);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= BODY_READ_LIMIT) {
+        req.pause();
+        done();
+      }
+    };
+    req.on("data", onData);
+    req.on("end", done);
+    req.on("error", reject);
   });
 }
 
+async function toRequest(req, url) {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(url, { method: req.method, headers, body: hasBody ? await readBody(req) : undefined });
+}
+
 async function answer(route, req, res, url) {
-  const response = await route(toRequest(req, url));
+  const response = await route(await toRequest(req, url));
   const headers = {};
   for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
   response.headers.forEach((v, k) => {
@@ -82,9 +108,11 @@ async function answer(route, req, res, url) {
     headers.connection = "close";
     res.once("finish", () => req.socket.destroySoon());
   }
+  // The agent API answers small documents, never streams: one buffer, one write.
+  const body = response.body && req.method !== "HEAD" ? Buffer.from(await response.arrayBuffer()) : null;
+  if (body) headers["content-length"] = String(body.length);
   res.writeHead(response.status, headers);
-  if (!response.body || req.method === "HEAD") return void res.end();
-  await pipeline(Readable.fromWeb(response.body), res);
+  res.end(body);
 }
 
 const server = http.createServer((req, res) => {
