@@ -50,6 +50,7 @@ async function everyAnswerHeaders() {
 const commonHeaders = await everyAnswerHeaders();
 
 const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
+const EARLY_REFUSAL_KEY = Symbol.for("vigil.agentEarlyRefusal");
 
 /**
  * The agent API's bodies are small JSON or protobuf documents, capped at 1 MiB by the handlers
@@ -92,7 +93,11 @@ async function toRequest(req, url) {
 }
 
 async function answer(route, req, res, url) {
-  const response = await route(await toRequest(req, url));
+  await send(await route(await toRequest(req, url)), req, res);
+}
+
+/** Writes a handler's answer; `bodyUnread`: the body was never read, and Node discards it itself (the connection stays usable). */
+async function send(response, req, res, bodyUnread = false) {
   const headers = {};
   for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
   response.headers.forEach((v, k) => {
@@ -104,7 +109,7 @@ async function answer(route, req, res, url) {
   // Answered before the body was read to its end (413, 401 before parsing): the rest of the body
   // is still on the connection, so it cannot carry another request. Close it after this answer
   // (Node drains unread bodies itself only when nobody started reading them).
-  if (!req.complete) {
+  if (!req.complete && !bodyUnread) {
     headers.connection = "close";
     res.once("finish", () => req.socket.destroySoon());
   }
@@ -120,7 +125,9 @@ const server = http.createServer((req, res) => {
   const agentRouteFor = globalThis[AGENT_ROUTES_KEY];
   const route = fastPathEnabled && typeof agentRouteFor === "function" ? routeOf(req, agentRouteFor) : null;
   if (!route) return void handleWithNext(req, res);
-  answer(route.handler, req, res, route.url).catch((err) => {
+  // At capacity: refused before the body is read or a Request is built (Node discards the unread body).
+  const refusal = globalThis[EARLY_REFUSAL_KEY]?.(req.method ?? "GET", route.pathname);
+  (refusal ? send(refusal, req, res, true) : answer(route.handler, req, res, route.url)).catch((err) => {
     console.error("[vigil] agent API request failed:", err);
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });
@@ -135,7 +142,7 @@ function routeOf(req, agentRouteFor) {
   const pathname = q < 0 ? raw : raw.slice(0, q);
   const handler = agentRouteFor(req.method ?? "GET", pathname);
   if (!handler) return null;
-  return { handler, url: absoluteUrl(req.headers.host, raw) };
+  return { handler, pathname, url: absoluteUrl(req.headers.host, raw) };
 }
 
 /** The request's URL as the handlers see it; a Host header that is not a host name falls back to localhost. */
