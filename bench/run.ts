@@ -261,7 +261,32 @@ type FleetRow = { measure: string; figure: string; target: string };
 const fleetRows: { kind: string; rows: FleetRow[] }[] = [];
 
 const READ_PATHS = Array.from({ length: 64 }, (_, i) => `/repo/pkg${i % 8}/src/file${i}.ts`);
+/** Calls per session before its client starts a new session (below the read-only-loop threshold). */
+const CALLS_PER_SESSION = 40;
+/**
+ * `sessions` concurrent agent sessions, each reading a different file on every call; after
+ * CALLS_PER_SESSION calls a client moves on to a new session. Guard-only traffic has no tool results,
+ * so a session that went on forever would be (rightly) detected as a read-only loop, nudged and
+ * paused: that path — pattern, nudge and pause writes on most calls — is `loopingGuardSpec`.
+ */
 function guardSpec(prefix: string, sessions = 64): RequestSpec {
+  return {
+    method: "POST",
+    path: "/api/trpc/guard.check",
+    body: (i) => {
+      const round = Math.floor(i / sessions);
+      return {
+        id: `${prefix}-${i}`,
+        sessionId: `${prefix}-s${i % sessions}-${Math.floor(round / CALLS_PER_SESSION)}`,
+        callId: `${prefix}-c${i}`,
+        toolName: "Read",
+        args: { file_path: READ_PATHS[(round + (i % sessions)) % READ_PATHS.length] },
+      };
+    },
+  };
+}
+/** The same sessions forever, each repeating one call: repetition and read-only loops on most calls. */
+function loopingGuardSpec(prefix: string, sessions = 64): RequestSpec {
   return {
     method: "POST",
     path: "/api/trpc/guard.check",
@@ -346,6 +371,8 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
 
     const many = summarize(await closedLoop(vigil.url, guardSpec(`${kind}-64`), 64, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 64 sessions (closed loop)", figure: `${f0(many.okPerSecond)}/s = ${(many.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "≥ 0.25× bare" });
+    const looping = summarize(await closedLoop(vigil.url, loopingGuardSpec(`${kind}-loop`), 64, LOAD_SECONDS));
+    rows.push({ measure: "guard.check, 64 looping sessions (patterns, nudges, pauses)", figure: `${f0(looping.okPerSecond)}/s = ${(looping.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(looping.p50)} ms, non-200 ${looping.errors}`, target: "—" });
     await throughNext(kind, rows, databaseUrl);
 
     const at500 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-500`), 500, LOAD_SECONDS));

@@ -2,6 +2,7 @@
  * The one database client module. PGlite (embedded, in VIGIL_DATA_DIR) when DATABASE_URL is unset;
  * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
  */
+import { preparingClient } from "./prepared-client";
 import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -44,7 +45,7 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
       connect_timeout: 1,
       // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
     });
-    const db = drizzle(pg, { schema }) as unknown as Db;
+    const db = drizzle(preparingClient(pg), { schema }) as unknown as Db;
     return { db, kind: "postgres", pg, url: opts.url, close: () => pg.end({ timeout: 5 }) };
   }
   const { PGlite } = await import("@electric-sql/pglite");

@@ -15,8 +15,6 @@
  */
 import http from "node:http";
 import path from "node:path";
-import { Readable } from "node:stream";
-import { pipeline } from "node:stream/promises";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 process.chdir(root);
@@ -52,21 +50,54 @@ async function everyAnswerHeaders() {
 const commonHeaders = await everyAnswerHeaders();
 
 const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
+const EARLY_REFUSAL_KEY = Symbol.for("vigil.agentEarlyRefusal");
 
-function toRequest(req, url) {
-  const headers = new Headers();
-  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url, {
-    method: req.method,
-    headers,
-    body: hasBody ? Readable.toWeb(req) : undefined,
-    duplex: hasBody ? "half" : undefined,
+/**
+ * The agent API's bodies are small JSON or protobuf documents, capped at 1 MiB by the handlers
+ * (413). Reading them into one buffer here is much cheaper than bridging the Node stream into a
+ * web stream (Readable.toWeb) chunk by chunk. Reading stops one byte past the cap, so an oversized
+ * or endless upload costs no more than that: the handler sees more than the cap and answers 413,
+ * and the unread rest closes the connection (see answer()).
+ */
+const BODY_READ_LIMIT = 1024 * 1024 + 1;
+
+function readBody(req) {
+  return new Promise((resolve, reject) => {
+    const chunks = [];
+    let size = 0;
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", done);
+      req.off("error", reject);
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    };
+    const onData = (chunk) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= BODY_READ_LIMIT) {
+        req.pause();
+        done();
+      }
+    };
+    req.on("data", onData);
+    req.on("end", done);
+    req.on("error", reject);
   });
 }
 
+async function toRequest(req, url) {
+  const headers = new Headers();
+  for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(url, { method: req.method, headers, body: hasBody ? await readBody(req) : undefined });
+}
+
 async function answer(route, req, res, url) {
-  const response = await route(toRequest(req, url));
+  await send(await route(await toRequest(req, url)), req, res);
+}
+
+/** Writes a handler's answer; `bodyUnread`: the body was never read, and Node discards it itself (the connection stays usable). */
+async function send(response, req, res, bodyUnread = false) {
   const headers = {};
   for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
   response.headers.forEach((v, k) => {
@@ -78,13 +109,15 @@ async function answer(route, req, res, url) {
   // Answered before the body was read to its end (413, 401 before parsing): the rest of the body
   // is still on the connection, so it cannot carry another request. Close it after this answer
   // (Node drains unread bodies itself only when nobody started reading them).
-  if (!req.complete) {
+  if (!req.complete && !bodyUnread) {
     headers.connection = "close";
     res.once("finish", () => req.socket.destroySoon());
   }
+  // The agent API answers small documents, never streams: one buffer, one write.
+  const body = response.body && req.method !== "HEAD" ? Buffer.from(await response.arrayBuffer()) : null;
+  if (body) headers["content-length"] = String(body.length);
   res.writeHead(response.status, headers);
-  if (!response.body || req.method === "HEAD") return void res.end();
-  await pipeline(Readable.fromWeb(response.body), res);
+  res.end(body);
 }
 
 const server = http.createServer((req, res) => {
@@ -92,7 +125,9 @@ const server = http.createServer((req, res) => {
   const agentRouteFor = globalThis[AGENT_ROUTES_KEY];
   const route = fastPathEnabled && typeof agentRouteFor === "function" ? routeOf(req, agentRouteFor) : null;
   if (!route) return void handleWithNext(req, res);
-  answer(route.handler, req, res, route.url).catch((err) => {
+  // At capacity: refused before the body is read or a Request is built (Node discards the unread body).
+  const refusal = globalThis[EARLY_REFUSAL_KEY]?.(req.method ?? "GET", route.pathname);
+  (refusal ? send(refusal, req, res, true) : answer(route.handler, req, res, route.url)).catch((err) => {
     console.error("[vigil] agent API request failed:", err);
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });
@@ -107,7 +142,7 @@ function routeOf(req, agentRouteFor) {
   const pathname = q < 0 ? raw : raw.slice(0, q);
   const handler = agentRouteFor(req.method ?? "GET", pathname);
   if (!handler) return null;
-  return { handler, url: absoluteUrl(req.headers.host, raw) };
+  return { handler, pathname, url: absoluteUrl(req.headers.host, raw) };
 }
 
 /** The request's URL as the handlers see it; a Host header that is not a host name falls back to localhost. */

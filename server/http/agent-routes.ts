@@ -11,7 +11,8 @@
  * one PGlite, one cache.
  */
 import { getRuntime } from "@/server/runtime";
-import { handleTrpcRequest, TRPC_ENDPOINT } from "@/server/trpc/handler";
+import { handleTrpcRequest, TRPC_ENDPOINT, trpcOverloadResponse } from "@/server/trpc/handler";
+import { atCapacity } from "./capacity";
 import { handleHookRequest, HOOK_CLIS } from "@/server/hooks/handler";
 import type { CliName } from "@/server/hooks/shared";
 import { handleOtlpTraces } from "@/server/otlp/handler";
@@ -35,9 +36,22 @@ export function agentRouteFor(method: string, pathname: string): AgentRoute | nu
   return null;
 }
 
+/**
+ * The refusal for a tRPC request that arrives while every slot is taken, or null. The same answer
+ * the handler would give (503 + Retry-After), decided before the request is read or turned into a
+ * `Request`: under overload, refusing must cost next to nothing, or the refusals themselves eat the
+ * CPU and requests time out instead of being refused.
+ */
+export function earlyRefusal(method: string, pathname: string): Response | null {
+  if (!atCapacity() || !pathname.startsWith(`${TRPC_ENDPOINT}/`) || (method !== "GET" && method !== "POST")) return null;
+  return trpcOverloadResponse();
+}
+
 export const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
+export const EARLY_REFUSAL_KEY = Symbol.for("vigil.agentEarlyRefusal");
 
 /** Makes the routes visible to scripts/serve.mjs, which loads Next and cannot import TypeScript itself. */
 export function registerAgentRoutes(): void {
   (globalThis as { [AGENT_ROUTES_KEY]?: typeof agentRouteFor })[AGENT_ROUTES_KEY] = agentRouteFor;
+  (globalThis as { [EARLY_REFUSAL_KEY]?: typeof earlyRefusal })[EARLY_REFUSAL_KEY] = earlyRefusal;
 }

@@ -44,11 +44,16 @@ export function requestsInFlight(): number {
   return inFlight;
 }
 
+/** Every slot is taken: a request arriving now would be refused. */
+export function atCapacity(): boolean {
+  return limit > 0 && inFlight >= limit;
+}
+
 /**
  * Runs `handler` in a slot, or answers `refuse(retryAfterSeconds)` at once when every slot is taken.
  */
 export async function withCapacity(handler: () => Promise<Response>, refuse: (retryAfterSeconds: number) => Response): Promise<Response> {
-  if (limit > 0 && inFlight >= limit) return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
+  if (atCapacity()) return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
   inFlight++;
   const slot: Slot = { held: true };
   try {

@@ -19,7 +19,7 @@ import {
   lockSessions,
   lockToolLevels,
 } from "./load";
-import { writeBatch } from "./persist";
+import { writeBatch, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
 
 export type { BatchScope } from "./scope";
@@ -33,9 +33,21 @@ export interface BatchResult {
   sessions: Map<string, BatchSession>;
   configs: BatchConfigs;
   keyInfoByEventId: Map<string, StoredCall>;
+  /**
+   * With `deferSharedCounters`: writes the model profiles and daily roll-ups. The caller MUST run it,
+   * as the last statement of its transaction (see writeSharedCounters).
+   */
+  writeSharedCounters: () => Promise<void>;
 }
 
-export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]): Promise<BatchResult> {
+export interface ApplyOptions {
+  /** Leave the shared counters to the caller, who has more statements to run in the transaction. */
+  deferSharedCounters?: boolean;
+}
+
+const nothingToWrite = async () => {};
+
+export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;
   const configs = await loadConfigs(tx, workspaceId);
   const sessions = await lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
@@ -45,7 +57,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const claimed = await claimEventIds(tx, workspaceId, events);
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
-  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map() };
+  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), writeSharedCounters: nothingToWrite };
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
@@ -81,5 +93,16 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   await writeBatch(tx, scope, configs, outcome);
   await enqueueNotifications(tx, workspaceId, outcome.effects);
-  return { accepted: fresh.length, duplicates, effects: outcome.effects, sessions: outcome.sessions, configs, keyInfoByEventId: outcome.keyInfoByEventId };
+  // Rows shared by every session of a model go last: their locks are held until commit.
+  const counters = () => writeSharedCounters(tx, scope, outcome);
+  if (!options.deferSharedCounters) await counters();
+  return {
+    accepted: fresh.length,
+    duplicates,
+    effects: outcome.effects,
+    sessions: outcome.sessions,
+    configs,
+    keyInfoByEventId: outcome.keyInfoByEventId,
+    writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
+  };
 }

@@ -85,7 +85,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
   if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
   return withRetry(() =>
     db.transaction(async (tx) => {
-      const batch = await applyBatch(tx, scope, [ev]);
+      const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true });
       const session = batch.sessions.get(ev.sessionId)!;
       const { levelKeys } = guardLevelKeys(ev, batch.configs);
       const { states, global } = await loadDecisionInputs(tx, scope, levelKeys, ev.toolName);
@@ -109,6 +109,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
           : null;
       if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt });
       await recordGuardDecision(tx, scope.workspaceId, ev, guardRecord({ ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason }));
+      await batch.writeSharedCounters();
       return {
         ...verdict,
         decision: settled?.decision ?? verdict.decision,

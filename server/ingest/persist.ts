@@ -220,6 +220,19 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfig
     },
   );
 
+  if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+}
+
+/**
+ * The batch's increments of rows every session shares — model profiles (one row per model and
+ * workspace, so every session of that model writes it) and daily roll-ups. An upsert holds its row
+ * lock until commit, so the caller runs this as the last statements of its transaction: the lock
+ * is held for one round trip and the commit, not for the rest of the request. (Written here right
+ * after the rest, 64 sessions of one model queued ~400 ms each on the profile row.)
+ */
+export async function writeSharedCounters(tx: Tx, scope: BatchScope, outcome: BatchOutcome): Promise<void> {
+  const { workspaceId } = scope;
+  const writes = outcome.records;
   // Model profiles: increments (atomic upserts, rows in key order).
   const toolDeltas = [...writes.modelToolDeltas.values()].sort((a, b) => cmp(a.model, b.model) || cmp(a.failureKey, b.failureKey));
   await writeRows(
@@ -264,7 +277,6 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: BatchConfig
     },
   );
 
-  if (writes.escalatedTools.size) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Runtime } from "@/server/runtime";
 import { appRouter } from "./root";
 import { createContext } from "./init";
 import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
-import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, withCapacity } from "@/server/http/capacity";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
 export { MAX_BODY_BYTES };
@@ -18,11 +18,13 @@ function errorResponse(status: number, code: string, message: string, headers?: 
   return Response.json({ error: { message, code: -32000, data: { code, httpStatus: status } } }, { status, headers });
 }
 
+/** The answer to a tRPC request when every slot is taken. */
+export function trpcOverloadResponse(retryAfterSeconds = OVERLOAD_RETRY_AFTER_SECONDS): Response {
+  return errorResponse(503, "SERVICE_UNAVAILABLE", OVERLOAD_MESSAGE, { "retry-after": String(retryAfterSeconds) });
+}
+
 export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
-  return withCapacity(
-    () => serveTrpcRequest(req, runtime),
-    (retryAfter) => errorResponse(503, "SERVICE_UNAVAILABLE", OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
-  );
+  return withCapacity(() => serveTrpcRequest(req, runtime), trpcOverloadResponse);
 }
 
 async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {

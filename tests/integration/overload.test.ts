@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { requestsInFlight, setConcurrencyLimit } from "@/server/http/capacity";
+import { requestsInFlight, setConcurrencyLimit, withCapacity } from "@/server/http/capacity";
+import { earlyRefusal } from "@/server/http/agent-routes";
 import { handleHookRequest } from "@/server/hooks/handler";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 
@@ -45,6 +46,29 @@ describe.each(DATABASE_KINDS)("overload on %s", (kind) => {
     expect(requestsInFlight()).toBe(0);
     // Once the burst is over, the instance serves again.
     expect((await guard("s-after")).status).toBe(200);
+  });
+
+  it("the fast path refuses tRPC requests at capacity before reading them, with the handler's own answer", async () => {
+    previous = setConcurrencyLimit(1);
+    expect(earlyRefusal("POST", "/api/trpc/guard.check")).toBeNull();
+    let release!: () => void;
+    const held = withCapacity(() => new Promise<Response>((r) => (release = () => r(new Response("ok")))), () => new Response("refused", { status: 503 }));
+    try {
+      const refusal = earlyRefusal("POST", "/api/trpc/guard.check");
+      expect(refusal?.status).toBe(503);
+      expect(refusal?.headers.get("retry-after")).toBe("1");
+      const viaHandler = await guard("s-full");
+      expect(viaHandler.status).toBe(503);
+      expect(await refusal!.json()).toEqual(viaHandler.body);
+      // Only tRPC: health, hooks and OTLP keep their own answers (hooks answer in the agent's terms).
+      expect(earlyRefusal("GET", "/api/health")).toBeNull();
+      expect(earlyRefusal("POST", "/api/hooks/claude-code")).toBeNull();
+      expect(earlyRefusal("POST", "/api/otlp/v1/traces")).toBeNull();
+    } finally {
+      release();
+      await held;
+    }
+    expect(earlyRefusal("POST", "/api/trpc/guard.check")).toBeNull();
   });
 
   it("hooks and OTLP answer 503 + Retry-After in their own terms when the instance is full", async () => {
