@@ -45,7 +45,9 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
       connect_timeout: 1,
       // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
     });
-    const db = drizzle(preparingClient(pg), { schema }) as unknown as Db;
+    // VIGIL_DB_PREPARE=off: behind a pooler that cannot keep prepared statements (PgBouncer < 1.21 in transaction mode).
+    const prepare = process.env.VIGIL_DB_PREPARE !== "off";
+    const db = drizzle(prepare ? preparingClient(pg) : pg, { schema }) as unknown as Db;
     return { db, kind: "postgres", pg, url: opts.url, close: () => pg.end({ timeout: 5 }) };
   }
   const { PGlite } = await import("@electric-sql/pglite");
