@@ -85,3 +85,15 @@ export function axisTitle(value: string, axis: "x" | "y" | "y-right") {
   if (axis === "x") return { ...base, position: "insideBottom" as const, offset: -2 };
   return { ...base, angle: axis === "y" ? -90 : 90, position: axis === "y" ? ("insideLeft" as const) : ("insideRight" as const), style: { textAnchor: "middle" as const } };
 }
+
+/**
+ * A category-axis label that fits its 132 px column: SVG text does not clip, so a long model or
+ * agent name would run out of the card. The middle is elided (the end tells similar names
+ * apart, as MiddleTruncate does); the tooltip shows the whole name.
+ */
+export function categoryTick(value: unknown, max = 20): string {
+  const s = String(value);
+  if (s.length <= max) return s;
+  const tail = Math.floor((max - 1) / 2);
+  return `${s.slice(0, max - 1 - tail)}…${s.slice(-tail)}`;
+}

@@ -1,6 +1,6 @@
 /** Pure helpers behind the dashboard's charts, time windows and settings display (issue 11). */
 import { describe, expect, it } from "vitest";
-import { percentTicks } from "@/components/chart-theme";
+import { categoryTick, percentTicks } from "@/components/chart-theme";
 import { humanSeconds } from "@/components/config/meta";
 import { presetParams, readTimeWindow, windowDays } from "@/server/dashboard/time-range";
 
@@ -39,5 +39,17 @@ describe("time window", () => {
     const since = readTimeWindow({ from: "2026-11-19" }, "all", now);
     expect(since).toMatchObject({ range: "custom", to: undefined, label: "2026-11-19 – now" });
     expect(windowDays(since, now)).toEqual(["2026-11-19", "2026-11-20"]);
+  });
+});
+
+describe("categoryTick (chart category labels that fit their column)", () => {
+  it("keeps short names and elides the middle of long ones, keeping both ends", () => {
+    expect(categoryTick("claude-sonnet")).toBe("claude-sonnet");
+    const long = "model-very-long-fine-tune-name-very-long-fine-tune-v1";
+    const label = categoryTick(long);
+    expect(label).toHaveLength(20);
+    expect(label.startsWith("model-very")).toBe(true);
+    expect(label.endsWith("tune-v1")).toBe(true);
+    expect(label).toContain("…");
   });
 });

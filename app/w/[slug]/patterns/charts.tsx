@@ -4,7 +4,7 @@ import Link from "next/link";
 import { useRouter } from "next/navigation";
 import { Bar, BarChart, CartesianGrid, Cell, LabelList, Tooltip, XAxis, YAxis } from "recharts";
 import { ChartCard, ChartTooltip } from "@/components/chart-card";
-import { PATTERN_COLORS, PATTERN_SEVERITY_COLORS, axisProps, axisTitle, gridProps, seriesColor, tooltipProps } from "@/components/chart-theme";
+import { PATTERN_COLORS, PATTERN_SEVERITY_COLORS, axisProps, axisTitle, categoryTick, gridProps, seriesColor, tooltipProps } from "@/components/chart-theme";
 import { formatNumber, formatPercent, humanize } from "@/components/format";
 import type { PatternStats } from "@/server/dashboard/patterns-data";
 
@@ -128,7 +128,7 @@ export function SeverityMix({ stats, rangeLabel }: { stats: PatternStats; rangeL
       <BarChart data={data} layout="vertical" margin={{ top: 4, right: 12, left: 0, bottom: 12 }} barCategoryGap="28%">
         <CartesianGrid {...gridProps} vertical horizontal={false} />
         <XAxis type="number" {...axisProps} allowDecimals={false} label={axisTitle("Detections", "x")} />
-        <YAxis type="category" dataKey="name" {...axisProps} width={132} />
+        <YAxis type="category" dataKey="name" {...axisProps} width={132} tickFormatter={(v) => categoryTick(v)} />
         <Tooltip {...tooltipProps} content={(p) => <ChartTooltip {...p} total formatName={(n) => humanize(String(n))} />} />
         {(["minor", "moderate", "severe"] as const).map((s, i) => (
           <Bar key={s} dataKey={s} name={s} stackId="s" fill={PATTERN_SEVERITY_COLORS[s]} radius={i === 2 ? [0, 2, 2, 0] : 0} isAnimationActive={false} />
@@ -181,7 +181,7 @@ function EffectivenessChart({ title, subtitle, rows, colorFor }: { title: string
           tickFormatter={(v: number) => formatPercent(v, 0)}
           label={axisTitle("Effective nudges (%)", "x")}
         />
-        <YAxis type="category" dataKey="label" {...axisProps} width={132} />
+        <YAxis type="category" dataKey="label" {...axisProps} width={132} tickFormatter={(v) => categoryTick(v)} />
         <Tooltip {...tooltipProps} content={(p) => <EffectivenessTooltip active={p.active} payload={p.payload as never} />} />
         {/* minPointSize keeps a 0 % row visible as a sliver with its label, not a blank line. */}
         <Bar dataKey="rate" name="Effective" radius={[0, 2, 2, 0]} isAnimationActive={false} minPointSize={2}>
