@@ -85,19 +85,36 @@ function readBody(req) {
   });
 }
 
-async function toRequest(req, url) {
+function headersOf(req) {
   const headers = new Headers();
   for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+  return headers;
+}
+
+async function toRequest(req, url) {
   const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url, { method: req.method, headers, body: hasBody ? await readBody(req) : undefined });
+  return new Request(url, { method: req.method, headers: headersOf(req), body: hasBody ? await readBody(req) : undefined });
 }
 
-async function answer(route, req, res, url) {
-  await send(await route(await toRequest(req, url)), req, res);
+async function answer(route, req, res, url, pathname) {
+  if (!route.call) return send(await route(await toRequest(req, url)), req, res);
+  // tRPC POST: a plain mutation is answered from the request's parts; a Request is built only for the adapter.
+  const body = await readBody(req);
+  const headers = headersOf(req);
+  const clientGone = new AbortController();
+  res.once("close", () => res.writableFinished || clientGone.abort());
+  const out = await route.call({ pathname, headers, body, url, signal: clientGone.signal }, () => new Request(url, { method: req.method, headers, body }));
+  if (out instanceof Response) return send(out, req, res);
+  const answerHeaders = {};
+  for (const [k, v] of commonHeaders) answerHeaders[k.toLowerCase()] = v;
+  for (const [k, v] of out.headers) answerHeaders[k] = v;
+  const bytes = Buffer.from(out.body);
+  answerHeaders["content-length"] = String(bytes.length);
+  writeAnswer({ status: out.status, headers: answerHeaders, body: bytes }, req, res);
 }
 
-/** Writes a handler's answer; `bodyUnread`: the body was never read, and Node discards it itself (the connection stays usable). */
-async function send(response, req, res, bodyUnread = false) {
+/** A handler's answer as what node:http writes: status, headers (with the security headers) and one body buffer. */
+async function rawAnswer(response, method) {
   const headers = {};
   for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
   response.headers.forEach((v, k) => {
@@ -106,18 +123,34 @@ async function send(response, req, res, bodyUnread = false) {
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
+  // The agent API answers small documents, never streams: one buffer, one write.
+  const body = response.body && method !== "HEAD" ? Buffer.from(await response.arrayBuffer()) : null;
+  if (body) headers["content-length"] = String(body.length);
+  return { status: response.status, headers, body };
+}
+
+async function send(response, req, res) {
+  writeAnswer(await rawAnswer(response, req.method), req, res);
+}
+
+/** `bodyUnread`: the body was never read, and Node discards it itself (the connection stays usable). */
+function writeAnswer({ status, headers, body }, req, res, bodyUnread = false) {
   // Answered before the body was read to its end (413, 401 before parsing): the rest of the body
   // is still on the connection, so it cannot carry another request. Close it after this answer
   // (Node drains unread bodies itself only when nobody started reading them).
   if (!req.complete && !bodyUnread) {
-    headers.connection = "close";
+    headers = { ...headers, connection: "close" };
     res.once("finish", () => req.socket.destroySoon());
   }
-  // The agent API answers small documents, never streams: one buffer, one write.
-  const body = response.body && req.method !== "HEAD" ? Buffer.from(await response.arrayBuffer()) : null;
-  if (body) headers["content-length"] = String(body.length);
-  res.writeHead(response.status, headers);
+  res.writeHead(status, headers);
   res.end(body);
+}
+
+/** The overload refusal is constant: turned into bytes once, so refusing costs a write and nothing else. */
+let overloadAnswer = null;
+async function refuse(early, req, res) {
+  overloadAnswer ??= await rawAnswer(early.answer(), "POST");
+  writeAnswer(overloadAnswer, req, res, true);
 }
 
 const server = http.createServer((req, res) => {
@@ -126,8 +159,9 @@ const server = http.createServer((req, res) => {
   const route = fastPathEnabled && typeof agentRouteFor === "function" ? routeOf(req, agentRouteFor) : null;
   if (!route) return void handleWithNext(req, res);
   // At capacity: refused before the body is read or a Request is built (Node discards the unread body).
-  const refusal = globalThis[EARLY_REFUSAL_KEY]?.(req.method ?? "GET", route.pathname);
-  (refusal ? send(refusal, req, res, true) : answer(route.handler, req, res, route.url)).catch((err) => {
+  const early = globalThis[EARLY_REFUSAL_KEY];
+  const refused = early?.refuses(req.method ?? "GET", route.pathname);
+  (refused ? refuse(early, req, res) : answer(route.handler, req, res, route.url, route.pathname)).catch((err) => {
     console.error("[vigil] agent API request failed:", err);
     if (!res.headersSent) {
       res.writeHead(500, { "content-type": "application/json" });

@@ -13,19 +13,29 @@
 import { getRuntime } from "@/server/runtime";
 import { handleTrpcRequest, TRPC_ENDPOINT, trpcOverloadResponse } from "@/server/trpc/handler";
 import { atCapacity } from "./capacity";
+import { handleTrpcCall, type DirectCall, type RawAnswer } from "@/server/trpc/direct-call";
 import { handleHookRequest, HOOK_CLIS } from "@/server/hooks/handler";
 import type { CliName } from "@/server/hooks/shared";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 import { handleHealth } from "./health";
 
-export type AgentRoute = (req: Request) => Promise<Response>;
+/**
+ * A route answers a `Request`; a tRPC route also takes the request's parts (`call`), so a plain
+ * mutation is answered without building a `Request` at all (server/trpc/direct-call.ts).
+ */
+export type AgentRoute = ((req: Request) => Promise<Response>) & {
+  call?: (call: DirectCall, toRequest: () => Request) => Promise<RawAnswer | Response>;
+};
 
 const hookRoutes = new Map<string, CliName>(HOOK_CLIS.map((cli) => [`/api/hooks/${cli}`, cli]));
 
 /** The route serving `method pathname`, or null for anything Next must serve (pages, auth, unknown methods). */
 export function agentRouteFor(method: string, pathname: string): AgentRoute | null {
-  if (pathname.startsWith(`${TRPC_ENDPOINT}/`) && (method === "GET" || method === "POST")) {
-    return async (req) => handleTrpcRequest(req, await getRuntime());
+  if (pathname.startsWith(`${TRPC_ENDPOINT}/`) && method === "GET") return async (req) => handleTrpcRequest(req, await getRuntime());
+  if (pathname.startsWith(`${TRPC_ENDPOINT}/`) && method === "POST") {
+    return Object.assign(async (req: Request) => handleTrpcRequest(req, await getRuntime()), {
+      call: async (call: DirectCall, toRequest: () => Request) => handleTrpcCall(await getRuntime(), call, toRequest),
+    });
   }
   if (method === "POST") {
     const cli = hookRoutes.get(pathname);
@@ -37,14 +47,23 @@ export function agentRouteFor(method: string, pathname: string): AgentRoute | nu
 }
 
 /**
- * The refusal for a tRPC request that arrives while every slot is taken, or null. The same answer
- * the handler would give (503 + Retry-After), decided before the request is read or turned into a
- * `Request`: under overload, refusing must cost next to nothing, or the refusals themselves eat the
- * CPU and requests time out instead of being refused.
+ * Whether a request must be refused at once because every slot is taken: decided before the
+ * request is read or turned into a `Request`. Under overload, refusing must cost next to nothing,
+ * or the refusals themselves eat the CPU and requests time out instead of being refused.
  */
+export function refusesEarly(method: string, pathname: string): boolean {
+  return atCapacity() && pathname.startsWith(`${TRPC_ENDPOINT}/`) && (method === "GET" || method === "POST");
+}
+
+/** The refusal for a tRPC request that arrives while every slot is taken (the handler's own answer: 503 + Retry-After), or null. */
 export function earlyRefusal(method: string, pathname: string): Response | null {
-  if (!atCapacity() || !pathname.startsWith(`${TRPC_ENDPOINT}/`) || (method !== "GET" && method !== "POST")) return null;
-  return trpcOverloadResponse();
+  return refusesEarly(method, pathname) ? trpcOverloadResponse() : null;
+}
+
+/** What scripts/serve.mjs needs to refuse early: the decision, and the (constant) answer it turns into bytes once. */
+export interface EarlyRefusal {
+  refuses: typeof refusesEarly;
+  answer: () => Response;
 }
 
 export const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
@@ -53,5 +72,5 @@ export const EARLY_REFUSAL_KEY = Symbol.for("vigil.agentEarlyRefusal");
 /** Makes the routes visible to scripts/serve.mjs, which loads Next and cannot import TypeScript itself. */
 export function registerAgentRoutes(): void {
   (globalThis as { [AGENT_ROUTES_KEY]?: typeof agentRouteFor })[AGENT_ROUTES_KEY] = agentRouteFor;
-  (globalThis as { [EARLY_REFUSAL_KEY]?: typeof earlyRefusal })[EARLY_REFUSAL_KEY] = earlyRefusal;
+  (globalThis as { [EARLY_REFUSAL_KEY]?: EarlyRefusal })[EARLY_REFUSAL_KEY] = { refuses: refusesEarly, answer: () => trpcOverloadResponse() };
 }

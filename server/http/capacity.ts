@@ -52,7 +52,7 @@ export function atCapacity(): boolean {
 /**
  * Runs `handler` in a slot, or answers `refuse(retryAfterSeconds)` at once when every slot is taken.
  */
-export async function withCapacity(handler: () => Promise<Response>, refuse: (retryAfterSeconds: number) => Response): Promise<Response> {
+export async function withCapacity<T>(handler: () => Promise<T>, refuse: (retryAfterSeconds: number) => T): Promise<T> {
   if (atCapacity()) return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
   inFlight++;
   const slot: Slot = { held: true };

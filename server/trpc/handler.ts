@@ -3,6 +3,7 @@
  * plain Request objects. Enforces the 1 MiB body limit (413) before anything is parsed.
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import type { TRPCError } from "@trpc/server";
 import type { Runtime } from "@/server/runtime";
 import { appRouter } from "./root";
 import { createContext } from "./init";
@@ -23,11 +24,19 @@ export function trpcOverloadResponse(retryAfterSeconds = OVERLOAD_RETRY_AFTER_SE
   return errorResponse(503, "SERVICE_UNAVAILABLE", OVERLOAD_MESSAGE, { "retry-after": String(retryAfterSeconds) });
 }
 
+/** Status and headers beyond tRPC's own: a database that is down is temporary, 503 + Retry-After, not a 500 (batches were not written). */
+export function trpcResponseMeta(errors: readonly TRPCError[]): { status?: number; headers?: Headers } {
+  return errors.length > 0 && errors.every((e) => e.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(e))
+    ? { status: 503, headers: new Headers({ "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) }) }
+    : {};
+}
+
 export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
   return withCapacity(() => serveTrpcRequest(req, runtime), trpcOverloadResponse);
 }
 
-async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
+/** The adapter's answer, without the capacity check (the caller holds a slot). */
+export async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
   let request = req;
   if (req.method !== "GET" && req.method !== "HEAD") {
     const body = await readLimitedBody(req);
@@ -39,10 +48,6 @@ async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Respons
     req: request,
     router: appRouter,
     createContext: (opts) => createContext(runtime, opts),
-    // A database that is down is temporary: 503 + Retry-After, not a 500 (batches were not written).
-    responseMeta: ({ errors }) =>
-      errors.length > 0 && errors.every((e) => e.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(e))
-        ? { status: 503, headers: new Headers({ "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) }) }
-        : {},
+    responseMeta: ({ errors }) => trpcResponseMeta(errors),
   });
 }

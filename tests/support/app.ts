@@ -7,6 +7,7 @@ import type { Role } from "@/db/schema";
 import { member } from "@/db/schema";
 import { createRuntime, type Runtime } from "@/server/runtime";
 import { handleTrpcRequest } from "@/server/trpc/handler";
+import { handleTrpcCall, type DirectCall } from "@/server/trpc/direct-call";
 import { createApiKey } from "@/server/services/api-keys";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { createOrganization, createWorkspace } from "@/server/services/tenancy";
@@ -15,6 +16,12 @@ export interface TrpcResponse<T = any> {
   status: number;
   headers: Headers;
   body: { result?: { data: T }; error?: { message: string; code: number; data: { code: string; httpStatus: number; issues?: { path: string[]; message: string; code: string }[] } } };
+}
+
+/** A request's parts as scripts/serve.mjs hands them to the fast path. */
+export function directCallOf(url: string, headers: Headers, body: string | Uint8Array, signal = new AbortController().signal): DirectCall {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  return { pathname: new URL(url).pathname, headers, body: bytes, url, signal };
 }
 
 export class TestApp {
@@ -43,7 +50,13 @@ export class TestApp {
       headers.set("content-type", "application/json");
       body = (opts.rawBody ?? JSON.stringify(opts.input ?? {})) as BodyInit;
     }
-    const res = await handleTrpcRequest(new Request(url, { method, headers, body }), this.runtime);
+    // POSTs take the agent fast path's entry (scripts/serve.mjs): plain mutations answered directly,
+    // anything else by the fetch adapter; tests/integration/direct-call.test.ts holds both to one answer.
+    const res =
+      method === "POST"
+        ? await handleTrpcCall(this.runtime, directCallOf(url, headers, body as string | Uint8Array), () => new Request(url, { method, headers, body }))
+        : await handleTrpcRequest(new Request(url, { method, headers, body }), this.runtime);
+    if (!(res instanceof Response)) return { status: res.status, headers: new Headers(res.headers), body: res.body ? JSON.parse(res.body) : {} };
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : {} };
   }
