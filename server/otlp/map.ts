@@ -240,7 +240,29 @@ export function requestedCallIdsOf(span: OtlpSpan): Set<string> | undefined {
       add(value);
     }
   }
-  return incomplete ? undefined : ids;
+  if (incomplete) return undefined;
+  // No list, but the step says why it ended, and not for tool calls: it requested none. (Vercel
+  // omits `ai.response.toolCalls` from a step that only answered; without this, such a step that
+  // started in the same millisecond as a tool span — its timestamps are whole milliseconds — passed
+  // for the tool's requester while the real one had not arrived yet.)
+  if (ids === undefined) {
+    const reasons = finishReasonsOf(a);
+    if (reasons.length && reasons.every((r) => ENDED_WITHOUT_TOOL_CALLS.has(r.toLowerCase()))) return new Set();
+  }
+  return ids;
+}
+
+/** Finish reasons that mean the model requested no tool (OpenAI, Anthropic, Vercel, GenAI spellings). */
+const ENDED_WITHOUT_TOOL_CALLS = new Set(["stop", "length", "content-filter", "content_filter", "end_turn", "max_tokens", "stop_sequence"]);
+
+/** Vercel's `ai.response.finishReason` and GenAI's `gen_ai.response.finish_reasons` (an array, or its JSON). */
+function finishReasonsOf(a: OtlpSpan["attributes"]): string[] {
+  const out: string[] = [];
+  for (const value of [a["ai.response.finishReason"], a["gen_ai.response.finish_reasons"]]) {
+    const parsed = typeof value === "string" && value.startsWith("[") ? parseJson(value) : value;
+    for (const r of Array.isArray(parsed) ? parsed : [parsed]) if (typeof r === "string" && r) out.push(r);
+  }
+  return out;
 }
 
 const ARGS_KEYS = ["gen_ai.tool.call.arguments", "ai.toolCall.args", "input.value", "traceloop.entity.input", "tool_arguments", "gcp.vertex.agent.tool_call_args"];

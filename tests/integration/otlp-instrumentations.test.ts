@@ -34,9 +34,6 @@ import type { Runtime } from "@/server/runtime";
 
 // Long settle and idle times: the tests move time forward by passing `now` to the applier.
 const TIMING: OtlpTiming = { settleMs: 60_000, idleMs: 30 * 60_000 };
-// The runtime's background applier reads its timing from the environment: the same settle time,
-// or on a loaded machine it settles a trace (10 s by default) while a test still holds a span back.
-process.env.VIGIL_OTLP_TRACE_SETTLE_SECONDS = String(TIMING.settleMs / 1000);
 
 /** The OTLP route's handler behind a real HTTP server (what `next start` serves at /api/otlp/v1/traces). */
 async function serveOtlp(runtime: Runtime) {

@@ -352,6 +352,22 @@ describe("the model of a tool call when its trace arrives in parts", () => {
     expect(toolModels(mapTrace([agent, step(agent, NOW - 29_000, "gpt-4o-2024-08-06", ["c1"]), tool], NOW, { settled: false }))).toEqual([["c1", "gpt-4o-2024-08-06"]]);
   });
 
+  it("Vercel: a step that only answered is never the requester, even when it started in the tool's millisecond", () => {
+    // AI SDK timestamps are whole milliseconds: the tools and the answering step 2 start together.
+    const root = span({ name: "ai.generateText", startMs: NOW - 10, endMs: NOW, attrs: { "ai.operationId": "ai.generateText", "ai.model.id": "mock-model" } });
+    const vercelStep = (startMs: number, model: string, over: Record<string, unknown>) =>
+      child(root, { name: "ai.generateText.doGenerate", startMs, endMs: startMs + 1, attrs: { "ai.operationId": "ai.generateText.doGenerate", "ai.model.id": "mock-model", "gen_ai.response.model": model, ...over } });
+    const step1 = vercelStep(NOW - 9, "model-step-1", { "ai.response.finishReason": "tool-calls", "ai.response.toolCalls": JSON.stringify([{ toolCallId: "call-1", toolName: "lookup" }]) });
+    const tool = child(root, { name: "ai.toolCall", startMs: NOW - 8, endMs: NOW - 7, attrs: { "ai.operationId": "ai.toolCall", "ai.toolCall.name": "lookup", "ai.toolCall.id": "call-1" } });
+    const step2 = vercelStep(NOW - 8, "model-step-2", { "ai.response.finishReason": "stop", "ai.response.text": "done" });
+    // Step 1 not there yet: the call waits for it instead of taking step 2's model.
+    expect(mapTrace([root, tool, step2], NOW, { settled: false }).held).toEqual([tool.spanId]);
+    expect(toolModels(mapTrace([root, step1, tool, step2], NOW, { settled: false }))).toEqual([["call-1", "model-step-1"]]);
+    // A step that ended for tool calls without listing them still may have requested it (outputs not recorded).
+    const unlisted = vercelStep(NOW - 8, "model-step-x", { "ai.response.finishReason": "tool-calls" });
+    expect(toolModels(mapTrace([root, tool, unlisted], NOW, { settled: false }))).toEqual([["call-1", "model-step-x"]]);
+  });
+
   it("a tool span without a model-issued call id (OpenInference traceTool) never waits", () => {
     const agent = span({ name: "agent", startMs: NOW - 30_000, endMs: NOW - 1_000, attrs: { "openinference.span.kind": "AGENT", "agent.name": "a" } });
     const tool = child(agent, { name: "lookup_order", startMs: NOW - 28_000, endMs: NOW - 27_000, attrs: { "openinference.span.kind": "TOOL" } });
