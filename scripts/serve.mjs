@@ -97,13 +97,13 @@ async function toRequest(req, url) {
 }
 
 async function answer(route, req, res, url, pathname) {
-  if (!route.call) return send(await route(await toRequest(req, url)), req, res);
+  if (typeof route.answerParts !== "function") return send(await route(await toRequest(req, url)), req, res);
   // tRPC POST: a plain mutation is answered from the request's parts; a Request is built only for the adapter.
   const body = await readBody(req);
   const headers = headersOf(req);
   const clientGone = new AbortController();
   res.once("close", () => res.writableFinished || clientGone.abort());
-  const out = await route.call({ pathname, headers, body, url, signal: clientGone.signal }, () => new Request(url, { method: req.method, headers, body }));
+  const out = await route.answerParts({ pathname, headers, body, url, signal: clientGone.signal }, () => new Request(url, { method: req.method, headers, body }));
   if (out instanceof Response) return send(out, req, res);
   const answerHeaders = {};
   for (const [k, v] of commonHeaders) answerHeaders[k.toLowerCase()] = v;

@@ -20,11 +20,11 @@ import { handleOtlpTraces } from "@/server/otlp/handler";
 import { handleHealth } from "./health";
 
 /**
- * A route answers a `Request`; a tRPC route also takes the request's parts (`call`), so a plain
+ * A route answers a `Request`; a tRPC route also takes the request's parts (`answerParts`; not `call`, which every function has), so a plain
  * mutation is answered without building a `Request` at all (server/trpc/direct-call.ts).
  */
 export type AgentRoute = ((req: Request) => Promise<Response>) & {
-  call?: (call: DirectCall, toRequest: () => Request) => Promise<RawAnswer | Response>;
+  answerParts?: (call: DirectCall, toRequest: () => Request) => Promise<RawAnswer | Response>;
 };
 
 const hookRoutes = new Map<string, CliName>(HOOK_CLIS.map((cli) => [`/api/hooks/${cli}`, cli]));
@@ -34,7 +34,7 @@ export function agentRouteFor(method: string, pathname: string): AgentRoute | nu
   if (pathname.startsWith(`${TRPC_ENDPOINT}/`) && method === "GET") return async (req) => handleTrpcRequest(req, await getRuntime());
   if (pathname.startsWith(`${TRPC_ENDPOINT}/`) && method === "POST") {
     return Object.assign(async (req: Request) => handleTrpcRequest(req, await getRuntime()), {
-      call: async (call: DirectCall, toRequest: () => Request) => handleTrpcCall(await getRuntime(), call, toRequest),
+      answerParts: async (call: DirectCall, toRequest: () => Request) => handleTrpcCall(await getRuntime(), call, toRequest),
     });
   }
   if (method === "POST") {
