@@ -8,6 +8,7 @@ import { createAuth, type Auth } from "./auth";
 import { limitFromEnv } from "./http/capacity";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
+import { keepPlannerStatistics } from "./services/planner-statistics";
 import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
 import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
 import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
@@ -32,6 +33,7 @@ async function boot(): Promise<Runtime> {
   if (created.length) console.log(`[vigil] headless init created: ${created.join(", ")}`);
   await ensureEventPartitions(database.db).catch((err) => console.error("[vigil] event partitions:", err));
   schedulePruning(database);
+  keepPlannerStatistics(database.db);
   // Applies stored OTLP traces as they settle, and whatever a previous process left unapplied.
   startOtlpApplier(database.db, otlpTiming);
   startDeliveryWorker(database.db, workerOptionsFromEnv());

@@ -16,6 +16,7 @@ import { MAX_ARGS_BYTES, eventSchema, guardInputSchema, normalizeEvents, type Ev
 export type CliName = "claude-code" | "codex" | "gemini";
 
 import { MAX_WAIT_SECONDS } from "./limits";
+import { noteEventsWritten } from "@/server/services/planner-statistics";
 
 export { MAX_WAIT_SECONDS };
 
@@ -205,9 +206,10 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
     db.transaction(async (tx) => {
       const batch = await applyBatch(tx, ctx.scope, events);
       const session = batch.sessions.get(plan.sessionId);
-      return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null };
+      return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null, accepted: batch.accepted };
     }),
   );
+  noteEventsWritten(db, result.accepted);
   return {
     ...EMPTY_VERDICT,
     context: contextOf(result.effects),

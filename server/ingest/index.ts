@@ -14,6 +14,7 @@ import { guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
 import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
+import { noteEventsWritten } from "@/server/services/planner-statistics";
 
 /** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
 export async function withRetry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
@@ -36,12 +37,14 @@ export interface IngestOutput {
 
 export async function ingestEvents(db: Db, scope: BatchScope, events: EventInput[], receivedAt = Date.now()): Promise<IngestOutput> {
   const normalized = normalizeEvents(events, receivedAt);
-  return withRetry(() =>
+  const out = await withRetry(() =>
     db.transaction(async (tx) => {
       const r = await applyBatch(tx, scope, normalized);
       return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
     }),
   );
+  noteEventsWritten(db, out.accepted);
+  return out;
 }
 
 export interface GuardOutput {
@@ -71,6 +74,7 @@ export interface GuardOptions {
  */
 export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now(), options: GuardOptions = {}): Promise<GuardOutput> {
   const { waitFor, ...out } = await decideGuard(db, scope, input, receivedAt, options.apiKeyId ?? null);
+  noteEventsWritten(db, 1);
   if (!waitFor) return out;
   const deadline = receivedAt + (input.waitForApprovalSeconds ?? 0) * 1000;
   const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal);

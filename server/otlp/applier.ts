@@ -18,6 +18,7 @@ import { withRetry } from "@/server/ingest";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { mapTrace, OTEL_ID_PREFIX } from "./map";
 import { spanFromJson, type StoredSpanJson } from "./store";
+import { noteEventsWritten } from "@/server/services/planner-statistics";
 
 /** The default of `VIGIL_OTLP_TRACE_SETTLE_SECONDS`, in ms. */
 export const DEFAULT_SETTLE_MS = 10_000;
@@ -49,7 +50,7 @@ export interface TraceRef {
  * events applied, or null when the trace was not claimed (not due, nothing pending, or locked).
  */
 export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settleMs = DEFAULT_SETTLE_MS): Promise<number | null> {
-  return withRetry(() =>
+  const applied = await withRetry(() =>
     db.transaction(async (tx) => {
       const [trace] = await tx
         .select()
@@ -108,6 +109,8 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settle
       return accepted;
     }),
   );
+  noteEventsWritten(db, applied ?? 0);
+  return applied;
 }
 
 const RETRY_MS = 60_000;

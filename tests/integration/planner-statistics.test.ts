@@ -1,0 +1,74 @@
+/**
+ * Planner statistics (server/services/planner-statistics.ts): PGlite never runs autovacuum, so
+ * Vigil analyzes its tables itself once enough events were written — after which guard.check's
+ * session and key-state reads go through their primary keys instead of an index that only matches
+ * `workspace_id` (which filtered out every other session of the workspace).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { call, result, uid } from "../support/agent";
+import { ANALYZE_BASE_THRESHOLD, analyzeDue, analyzeInProgress, keepPlannerStatistics } from "@/server/services/planner-statistics";
+
+function rowsOf<T>(result: unknown): T[] {
+  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
+}
+
+describe("analyzeDue (autovacuum's rule)", () => {
+  it("asks for an analyze at 1,000 events plus 10 % of those before", () => {
+    expect(analyzeDue(999, 0)).toBe(false);
+    expect(analyzeDue(1_000, 0)).toBe(true);
+    expect(analyzeDue(5_999, 50_000)).toBe(false);
+    expect(analyzeDue(6_000, 50_000)).toBe(true);
+  });
+});
+
+describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+    keepPlannerStatistics(app.db);
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  const reltuples = async (table: string) =>
+    Number(rowsOf<{ n: number }>(await app.db.execute(sql`select reltuples::float8 as n from pg_class where relname = ${table} and relkind = 'r'`))[0].n);
+  const planOf = async (query: ReturnType<typeof sql>) =>
+    rowsOf<Record<string, string>>(await app.db.execute(sql`explain ${query}`))
+      .map((r) => Object.values(r)[0])
+      .join("\n");
+
+  it("analyzes once the events written call for it, and the hot lookups then use their primary keys", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    // 200 sessions of 3 calls: below the threshold nothing is analyzed.
+    const sessions = Array.from({ length: 200 }, () => uid("s"));
+    const batch = (n: number, offset: number) => sessions.flatMap((s, i) => Array.from({ length: n }, (_, j) => call(s, "read_file", { path: `/src/${i}/${offset + j}.ts` })));
+    // Failures on many hosts: key states to look up.
+    const failures = sessions.slice(0, 50).map((s, i) => result(s, "http_request", { url: `https://h${i}.example.com/v1/x` }, { success: false, httpStatus: 500, error: "Internal Server Error" }));
+    for (const events of [batch(3, 0), failures]) {
+      const res = await app.mutation("ingest.events", { events }, { key });
+      expect(res.status).toBe(200);
+    }
+    expect(analyzeInProgress(app.db)).toBeNull();
+
+    // Two more calls per session pass the threshold (1,000 events): an analyze starts in the background.
+    const res = await app.mutation("ingest.events", { events: batch(2, 3) }, { key });
+    expect(res.body.result?.data.accepted).toBe(400);
+    expect(650 + 400).toBeGreaterThanOrEqual(ANALYZE_BASE_THRESHOLD);
+    const running = analyzeInProgress(app.db);
+    expect(running).not.toBeNull();
+    await running;
+
+    expect(await reltuples("agent_session")).toBeGreaterThanOrEqual(200);
+    expect(await reltuples("key_state")).toBeGreaterThan(0);
+    expect(await planOf(sql`select * from agent_session s where s.workspace_id = ${workspaceId} and s.session_id = ${sessions[7]}`)).toContain(
+      "agent_session_workspace_id_session_id_pk",
+    );
+    const [{ failure_key: someKey }] = rowsOf<{ failure_key: string }>(await app.db.execute(sql`select failure_key from key_state where workspace_id = ${workspaceId} limit 1`));
+    // A small table may be read whole; what must not happen is an index matching only workspace_id.
+    expect(await planOf(sql`select * from key_state k where k.workspace_id = ${workspaceId} and k.failure_key in (${someKey}, 'http_request')`)).not.toMatch(/key_state_ws_\w+_idx/);
+  });
+});
