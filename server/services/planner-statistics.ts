@@ -11,7 +11,9 @@
  * runs there too (ANALYZE blocks no reads or writes on a server).
  *
  * The rule is autovacuum's: analyze once the events written since the last analyze exceed
- * 1,000 + 10 % of those written before, so it runs early in a database's life and rarer as it grows.
+ * 1,000 + 10 % of those written before, so it runs early in a database's life and rarer as it grows,
+ * and (like autovacuum's naptime) at most once a minute: under a fleet's load the event count
+ * passes the threshold every few seconds, and analyzing that often costs more than it saves.
  * One analyze at a time per database, off the request path.
  */
 import { getTableName, is, sql } from "drizzle-orm";
@@ -21,15 +23,20 @@ import * as schema from "@/db/schema";
 
 export const ANALYZE_BASE_THRESHOLD = 1_000;
 export const ANALYZE_SCALE_FACTOR = 0.1;
+export const ANALYZE_MIN_INTERVAL_MS = 60_000;
 
-/** Whether `sinceLast` new events call for an analyze, `before` having been written before it. */
-export function analyzeDue(sinceLast: number, before: number): boolean {
-  return sinceLast >= ANALYZE_BASE_THRESHOLD + ANALYZE_SCALE_FACTOR * before;
+/**
+ * Whether `sinceLast` new events call for an analyze, `before` having been written before it and
+ * the last analyze having started at `lastAt` (null: none yet).
+ */
+export function analyzeDue(sinceLast: number, before: number, lastAt: number | null, now: number): boolean {
+  return sinceLast >= ANALYZE_BASE_THRESHOLD + ANALYZE_SCALE_FACTOR * before && (lastAt === null || now - lastAt >= ANALYZE_MIN_INTERVAL_MS);
 }
 
 interface Tracker {
   sinceLast: number;
   before: number;
+  lastAt: number | null;
   running: Promise<void> | null;
 }
 
@@ -48,7 +55,7 @@ export async function analyzeTables(db: Db): Promise<void> {
 
 /** Turns the rule on for this database (the runtime does at start-up; tests of the rule do). */
 export function keepPlannerStatistics(db: Db): void {
-  if (!trackers.has(keyOf(db))) trackers.set(keyOf(db), { sinceLast: 0, before: 0, running: null });
+  if (!trackers.has(keyOf(db))) trackers.set(keyOf(db), { sinceLast: 0, before: 0, lastAt: null, running: null });
 }
 
 /** Counts events written; starts an analyze in the background when they call for one. */
@@ -56,9 +63,10 @@ export function noteEventsWritten(db: Db, count: number): void {
   const t = trackers.get(keyOf(db));
   if (!t || count <= 0) return;
   t.sinceLast += count;
-  if (t.running || !analyzeDue(t.sinceLast, t.before)) return;
-  const counted = t.sinceLast;
   const started = Date.now();
+  if (t.running || !analyzeDue(t.sinceLast, t.before, t.lastAt, started)) return;
+  const counted = t.sinceLast;
+  t.lastAt = started;
   t.running = analyzeTables(db)
     .then(() => {
       t.before += counted;

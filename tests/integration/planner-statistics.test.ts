@@ -16,11 +16,14 @@ function rowsOf<T>(result: unknown): T[] {
 }
 
 describe("analyzeDue (autovacuum's rule)", () => {
-  it("asks for an analyze at 1,000 events plus 10 % of those before", () => {
-    expect(analyzeDue(999, 0)).toBe(false);
-    expect(analyzeDue(1_000, 0)).toBe(true);
-    expect(analyzeDue(5_999, 50_000)).toBe(false);
-    expect(analyzeDue(6_000, 50_000)).toBe(true);
+  it("asks for an analyze at 1,000 events plus 10 % of those before, at most once a minute", () => {
+    const now = 1_800_000_000_000;
+    expect(analyzeDue(999, 0, null, now)).toBe(false);
+    expect(analyzeDue(1_000, 0, null, now)).toBe(true);
+    expect(analyzeDue(5_999, 50_000, now - 120_000, now)).toBe(false);
+    expect(analyzeDue(6_000, 50_000, now - 120_000, now)).toBe(true);
+    expect(analyzeDue(6_000, 50_000, now - 59_000, now)).toBe(false);
+    expect(analyzeDue(6_000, 50_000, now - 60_000, now)).toBe(true);
   });
 });
 
