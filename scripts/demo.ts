@@ -94,13 +94,18 @@ const SITES = [
   "https://api.flaky-weather.example/v2/forecast?city=Oslo",
 ];
 
+// The weather API's first three failures are 503s, so its key escalates on every run (the Approvals
+// page depends on it): a random mix that began with time-outs sometimes stayed below the threshold.
+let weatherFailures = 0;
 const crawler: StepFn = (m, i, r) => {
   if (i % 3 === 2) return ok("Write", { file_path: `/data/crawl/page-${i}.json`, content: "{…}" }, "saved page", 15);
   const url = SITES[(i - Math.floor(i / 3)) % SITES.length];
   const args = { url, method: "GET" };
   const short = url.replace(/^https:\/\//, "");
   if (url.includes("flaky-weather") && m >= 6 && m < 20)
-    return r() < 0.15 ? fail("http_request", args, short, "request timed out after 10000ms", 10_000) : fail("http_request", args, short, "503 Service Unavailable: forecast backend overloaded", 900, 503);
+    return weatherFailures++ >= 3 && r() < 0.25
+      ? fail("http_request", args, short, "request timed out after 10000ms", 10_000)
+      : fail("http_request", args, short, "503 Service Unavailable: forecast backend overloaded", 900, 503);
   if (m < 0 && r() < 0.06) return fail("http_request", args, short, "502 Bad Gateway", 400, 502);
   if (url.includes("wikipedia") && r() < 0.1) return fail("http_request", args, short, "404 Not Found", 120, 404);
   return ok("http_request", args, short, 80 + Math.round(r() * 400), { status_code: 200, bytes: 4000 + Math.round(r() * 90_000) });
@@ -185,6 +190,7 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
   }
   const roles = rolesFor(opts.agents);
   securityDone = false;
+  weatherFailures = 0;
   const before = await api.query<{ keys: { failureKey: string; state: string }[] }>("reliability.status", {});
   if (before.keys.some((k) => k.failureKey.includes("api.flaky-weather.example")))
     log("note: this workspace already has demo traffic. Vigil's per-key clocks never go backwards, so a re-run within the hour compresses the timeline (recoveries may not show); blocked keys stay blocked until reset in the dashboard (Tools).");
