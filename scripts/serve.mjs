@@ -105,22 +105,21 @@ async function answer(route, req, res, url, pathname) {
   res.once("close", () => res.writableFinished || clientGone.abort());
   const out = await route.answerParts({ pathname, headers, body, url, signal: clientGone.signal }, () => new Request(url, { method: req.method, headers, body }));
   if (out instanceof Response) return send(out, req, res);
-  const answerHeaders = {};
-  for (const [k, v] of commonHeaders) answerHeaders[k.toLowerCase()] = v;
-  for (const [k, v] of out.headers) answerHeaders[k] = v;
   const bytes = Buffer.from(out.body);
-  answerHeaders["content-length"] = String(bytes.length);
-  writeAnswer({ status: out.status, headers: answerHeaders, body: bytes }, req, res);
+  writeAnswer({ status: out.status, headers: { ...headersWith(out.headers), "content-length": String(bytes.length) }, body: bytes }, req, res);
+}
+
+/** The security headers every answer carries, then the handler's own (lower-case name, value pairs). */
+function headersWith(own) {
+  const headers = {};
+  for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
+  for (const [k, v] of own) headers[k] = v;
+  return headers;
 }
 
 /** A handler's answer as what node:http writes: status, headers (with the security headers) and one body buffer. */
 async function rawAnswer(response, method) {
-  const headers = {};
-  for (const [k, v] of commonHeaders) headers[k.toLowerCase()] = v;
-  response.headers.forEach((v, k) => {
-    if (k === "set-cookie") return;
-    headers[k] = v;
-  });
+  const headers = headersWith([...response.headers].filter(([k]) => k !== "set-cookie"));
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
   // The agent API answers small documents, never streams: one buffer, one write.
