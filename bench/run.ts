@@ -4,7 +4,7 @@
  *  (1) fleet load against the production build (scripts/serve.mjs, as `npm start` runs it), beside
  *      a bare `node:http` server answering a constant JSON: GET /api/health; guard.check with one
  *      client, with 64 concurrent sessions (closed loop) — both also through Next's pipeline with the
- *      agent API fast path off —, at 500/s and 2,000/s offered (open loop); ingest.events with 4
+ *      agent API fast path off, and 64 sessions with group commit off —, at 500/s and 2,000/s offered (open loop); ingest.events with 4
  *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
  *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
  *  (3) dashboard-sized queries on 10k key_state rows and 100k failure rows, EXPLAIN ANALYZE of
@@ -374,6 +374,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
     const looping = summarize(await closedLoop(vigil.url, loopingGuardSpec(`${kind}-loop`), 64, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 64 looping sessions (patterns, nudges, pauses)", figure: `${f0(looping.okPerSecond)}/s = ${(looping.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(looping.p50)} ms, non-200 ${looping.errors}`, target: "—" });
     await throughNext(kind, rows, databaseUrl);
+    await eachCheckAlone(kind, rows, databaseUrl);
 
     const at500 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-500`), 500, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 500/s offered", figure: `p50 ${f1(at500.p50)} ms, p99 ${f1(at500.p99)} ms, errors ${at500.errors} (${at500.byStatus})`, target: "p99 ≤ 25 ms, 0 errors" });
@@ -435,6 +436,21 @@ async function throughNext(kind: string, rows: FleetRow[], databaseUrl?: string)
     rows.push({ measure: "guard.check, 64 sessions through Next", figure: `${f0(many.okPerSecond)}/s, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "—" });
   } finally {
     await viaNext.stop();
+  }
+}
+
+/**
+ * The same server with group commit off (VIGIL_GUARD_BATCH_SIZE=1): every guard.check sends its own
+ * read and write — what sharing statements between checks that arrive together saves, side by side.
+ */
+async function eachCheckAlone(kind: string, rows: FleetRow[], databaseUrl?: string) {
+  const alone = await startVigil({ databaseUrl, env: { VIGIL_GUARD_BATCH_SIZE: "1" } });
+  try {
+    await closedLoop(alone.url, guardSpec(`${kind}-alone-warm`), 8, 2);
+    const many = summarize(await closedLoop(alone.url, guardSpec(`${kind}-alone-64`), 64, LOAD_SECONDS));
+    rows.push({ measure: "guard.check, 64 sessions, each check alone (no group commit)", figure: `${f0(many.okPerSecond)}/s, p50 ${f1(many.p50)} ms, non-200 ${many.errors}`, target: "—" });
+  } finally {
+    await alone.stop();
   }
 }
 

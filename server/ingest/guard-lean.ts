@@ -6,9 +6,12 @@
  *     states, the global tool pattern, whether the event id was seen, whether the API key is still
  *     active, and the configuration fingerprint (documents only when the cached ones are stale).
  *  2. One write statement, atomic on its own: updates (or creates) the session only if the
- *     fields it read are unchanged, then claims the event id and inserts the event from that row. A
+ *     row is the version it read, then claims the event id and inserts the event from that row. A
  *     concurrent change of the session makes it write nothing, and the check starts over; a
  *     concurrent claim of the same id fails the whole statement (unique violation), likewise.
+ *
+ * Under load, the checks of a workspace that arrive together share these statements (group commit,
+ * server/ingest/coalescer.ts): a fleet's checks cost a statement and a commit per batch, not per call.
  *
  * Anything beyond the common answer — `ask` (tool-call approvals), a behaviour effect of the call
  * (pattern, nudge, pause, guidance, verdict, turn counters) — returns null and the caller runs the
@@ -23,7 +26,9 @@ import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyContext, SessionSettingsInput } from "@/server/engine/types";
 import { callInfo } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
-import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs, type CachedConfigs } from "./config-cache";
+import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs } from "./config-cache";
+import { Coalescer, coalescerFor } from "./coalescer";
+import { textArray } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 
@@ -52,14 +57,23 @@ interface SessionRead {
   version: string;
 }
 
+/** What one check reads; many checks of a workspace are read in one statement (server/ingest/coalescer.ts). */
+interface ReadRequest {
+  sessionId: string;
+  eventId: string;
+  toolName: string;
+  levelKeys: string[];
+  apiKeyId: string | null;
+}
+
 interface Inputs {
-  config_fingerprint: string | null;
-  configs: { ws: unknown; org: unknown } | null;
+  /** Null when the workspace is gone. */
+  configFingerprint: string | null;
   session: SessionRead | null;
-  states: { k: string; d: KeyContext }[] | null;
-  global_pattern: boolean;
+  states: Map<string, KeyContext>;
+  globalPattern: boolean;
   duplicate: boolean;
-  key_active: boolean;
+  keyActive: boolean;
 }
 
 /**
@@ -68,44 +82,184 @@ interface Inputs {
  * it rather than the fields spares sending the ~5 KB behaviour back and PostgreSQL parsing and
  * comparing it as jsonb on every call. (An immutable operator, so Citus routes it like any filter.)
  */
-function sessionUnchanged(stored: SessionRead) {
-  return sql`s.xmin = ${stored.version}::xid`;
-}
+const SESSION_UNCHANGED = sql`u.version is not null and s.xmin = u.version::xid`;
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
+const distinct = (values: Iterable<string | null>) => [...new Set(values)];
 
-async function readInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: string[], cached: CachedConfigs | null, apiKeyId: string | null): Promise<Inputs> {
-  const keys = sql.join(levelKeys.map((k) => sql`${k}`), sql`, `);
-  const [row] = rowsOf<Inputs>(
+/**
+ * The inputs of many checks of one workspace in one statement: the sessions, the key/domain/tool
+ * states of all their level keys, the global patterns of their tools, which event ids were seen,
+ * which API keys are still active, and the configuration fingerprint (documents only when the
+ * cached ones are stale). Each lookup is an index probe per value (`lateral … limit 1`), a plan that
+ * does not depend on the statistics of the moment: a prepared statement keeps its plan, and one
+ * made while a table was small would otherwise scan it whole once it has grown.
+ */
+async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): Promise<Inputs[]> {
+  const ws = scope.workspaceId;
+  const cached = cachedConfigs(db, ws);
+  const [row] = rowsOf<{ config_fingerprint: string | null; configs: unknown; sessions: unknown; states: unknown; global_tools: unknown; duplicates: unknown; active_keys: unknown }>(
     await db.execute(sql`
-      with cfg as (select ${configFingerprintSql(scope.workspaceId)} as fingerprint)
+      with cfg as (select ${configFingerprintSql(ws)} as fingerprint)
       select
         cfg.fingerprint as config_fingerprint,
-        case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text
-          then ${configDocumentsSql(scope.workspaceId)} end as configs,
-        (select json_build_object(
-            'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
-            'settings', s.settings, 'behaviour', s.behaviour, 'clock', s.clock, 'first_event_at', s.first_event_at,
-            'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text)
-          from agent_session s where s.workspace_id = ${scope.workspaceId} and s.session_id = ${ev.sessionId}) as session,
-        (select json_agg(json_build_object('k', k.failure_key, 'd', k.data))
-          from key_state k where k.workspace_id = ${scope.workspaceId} and k.failure_key in (${keys})) as states,
-        exists (select 1 from global_tool_pattern g
-          where g.organization_id = ${scope.organizationId} and g.tool_name = ${ev.toolName} and g.status = 'active') as global_pattern,
-        exists (select 1 from event_id e where e.workspace_id = ${scope.workspaceId} and e.id = ${ev.id}) as duplicate,
-        (${apiKeyId}::text is null or exists (select 1 from api_key a
-          where a.workspace_id = ${scope.workspaceId} and a.id = ${apiKeyId}::text and a.revoked_at is null)) as key_active
+        case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text then ${configDocumentsSql(ws)} end as configs,
+        (select json_agg(l.j) from unnest(${textArray(distinct(requests.map((r) => r.sessionId)))}) as x(id)
+          cross join lateral (select json_build_object(
+              'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
+              'settings', s.settings, 'behaviour', s.behaviour, 'clock', s.clock, 'first_event_at', s.first_event_at,
+              'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
+            from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
+        (select json_agg(l.j) from unnest(${textArray(distinct(requests.flatMap((r) => r.levelKeys)))}) as x(k)
+          cross join lateral (select json_build_object('k', k.failure_key, 'd', k.data) as j
+            from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
+        (select json_agg(x.t) from unnest(${textArray(distinct(requests.map((r) => r.toolName)))}) as x(t)
+          cross join lateral (select 1 from global_tool_pattern g
+            where g.organization_id = ${scope.organizationId} and g.tool_name = x.t and g.status = 'active' limit 1) l) as global_tools,
+        (select json_agg(x.id) from unnest(${textArray(distinct(requests.map((r) => r.eventId)))}) as x(id)
+          cross join lateral (select 1 from event_id e where e.workspace_id = ${ws} and e.id = x.id limit 1) l) as duplicates,
+        (select json_agg(x.id) from unnest(${textArray(distinct(requests.map((r) => r.apiKeyId).filter((id) => id !== null)))}) as x(id)
+          cross join lateral (select 1 from api_key a where a.workspace_id = ${ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
       from cfg`),
   );
-  return {
-    ...row,
-    configs: row.configs ? json(row.configs) : null,
-    session: row.session ? json(row.session) : null,
-    states: row.states ? json(row.states) : null,
-  };
+  const docs = row.configs ? json<{ ws: unknown; org: unknown }>(row.configs) : null;
+  // Stale cached documents are replaced here, once for the batch; each check compares with what it used.
+  if (docs && row.config_fingerprint) rememberConfigs(db, ws, row.config_fingerprint, docs.ws, docs.org);
+  const sessions = new Map((json<(SessionRead & { session_id: string })[] | null>(row.sessions) ?? []).map((s) => [s.session_id, s]));
+  const states = new Map((json<{ k: string; d: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, json<KeyContext>(s.d)]));
+  const globalTools = new Set(json<string[] | null>(row.global_tools) ?? []);
+  const duplicates = new Set(json<string[] | null>(row.duplicates) ?? []);
+  const activeKeys = new Set(json<string[] | null>(row.active_keys) ?? []);
+  return requests.map((r) => ({
+    configFingerprint: row.config_fingerprint,
+    session: sessions.get(r.sessionId) ?? null,
+    states,
+    globalPattern: globalTools.has(r.toolName),
+    duplicate: duplicates.has(r.eventId),
+    keyActive: r.apiKeyId === null || activeKeys.has(r.apiKeyId),
+  }));
+}
+
+/**
+ * What one check writes: its session (created, or updated if unchanged since read) and its event.
+ * Column names as in the write statement, which reads a batch as one JSON document.
+ */
+interface WriteRequest {
+  session_id: string;
+  /** The session version read, or null for a new session. */
+  version: string | null;
+  clock: number;
+  at: string;
+  first_event_at: string;
+  event_count: number;
+  call_count: number;
+  model: string | null;
+  behaviour: unknown;
+  event_id: string;
+  event_ts: string;
+  tool_name: string;
+  call_id: string;
+  failure_key: string;
+  turn_index: number | null;
+  payload: unknown;
+}
+
+/**
+ * Many checks' writes in one statement, atomic as a whole: each session is updated only if it is
+ * the version its check read (or created if it was new), then each such check claims its event id
+ * and inserts its event. A check whose session changed meanwhile writes nothing and reads again; a
+ * concurrent claim of one of the ids fails the statement (unique violation), and the coalescer
+ * runs its checks one by one. Answers whether each check was written.
+ *
+ * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
+ * of the behaviour documents, not one per column and escaping level.
+ */
+async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<boolean[]> {
+  const ws = scope.workspaceId;
+  const written = rowsOf<{ id: string }>(
+    await db.execute(sql`
+      with u as (
+        select * from jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) as u(
+          session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
+          call_count integer, model text, behaviour jsonb, event_id text, event_ts timestamptz, tool_name text, call_id text,
+          failure_key text, turn_index integer, payload jsonb)
+      ),
+      upd as (
+        update agent_session s set clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,
+          event_count = u.event_count, call_count = u.call_count, model = u.model, behaviour = u.behaviour
+        from u
+        -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
+        where s.workspace_id = ${ws} and s.session_id = any(${textArray(requests.map((r) => r.session_id))}) and s.session_id = u.session_id
+          and ${SESSION_UNCHANGED}
+        returning s.session_id
+      ),
+      ins as (
+        insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
+        select ${ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
+        from u where u.version is null
+        on conflict do nothing
+        returning session_id
+      ),
+      ok as (select session_id from upd union all select session_id from ins),
+      claim as (
+        insert into event_id (workspace_id, id, ts)
+        select ${ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
+        returning id
+      ),
+      ev as (
+        insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
+        select ${ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
+        from claim join u on u.event_id = claim.id
+        returning id
+      )
+      select id from ev`),
+  );
+  const ids = new Set(written.map((r) => r.id));
+  return requests.map((r) => ids.has(r.event_id));
+}
+
+/** Readers and writers per database client and workspace. */
+const readers = new WeakMap<object, Map<string, Coalescer<ReadRequest, Inputs>>>();
+const writers = new WeakMap<object, Map<string, Coalescer<WriteRequest, boolean>>>();
+const clientOf = (db: Db) => ((db as unknown as { $client?: object }).$client ?? db) as object;
+/**
+ * Batches on their way at once per workspace and kind: below this, a check goes at once (no added
+ * latency at light load); beyond it, checks gather. 8 + 8 fit the default pool of 10 connections.
+ * PGlite runs one statement at a time: a second batch on its way would only queue inside it, where
+ * later checks can no longer join it.
+ */
+const inFlightFor = (client: object) => ("waitReady" in client ? 1 : 8);
+export const DEFAULT_GUARD_BATCH_SIZE = 64;
+
+/** `VIGIL_GUARD_BATCH_SIZE`: checks per shared statement, a whole number ≥ 1 (1 = every check alone). */
+export function guardBatchSizeFromEnv(raw: string | undefined): number {
+  if (raw === undefined || raw.trim() === "") return DEFAULT_GUARD_BATCH_SIZE;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`VIGIL_GUARD_BATCH_SIZE must be a whole number ≥ 1 (1 = no group commit), got "${raw}"`);
+  return n;
+}
+// Start-up (server/runtime.ts) rejects a bad value with its name; here it never throws.
+const MAX_BATCH = (() => {
+  try {
+    return guardBatchSizeFromEnv(process.env.VIGIL_GUARD_BATCH_SIZE);
+  } catch {
+    return DEFAULT_GUARD_BATCH_SIZE;
+  }
+})();
+
+function readerFor(db: Db, scope: BatchScope) {
+  const client = clientOf(db);
+  return coalescerFor(readers, client, scope.workspaceId, () =>
+    new Coalescer({ run: (items) => readInputs(db, scope, items), maxInFlight: inFlightFor(client), maxBatch: MAX_BATCH }));
+}
+
+function writerFor(db: Db, scope: BatchScope) {
+  const client = clientOf(db);
+  return coalescerFor(writers, client, scope.workspaceId, () =>
+    new Coalescer({ run: (items) => writeChecks(db, scope, items), maxInFlight: inFlightFor(client), maxBatch: MAX_BATCH, keysOf: (w) => ["s:" + w.session_id, "e:" + w.event_id] }));
 }
 
 /** Decides a guard.check in two round trips, or returns null when the full path must run. */
@@ -122,12 +276,14 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       configs = rememberConfigs(db, scope.workspaceId, r.f, docs.ws, docs.org);
     }
     const { levelKeys } = guardLevelKeys(ev, configs);
-    const inputs = await readInputs(db, scope, ev, levelKeys, configs, apiKeyId);
-    if (!inputs.key_active) throw new ApiKeyRevokedError();
-    if (!inputs.config_fingerprint) return null;
-    if (inputs.configs) {
-      // The configuration changed since it was cached: use the new one; read again if it moves the keys.
-      configs = rememberConfigs(db, scope.workspaceId, inputs.config_fingerprint, inputs.configs.ws, inputs.configs.org);
+    const inputs = await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys, apiKeyId });
+    if (!inputs.keyActive) throw new ApiKeyRevokedError();
+    if (!inputs.configFingerprint) return null;
+    const current = cachedConfigs(db, scope.workspaceId);
+    if (current && current !== configs) {
+      // The configuration changed since this check looked (the read refreshed the cache, or another
+      // check's did): use the new one; read again if it moves the keys.
+      configs = current;
       if (guardLevelKeys(ev, configs).levelKeys.join("\u0000") !== levelKeys.join("\u0000")) continue;
     }
 
@@ -137,8 +293,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       pauseReason: stored?.pause_reason ?? null,
       settings: (stored?.settings ?? {}) as SessionSettingsInput,
     };
-    const states = new Map((inputs.states ?? []).map((s) => [s.k, json<KeyContext>(s.d)]));
-    const verdict = guardVerdict({ call: ev, session, configs, states, globalPattern: inputs.global_pattern });
+    const verdict = guardVerdict({ call: ev, session, configs, states: inputs.states, globalPattern: inputs.globalPattern });
     if (verdict.decision === "ask") return null;
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
@@ -153,34 +308,26 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     const st = observed.stats;
     if (observed.effects.length || observed.verdicts.length || st.turns || st.stalledTurns || st.nudgesSent || st.nudgesEffective || Object.keys(st.patterns).length) return null;
 
-    const firstEventAt = stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : new Date(t).toISOString();
     const at = new Date(t).toISOString();
-    const behaviourJson = JSON.stringify(observed.state);
-    const sessionWrite = stored
-      ? sql`update agent_session s set clock = ${t}, last_event_at = ${at}::timestamptz, first_event_at = ${firstEventAt}::timestamptz,
-            event_count = ${stored.event_count + 1}, call_count = ${stored.call_count + 1}, model = ${model}, behaviour = ${behaviourJson}::jsonb
-          where s.workspace_id = ${scope.workspaceId} and s.session_id = ${ev.sessionId} and ${sessionUnchanged(stored)}
-          returning s.session_id`
-      : sql`insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
-          values (${scope.workspaceId}, ${ev.sessionId}, ${t}, ${at}::timestamptz, ${at}::timestamptz, 1, 1, ${model}, ${behaviourJson}::jsonb)
-          on conflict do nothing
-          returning session_id`;
-    const payload = JSON.stringify({ call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) });
-    const [written] = rowsOf<{ n: number }>(
-      await db.execute(sql`
-        with s as (${sessionWrite}),
-        claim as (
-          insert into event_id (workspace_id, id, ts) select ${scope.workspaceId}, ${ev.id}, ${new Date(ev.ts).toISOString()}::timestamptz from s returning id
-        ),
-        ev as (
-          insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
-          select ${scope.workspaceId}, claim.id, ${ev.sessionId}, 'tool.call', ${at}::timestamptz, ${model}, ${ev.toolName}, ${ev.callId},
-            ${info.failureKey}, ${ev.turnIndex ?? null}::integer, ${payload}::jsonb
-          from claim returning 1
-        )
-        select count(*)::int as n from ev`),
-    );
-    if (Number(written?.n) === 1) return verdict;
+    const written = await writerFor(db, scope).submit({
+      session_id: ev.sessionId,
+      version: stored?.version ?? null,
+      clock: t,
+      at,
+      first_event_at: stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : at,
+      event_count: (stored?.event_count ?? 0) + 1,
+      call_count: (stored?.call_count ?? 0) + 1,
+      model,
+      behaviour: observed.state,
+      event_id: ev.id,
+      event_ts: new Date(ev.ts).toISOString(),
+      tool_name: ev.toolName,
+      call_id: ev.callId,
+      failure_key: info.failureKey,
+      turn_index: ev.turnIndex ?? null,
+      payload: { call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) },
+    });
+    if (written) return verdict;
     // The session changed between the two round trips: decide again from its new state.
   }
   return null;

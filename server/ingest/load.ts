@@ -1,6 +1,7 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "@/db/client";
+import { textArray } from "@/db/sql-arrays";
 import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
@@ -89,10 +90,6 @@ export async function claimEventIds(tx: Tx, workspaceId: string, events: { id: s
   return new Set(inserted.map((r) => r.id));
 }
 
-/** A text[] literal parameter: portable across postgres-js and PGlite. */
-function textArray(values: string[]) {
-  return sql`${"{" + values.map((v) => '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"').join(",") + "}"}::text[]`;
-}
 
 export { callRef, type StoredCall };
 

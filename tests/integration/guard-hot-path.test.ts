@@ -69,6 +69,24 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     expect((await app.mutation("guard.check", call(s, "read_file", { path: "/d" }), { key: ws.key })).status).toBe(401);
   });
 
+  it("checks of many sessions arriving together are each recorded exactly once, a racing retry of one of them included", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    // 61 requests: within the default capacity of one instance (64 at once), so none is refused.
+    const sessions = Array.from({ length: 30 }, () => uid("s"));
+    // Two calls per session, sent together: the second of a session never shares a write with the first.
+    const calls = sessions.flatMap((s, i) => [call(s, "read_file", { path: `/src/a${i}.ts` }), call(s, "read_file", { path: `/src/b${i}.ts` })]);
+    // A client retry of one call, racing with the original in the same moment.
+    const sent = [...calls, calls[7]];
+    const answers = await Promise.all(sent.map((c) => app.mutation("guard.check", c, { key })));
+    expect(answers.filter((a) => a.status !== 200).map((a) => JSON.stringify(a.body).slice(0, 300))).toEqual([]);
+    expect(answers.every((a) => a.body.result?.data.decision === "allow")).toBe(true);
+    const rows = await app.db.select({ id: event.id, sessionId: event.sessionId }).from(event).where(eq(event.workspaceId, workspaceId));
+    expect(rows.map((r) => r.id).sort()).toEqual(calls.map((c) => c.id).sort());
+    const stored = await app.db.select().from(agentSession).where(eq(agentSession.workspaceId, workspaceId));
+    expect(stored).toHaveLength(30);
+    expect(stored.every((s) => s.eventCount === 2 && s.callCount === 2)).toBe(true);
+  });
+
   if (kind !== "postgres") return;
 
   describe("two app instances on one PostgreSQL", () => {
@@ -100,6 +118,19 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       }
       const [session] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
       expect(session.callCount).toBe(9);
+    });
+
+    it("checks that arrive together share their statements (group commit), with every call recorded", async () => {
+      const ws = await app.seedWorkspace();
+      await other.app.mutation("guard.check", call(uid("s"), "read_file", { path: "/warm" }), { key: ws.key });
+      const calls = Array.from({ length: 32 }, (_, i) => call(uid("s"), "read_file", { path: `/src/f${i}.ts` }));
+      const before = other.counter.statements;
+      const answers = await Promise.all(calls.map((c) => other.app.mutation("guard.check", c, { key: ws.key })));
+      expect(answers.every((a) => a.body.result?.data.decision === "allow")).toBe(true);
+      // One connection: alone, 32 checks would take 64 statements; together a handful.
+      expect(other.counter.statements - before).toBeLessThanOrEqual(8);
+      const rows = await app.db.select({ id: event.id }).from(event).where(eq(event.workspaceId, ws.workspaceId));
+      expect(rows).toHaveLength(33);
     });
 
     it("revoking a key on one instance refuses it on the other on the very next request", async () => {

@@ -1,0 +1,10 @@
+import { sql } from "drizzle-orm";
+
+/**
+ * A text[] parameter written as an array literal: portable across postgres-js and PGlite (drizzle
+ * would expand a JS array into one parameter per value), and one stable statement text whatever
+ * the number of values — so set-based statements stay prepared. `null` is SQL NULL.
+ */
+export function textArray(values: readonly (string | null)[]) {
+  return sql`${"{" + values.map((v) => (v === null ? "NULL" : '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"')).join(",") + "}"}::text[]`;
+}

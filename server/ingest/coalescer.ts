@@ -1,0 +1,116 @@
+/**
+ * Group commit for the hot path. guard.check is one small read and one small write per tool call;
+ * with a fleet, most of their cost is per statement (a socket write each way, parse/bind/execute,
+ * a commit and its WAL flush), not per row. A coalescer gathers the requests of one kind that
+ * arrive while earlier ones are on their way to the database and sends them as one statement.
+ *
+ * Nothing waits for a batch to fill: a request arriving when a slot is free goes with whatever
+ * arrived in the same turn of the event loop, so one client sees no added latency and batches
+ * grow only as fast as the load does.
+ */
+export interface CoalescerOptions<I, O> {
+  /** Runs a batch; answers in the order of the items. */
+  run: (items: I[]) => Promise<O[]>;
+  /** Batches on their way at once. */
+  maxInFlight: number;
+  /** Items per batch. */
+  maxBatch: number;
+  /**
+   * Items whose keys meet in one batch wait for the next one (two writes of one session in one
+   * statement would see the same row version, and one of them would silently win).
+   */
+  keysOf?: (item: I) => readonly string[];
+}
+
+interface Pending<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (reason: unknown) => void;
+}
+
+export class Coalescer<I, O> {
+  private queue: Pending<I, O>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly options: CoalescerOptions<I, O>) {}
+
+  submit(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** After the current turn of the event loop, so requests parsed in the same turn share a batch. */
+  private schedule() {
+    if (this.scheduled || this.inFlight >= this.options.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump() {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length) {
+      const batch = this.take();
+      this.inFlight++;
+      void this.runBatch(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  private take(): Pending<I, O>[] {
+    const { maxBatch, keysOf } = this.options;
+    if (!keysOf) return this.queue.splice(0, maxBatch);
+    const taken: Pending<I, O>[] = [];
+    const left: Pending<I, O>[] = [];
+    const seen = new Set<string>();
+    for (const p of this.queue) {
+      const keys = keysOf(p.item);
+      if (taken.length >= maxBatch || keys.some((k) => seen.has(k))) {
+        left.push(p);
+        continue;
+      }
+      for (const k of keys) seen.add(k);
+      taken.push(p);
+    }
+    this.queue = left;
+    return taken;
+  }
+
+  private async runBatch(batch: Pending<I, O>[]) {
+    try {
+      const out = await this.options.run(batch.map((p) => p.item));
+      batch.forEach((p, i) => p.resolve(out[i]));
+    } catch (err) {
+      if (batch.length === 1) return batch[0].reject(err);
+      // One item can fail the statement for all (a unique violation from a concurrent retry of the
+      // same event): each runs alone, and gets its own answer or error.
+      await Promise.all(
+        batch.map(async (p) => {
+          try {
+            p.resolve((await this.options.run([p.item]))[0]);
+          } catch (e) {
+            p.reject(e);
+          }
+        }),
+      );
+    }
+  }
+}
+
+/** One coalescer per database client and name (e.g. the workspace): instances of the app each have their own. */
+export function coalescerFor<I, O>(owners: WeakMap<object, Map<string, Coalescer<I, O>>>, owner: object, name: string, make: () => Coalescer<I, O>): Coalescer<I, O> {
+  let byName = owners.get(owner);
+  if (!byName) owners.set(owner, (byName = new Map()));
+  let c = byName.get(name);
+  if (!c) {
+    if (byName.size > 10_000) byName.clear(); // bounded, like the configuration cache
+    byName.set(name, (c = make()));
+  }
+  return c;
+}
