@@ -13,6 +13,19 @@ export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A drizzle transaction handle (same query API as Db). */
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
+/**
+ * The driver client under a drizzle handle. State kept per database (caches, coalescers, waiters,
+ * planner statistics) hangs off it, so every handle of one pool or one PGlite shares it.
+ */
+export function clientOf(db: Db | Tx): object {
+  return ((db as unknown as { $client?: object }).$client ?? db) as object;
+}
+
+/** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
+export function isEmbedded(db: Db | Tx): boolean {
+  return "waitReady" in clientOf(db);
+}
+
 export interface Database {
   db: Db;
   kind: "pglite" | "postgres";

@@ -9,7 +9,7 @@
  * every instance, with no notification channel and no extra query.
  */
 import { sql, type SQL } from "drizzle-orm";
-import type { Db, Tx } from "@/db/client";
+import { clientOf, type Db, type Tx } from "@/db/client";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
 import type { WorkspaceConfigs } from "./load";
@@ -21,7 +21,7 @@ export interface CachedConfigs extends WorkspaceConfigs {
 const caches = new WeakMap<object, Map<string, CachedConfigs>>();
 
 function cacheOf(db: Db | Tx): Map<string, CachedConfigs> {
-  const key = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  const key = clientOf(db);
   let c = caches.get(key);
   if (!c) caches.set(key, (c = new Map()));
   return c;

@@ -18,7 +18,7 @@
  * full transactional path, which owns those rules.
  */
 import { sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { clientOf, isEmbedded, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -224,14 +224,13 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
 /** Readers and writers per database client and workspace. */
 const readers = new WeakMap<object, Map<string, Coalescer<ReadRequest, Inputs>>>();
 const writers = new WeakMap<object, Map<string, Coalescer<WriteRequest, boolean>>>();
-const clientOf = (db: Db) => ((db as unknown as { $client?: object }).$client ?? db) as object;
 /**
  * Batches on their way at once per workspace and kind: below this, a check goes at once (no added
  * latency at light load); beyond it, checks gather. 8 + 8 fit the default pool of 10 connections.
  * PGlite runs one statement at a time: a second batch on its way would only queue inside it, where
  * later checks can no longer join it.
  */
-const inFlightFor = (client: object) => ("waitReady" in client ? 1 : 8);
+const inFlightFor = (db: Db) => (isEmbedded(db) ? 1 : 8);
 export const DEFAULT_GUARD_BATCH_SIZE = 64;
 
 /** `VIGIL_GUARD_BATCH_SIZE`: checks per shared statement, a whole number ≥ 1 (1 = every check alone). */
@@ -253,13 +252,13 @@ const MAX_BATCH = (() => {
 function readerFor(db: Db, scope: BatchScope) {
   const client = clientOf(db);
   return coalescerFor(readers, client, scope.workspaceId, () =>
-    new Coalescer({ run: (items) => readInputs(db, scope, items), maxInFlight: inFlightFor(client), maxBatch: MAX_BATCH }));
+    new Coalescer({ run: (items) => readInputs(db, scope, items), maxInFlight: inFlightFor(db), maxBatch: MAX_BATCH }));
 }
 
 function writerFor(db: Db, scope: BatchScope) {
   const client = clientOf(db);
   return coalescerFor(writers, client, scope.workspaceId, () =>
-    new Coalescer({ run: (items) => writeChecks(db, scope, items), maxInFlight: inFlightFor(client), maxBatch: MAX_BATCH, keysOf: (w) => ["s:" + w.session_id, "e:" + w.event_id] }));
+    new Coalescer({ run: (items) => writeChecks(db, scope, items), maxInFlight: inFlightFor(db), maxBatch: MAX_BATCH, keysOf: (w) => ["s:" + w.session_id, "e:" + w.event_id] }));
 }
 
 /** Decides a guard.check in two round trips, or returns null when the full path must run. */

@@ -1,7 +1,7 @@
 /** API keys: `vgl_` + 32 random bytes (base64url), stored only as SHA-256 hash + display prefix. */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import type { Db, Tx } from "@/db/client";
+import { clientOf, type Db, type Tx } from "@/db/client";
 import { apiKey, workspace, type ApiKeyScope } from "@/db/schema";
 import { writeAudit, type Actor } from "./audit";
 import { badRequest, notFound } from "./errors";
@@ -159,7 +159,7 @@ interface CachedKey {
 const keyCaches = new WeakMap<object, Map<string, CachedKey>>();
 
 function keyCacheOf(db: Db): Map<string, CachedKey> {
-  const owner = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  const owner = clientOf(db);
   let c = keyCaches.get(owner);
   if (!c) keyCaches.set(owner, (c = new Map()));
   return c;
@@ -195,7 +195,7 @@ export async function authenticateApiKeyCached(db: Db, value: string, now = new 
 
 /** Drops a key from this client's cache (revoked here, or found revoked by a re-check). */
 export function forgetCachedApiKey(db: Db | Tx, keyId: string): void {
-  const owner = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  const owner = clientOf(db);
   const cache = keyCaches.get(owner);
   if (!cache) return;
   for (const [hash, entry] of cache) if (entry.key.keyId === keyId) cache.delete(hash);

@@ -11,7 +11,7 @@
  */
 import { EventEmitter } from "node:events";
 import { sql } from "drizzle-orm";
-import type { Db, Tx } from "@/db/client";
+import { clientOf, type Db, type Tx } from "@/db/client";
 
 export const APPROVAL_DECIDED_CHANNEL = "vigil_approval_decided";
 
@@ -30,7 +30,7 @@ function postgresClient(db: Db): import("postgres").Sql | null {
 }
 
 function registryOf(db: Db): Registry {
-  const key = ((db as unknown as { $client?: object }).$client ?? db) as object;
+  const key = clientOf(db);
   let r = registries.get(key);
   if (!r) {
     r = { emitter: new EventEmitter(), listening: null };

@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { call, result, uid } from "../support/agent";
-import { ANALYZE_BASE_THRESHOLD, analyzeDue, analyzeInProgress, keepPlannerStatistics } from "@/server/services/planner-statistics";
+import { ANALYZE_BASE_THRESHOLD, EMBEDDED_STATISTICS_TARGET, analyzeDue, analyzeInProgress, keepPlannerStatistics } from "@/server/services/planner-statistics";
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
@@ -73,5 +73,13 @@ describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
     const [{ failure_key: someKey }] = rowsOf<{ failure_key: string }>(await app.db.execute(sql`select failure_key from key_state where workspace_id = ${workspaceId} limit 1`));
     // A small table may be read whole; what must not happen is an index matching only workspace_id.
     expect(await planOf(sql`select * from key_state k where k.workspace_id = ${workspaceId} and k.failure_key in (${someKey}, 'http_request')`)).not.toMatch(/key_state_ws_\w+_idx/);
+
+    // On PGlite the analyze runs in the server's thread: a small sample (statistics target 10,
+    // at most 11 histogram bounds per column); a server keeps its default (100).
+    const [{ bounds }] = rowsOf<{ bounds: number }>(
+      await app.db.execute(sql`select coalesce(array_length(histogram_bounds::text::text[], 1), 0) as bounds from pg_stats where tablename = 'event' and attname = 'id'`),
+    );
+    if (kind === "pglite") expect(Number(bounds)).toBeLessThanOrEqual(EMBEDDED_STATISTICS_TARGET + 1);
+    else expect(Number(bounds)).toBeGreaterThan(EMBEDDED_STATISTICS_TARGET + 1);
   });
 });
