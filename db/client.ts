@@ -21,6 +21,14 @@ export function clientOf(db: Db | Tx): object {
   return ((db as unknown as { $client?: object }).$client ?? db) as object;
 }
 
+/** State kept per database (see clientOf), made on first use. */
+export function perDatabase<T>(store: WeakMap<object, T>, db: Db | Tx, make: () => T): T {
+  const key = clientOf(db);
+  let value = store.get(key);
+  if (value === undefined) store.set(key, (value = make()));
+  return value;
+}
+
 /** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
 export function isEmbedded(db: Db | Tx): boolean {
   return "waitReady" in clientOf(db);

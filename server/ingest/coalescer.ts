@@ -8,6 +8,8 @@
  * arrived in the same turn of the event loop, so one client sees no added latency and batches
  * grow only as fast as the load does.
  */
+import { perDatabase, type Db } from "@/db/client";
+
 export interface CoalescerOptions<I, O> {
   /** Runs a batch; answers in the order of the items. */
   run: (items: I[]) => Promise<O[]>;
@@ -103,10 +105,9 @@ export class Coalescer<I, O> {
   }
 }
 
-/** One coalescer per database client and name (e.g. the workspace): instances of the app each have their own. */
-export function coalescerFor<I, O>(owners: WeakMap<object, Map<string, Coalescer<I, O>>>, owner: object, name: string, make: () => Coalescer<I, O>): Coalescer<I, O> {
-  let byName = owners.get(owner);
-  if (!byName) owners.set(owner, (byName = new Map()));
+/** One coalescer per database and name (e.g. the workspace): instances of the app each have their own. */
+export function coalescerFor<I, O>(owners: WeakMap<object, Map<string, Coalescer<I, O>>>, db: Db, name: string, make: () => Coalescer<I, O>): Coalescer<I, O> {
+  const byName = perDatabase(owners, db, () => new Map<string, Coalescer<I, O>>());
   let c = byName.get(name);
   if (!c) {
     if (byName.size > 10_000) byName.clear(); // bounded, like the configuration cache

@@ -9,7 +9,7 @@
  * every instance, with no notification channel and no extra query.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { clientOf, type Db, type Tx } from "@/db/client";
+import { perDatabase, type Db, type Tx } from "@/db/client";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
 import type { WorkspaceConfigs } from "./load";
@@ -21,10 +21,7 @@ export interface CachedConfigs extends WorkspaceConfigs {
 const caches = new WeakMap<object, Map<string, CachedConfigs>>();
 
 function cacheOf(db: Db | Tx): Map<string, CachedConfigs> {
-  const key = clientOf(db);
-  let c = caches.get(key);
-  if (!c) caches.set(key, (c = new Map()));
-  return c;
+  return perDatabase(caches, db, () => new Map());
 }
 
 export function cachedConfigs(db: Db | Tx, workspaceId: string): CachedConfigs | null {

@@ -18,7 +18,7 @@
  * full transactional path, which owns those rules.
  */
 import { sql } from "drizzle-orm";
-import { clientOf, isEmbedded, type Db } from "@/db/client";
+import { isEmbedded, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -250,14 +250,12 @@ const MAX_BATCH = (() => {
 })();
 
 function readerFor(db: Db, scope: BatchScope) {
-  const client = clientOf(db);
-  return coalescerFor(readers, client, scope.workspaceId, () =>
+  return coalescerFor(readers, db, scope.workspaceId, () =>
     new Coalescer({ run: (items) => readInputs(db, scope, items), maxInFlight: inFlightFor(db), maxBatch: MAX_BATCH }));
 }
 
 function writerFor(db: Db, scope: BatchScope) {
-  const client = clientOf(db);
-  return coalescerFor(writers, client, scope.workspaceId, () =>
+  return coalescerFor(writers, db, scope.workspaceId, () =>
     new Coalescer({ run: (items) => writeChecks(db, scope, items), maxInFlight: inFlightFor(db), maxBatch: MAX_BATCH, keysOf: (w) => ["s:" + w.session_id, "e:" + w.event_id] }));
 }
 
@@ -274,8 +272,8 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       const docs = json<{ ws: unknown; org: unknown }>(r.c);
       configs = rememberConfigs(db, scope.workspaceId, r.f, docs.ws, docs.org);
     }
-    const { levelKeys } = guardLevelKeys(ev, configs);
-    const inputs = await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys, apiKeyId });
+    let keys = guardLevelKeys(ev, configs);
+    const inputs = await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys: keys.levelKeys, apiKeyId });
     if (!inputs.keyActive) throw new ApiKeyRevokedError();
     if (!inputs.configFingerprint) return null;
     const current = cachedConfigs(db, scope.workspaceId);
@@ -283,7 +281,9 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       // The configuration changed since this check looked (the read refreshed the cache, or another
       // check's did): use the new one; read again if it moves the keys.
       configs = current;
-      if (guardLevelKeys(ev, configs).levelKeys.join("\u0000") !== levelKeys.join("\u0000")) continue;
+      const fresh = guardLevelKeys(ev, configs);
+      if (fresh.levelKeys.join("\u0000") !== keys.levelKeys.join("\u0000")) continue;
+      keys = fresh;
     }
 
     const stored = inputs.session;
@@ -292,7 +292,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       pauseReason: stored?.pause_reason ?? null,
       settings: (stored?.settings ?? {}) as SessionSettingsInput,
     };
-    const verdict = guardVerdict({ call: ev, session, configs, states: inputs.states, globalPattern: inputs.globalPattern });
+    const verdict = guardVerdict({ call: ev, keys, session, configs, states: inputs.states, globalPattern: inputs.globalPattern });
     if (verdict.decision === "ask") return null;
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 

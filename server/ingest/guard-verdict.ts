@@ -23,13 +23,15 @@ export interface GuardVerdict {
 
 export function guardVerdict(input: {
   call: { toolName: string; pluginName?: string; args: Record<string, unknown>; ts: number };
+  /** The call's `guardLevelKeys` under these configs: the caller computed them to read the states. */
+  keys: ReturnType<typeof guardLevelKeys>;
   session: { paused: boolean; pauseReason: string | null; settings: SessionSettingsInput };
   configs: WorkspaceConfigs;
   states: Map<string, KeyContext>;
   globalPattern: boolean;
 }): GuardVerdict {
-  const { call, session, configs, states, globalPattern } = input;
-  const { info, levelKeys } = guardLevelKeys(call, configs);
+  const { call, keys, session, configs, states, globalPattern } = input;
+  const { info, levelKeys } = keys;
   const resolution = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: call.toolName, pluginName: call.pluginName, domain: info.domain });
   const strictest = strictestState(levelKeys.map((k) => states.get(k)?.state));
   const state = effectiveState(levelKeys.map((k) => states.get(k)?.state));

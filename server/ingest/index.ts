@@ -91,9 +91,9 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
     db.transaction(async (tx) => {
       const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true });
       const session = batch.sessions.get(ev.sessionId)!;
-      const { levelKeys } = guardLevelKeys(ev, batch.configs);
-      const { states, global } = await loadDecisionInputs(tx, scope, levelKeys, ev.toolName);
-      const verdict = guardVerdict({ call: ev, session, configs: batch.configs, states, globalPattern: global });
+      const keys = guardLevelKeys(ev, batch.configs);
+      const { states, global } = await loadDecisionInputs(tx, scope, keys.levelKeys, ev.toolName);
+      const verdict = guardVerdict({ call: ev, keys, session, configs: batch.configs, states, globalPattern: global });
       const settled =
         verdict.decision === "ask"
           ? await settleAsk(tx, {

@@ -1,7 +1,7 @@
 /** API keys: `vgl_` + 32 random bytes (base64url), stored only as SHA-256 hash + display prefix. */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { and, desc, eq, isNull, lt, or } from "drizzle-orm";
-import { clientOf, type Db, type Tx } from "@/db/client";
+import { clientOf, perDatabase, type Db, type Tx } from "@/db/client";
 import { apiKey, workspace, type ApiKeyScope } from "@/db/schema";
 import { writeAudit, type Actor } from "./audit";
 import { badRequest, notFound } from "./errors";
@@ -159,10 +159,7 @@ interface CachedKey {
 const keyCaches = new WeakMap<object, Map<string, CachedKey>>();
 
 function keyCacheOf(db: Db): Map<string, CachedKey> {
-  const owner = clientOf(db);
-  let c = keyCaches.get(owner);
-  if (!c) keyCaches.set(owner, (c = new Map()));
-  return c;
+  return perDatabase(keyCaches, db, () => new Map());
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { EventEmitter } from "node:events";
 import { sql } from "drizzle-orm";
-import { clientOf, type Db, type Tx } from "@/db/client";
+import { perDatabase, type Db, type Tx } from "@/db/client";
 
 export const APPROVAL_DECIDED_CHANNEL = "vigil_approval_decided";
 
@@ -30,14 +30,11 @@ function postgresClient(db: Db): import("postgres").Sql | null {
 }
 
 function registryOf(db: Db): Registry {
-  const key = clientOf(db);
-  let r = registries.get(key);
-  if (!r) {
-    r = { emitter: new EventEmitter(), listening: null };
-    r.emitter.setMaxListeners(0);
-    registries.set(key, r);
-  }
-  return r;
+  return perDatabase(registries, db, () => {
+    const emitter = new EventEmitter();
+    emitter.setMaxListeners(0);
+    return { emitter, listening: null };
+  });
 }
 
 function ensureListening(db: Db, r: Registry): Promise<void> {
