@@ -22,3 +22,20 @@ export function storableStrings<T>(value: T): T {
   };
   return walk(value) as T;
 }
+
+/** ESCAPED_UNSTORABLE, every occurrence, keeping the escaped backslashes before it ($1). */
+const ESCAPED_UNSTORABLE_ALL = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi;
+
+/**
+ * `JSON.stringify(value)` with every unstorable character as U+FFFD (see storableStrings). A
+ * document with no `\u` escape at all — nearly every one — is returned after one substring search.
+ * (JSON.stringify writes a valid surrogate pair as is, so every `\ud800`–`\udfff` escape in its
+ * output is an unpaired one.)
+ */
+export function storableJson(value: unknown): string {
+  const json = JSON.stringify(value) ?? "null";
+  if (!json.includes("\\u")) return json;
+  // On the text, not the value: the value may hold Dates and other objects with a toJSON.
+  return json.replace(ESCAPED_UNSTORABLE_ALL, "$1\\ufffd");
+}
+

@@ -274,7 +274,8 @@ function write(store: Store, out: BatchOutcome) {
   store.effects.push(...out.effects);
 }
 
-function run(store: Store, events: AgentEvent[], newId: () => string) {
+/** `shellPlan`: pass the plan made for loading to the engine, as the shell does (else it plans itself). */
+function run(store: Store, events: AgentEvent[], newId: () => string, shellPlan = false) {
   const state: LoadedState = { workspaceId: "ws", configs, sessions: new Map(), contexts: new Map(), profiles: store.profiles, timeline: store.timeline, storedCalls: new Map() };
   const sessions = new Map<string, BatchSession>();
   for (const e of events) sessions.set(e.sessionId, store.sessions.get(e.sessionId) ?? session(e.sessionId));
@@ -285,7 +286,7 @@ function run(store: Store, events: AgentEvent[], newId: () => string) {
     const c = store.contexts.get(k);
     if (c) contexts.set(k, c);
   }
-  write(store, applyBatch({ ...state, sessions, contexts }, events, newId));
+  write(store, applyBatch({ ...state, sessions, contexts, ...(shellPlan ? { plan } : {}) }, events, newId));
 }
 
 const comparable = (s: Store) => ({
@@ -301,12 +302,12 @@ const comparable = (s: Store) => ({
 });
 
 describe("engine batch: properties", () => {
-  it("a batch applied all at once equals the same events applied one by one", () => {
+  it("a batch applied all at once (with the shell's plan) equals the same events applied one by one", () => {
     fc.assert(
       fc.property(fc.array(eventArb, { minLength: 1, maxLength: 40 }), (specs) => {
         const events = toEvents(specs);
         const whole = emptyStore();
-        run(whole, events, ids());
+        run(whole, events, ids(), true);
         const single = emptyStore();
         const newId = ids();
         for (const e of events) run(single, [e], newId);

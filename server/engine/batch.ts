@@ -13,7 +13,7 @@
 import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
 import { extractFailureKey } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
-import { resolveRule } from "./rules";
+import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./trust";
 import { withSession } from "./decay";
 import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
@@ -28,6 +28,7 @@ import type {
   EffectiveSettings,
   KeyContext,
   PatternType,
+  ResolvedRule,
   Rule,
   SessionSettingsInput,
   SessionTimeline,
@@ -40,7 +41,14 @@ export const MAX_TEXT_STORED = 32 * 1024;
 export const MAX_USER_TEXT_STORED = 4 * 1024;
 
 const SUPERSEDED = "Superseded: the key failed again and was re-escalated";
-const DAY = (t: number) => new Date(t).toISOString().slice(0, 10);
+/** The UTC day of `t` (YYYY-MM-DD), remembering the last day asked for (a batch spans one or two). */
+let lastDay = { start: 0, end: 0, day: "" };
+const DAY = (t: number) => {
+  if (t >= lastDay.start && t < lastDay.end) return lastDay.day;
+  const start = Math.floor(t / 86_400_000) * 86_400_000;
+  lastDay = { start, end: start + 86_400_000, day: new Date(t).toISOString().slice(0, 10) };
+  return lastDay.day;
+};
 
 /** The workspace's and organization's configuration documents and their merge. */
 export interface BatchConfigs {
@@ -120,6 +128,8 @@ export interface BatchPlan {
   toolKeys: Set<string>;
   /** Results that may be security failures: they may create their tool's `@tool:` state. */
   possiblySecurityResults: Set<string>;
+  /** The rule of a call under the batch's configuration (resolveRule, each answer remembered). */
+  ruleFor: (q: RuleQuery) => ResolvedRule;
 }
 
 /** Security pre-classification and the trust states a batch touches (before anything is locked). */
@@ -132,13 +142,14 @@ export function planBatch(events: readonly AgentEvent[], configs: BatchConfigs, 
     if (call) return e.domain ? { ...call, domain: e.domain } : call;
     return callInfo(e, configs);
   };
-  const plan: BatchPlan = { batchCalls, resultInfo: new Map(), createKeys: [], toolKeys: new Set(), possiblySecurityResults: new Set() };
+  const ruleFor = ruleResolver(configs.workspaceDoc, configs.orgDoc);
+  const plan: BatchPlan = { batchCalls, resultInfo: new Map(), createKeys: [], toolKeys: new Set(), possiblySecurityResults: new Set(), ruleFor };
   for (const e of events) {
     if (e.type !== "tool.result") continue;
     const info = infoFor(e);
     plan.resultInfo.set(e.id, info);
     plan.createKeys.push({ failureKey: info.failureKey, toolName: e.toolName, domain: info.domain });
-    const res = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
+    const res = ruleFor({ toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
     if (res.level === "domain" && res.name) plan.createKeys.push({ failureKey: DOMAIN_PREFIX + res.name, toolName: e.toolName, domain: res.name });
     const possiblySecurity =
       isFailure(e) &&
@@ -299,6 +310,8 @@ export interface LoadedState {
   timeline: SessionTimeline;
   /** Stored tool.calls that results of the batch borrow their key from (see callsToLoad). */
   storedCalls: ReadonlyMap<string, StoredCall>;
+  /** The shell's planBatch of these events over these stored calls, if it made one (else made here). */
+  plan?: BatchPlan;
 }
 
 export interface BatchOutcome {
@@ -326,7 +339,7 @@ const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactStri
  */
 export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], newId: () => string): BatchOutcome {
   const { workspaceId, configs } = loaded;
-  const plan = planBatch(events, configs, loaded.storedCalls);
+  const plan = loaded.plan ?? planBatch(events, configs, loaded.storedCalls);
   const sessions = new Map([...loaded.sessions].map(([k, s]) => [k, { ...s }]));
   const profiles = new Map([...loaded.profiles].map(([k, list]) => [k, [...list]]));
   const contexts = new Map(loaded.contexts);
@@ -427,7 +440,9 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         s.callCount += 1;
         Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: info.failureKey });
         row.payload = { call: info, pluginName: e.pluginName ?? null, preview: redactedPreview(e.args) };
-        behaviourEvent = { ...e, failureKey: info.failureKey, argsHash: info.argsHash };
+        // Fixed-shape literals, not `{ ...e }`: spreading events of many shapes is a slow path in V8
+        // (about a tenth of the engine's time); the behaviour module reads these fields only.
+        behaviourEvent = { type: e.type, id: e.id, sessionId: e.sessionId, ts: e.ts, callId: e.callId, toolName: e.toolName, args: e.args, turnIndex: e.turnIndex, failureKey: info.failureKey, argsHash: info.argsHash };
         break;
       }
       case "tool.result": {
@@ -435,7 +450,7 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         const failed = isFailure(e);
         const key = info.failureKey;
         const keyCtx: KeyContext = contexts.get(key) ?? newKeyContext(key, e.toolName);
-        const resolution = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
+        const resolution = plan.ruleFor({ toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
         const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
         const toolKey = TOOL_PREFIX + e.toolName;
         if (plan.possiblySecurityResults.has(e.id)) liveToolStates.add(toolKey);
@@ -562,7 +577,10 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
           service: e.service ?? null,
           domain: info.domain,
         };
-        behaviourEvent = { ...e, failureKey: key, argsHash: info.argsHash, failed };
+        behaviourEvent = {
+          type: e.type, id: e.id, sessionId: e.sessionId, ts: e.ts, callId: e.callId, toolName: e.toolName, args: e.args,
+          error: e.error, result: e.result, turnIndex: e.turnIndex, failureKey: key, argsHash: info.argsHash, failed,
+        };
         break;
       }
       case "model.text": {

@@ -30,8 +30,27 @@ export function buildSessionTimeline(sessions: readonly SessionInfo[]): SessionT
 
 /** Returns a new timeline with one session added/updated (start and/or end recorded). */
 export function withSession(t: SessionTimeline, s: SessionInfo): SessionTimeline {
-  const all = { ...t.sessions, [s.sessionId]: { ...s } };
-  return buildSessionTimeline(Object.values(all));
+  // The same timeline buildSessionTimeline would make of all sessions, without rebuilding it:
+  // a batch adds one session at a time to a timeline of hundreds.
+  const prev = t.sessions[s.sessionId];
+  let startsByAgent = { ...t.startsByAgent };
+  if (prev && prev.startedAt !== null) {
+    const list = startsByAgent[prev.agent].slice();
+    list.splice(list.indexOf(prev.startedAt), 1);
+    if (list.length) startsByAgent[prev.agent] = list;
+    else {
+      const { [prev.agent]: _gone, ...rest } = startsByAgent;
+      startsByAgent = rest;
+    }
+  }
+  if (s.startedAt !== null) {
+    const list = (startsByAgent[s.agent] ?? []).slice();
+    let i = list.length;
+    while (i > 0 && list[i - 1] > s.startedAt) i--;
+    list.splice(i, 0, s.startedAt);
+    startsByAgent[s.agent] = list;
+  }
+  return { sessions: { ...t.sessions, [s.sessionId]: { ...s } }, startsByAgent };
 }
 
 /**

@@ -122,3 +122,21 @@ describe("preview size", () => {
     expect(Buffer.byteLength(truncateUtf8("a".repeat(5000), 2048))).toBeLessThanOrEqual(2048);
   });
 });
+
+describe("redactString remembers recent answers", () => {
+  it("answers a string seen before exactly as the first time, for short and long strings alike", () => {
+    const secret = "curl -H 'Authorization: Bearer ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c' https://api.example.com";
+    const first = redactString(secret);
+    expect(first).not.toContain("ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c");
+    expect(redactString(secret)).toBe(first);
+    const long = `${"x".repeat(2000)} password=hunter2`;
+    expect(redactString(long)).toBe(`${"x".repeat(2000)} password=${REDACTED}`);
+    expect(redactString(long)).toBe(redactString(long));
+  });
+
+  it("stays right after many distinct strings have gone through (the memory is bounded)", () => {
+    for (let i = 0; i < 10_000; i++) redactString(`file-${i}.ts token=abc${i}`);
+    expect(redactString("token=abc1")).toBe(`token=${REDACTED}`);
+    expect(redactString("plain text")).toBe("plain text");
+  });
+});

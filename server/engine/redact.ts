@@ -72,8 +72,28 @@ export function looksLikeRandomToken(s: string): boolean {
   return shannonEntropy(s) > 4.0;
 }
 
+/**
+ * Answers for strings seen recently. Redaction is a dozen regular-expression passes, and the same
+ * strings come again and again (a call's args in its result, a path read twice, one error text
+ * from many calls); the answer depends on the string alone. Bounded: cleared when full.
+ */
+const recentlyRedacted = new Map<string, string>();
+const REDACTED_CACHE_ENTRIES = 4096;
+const REDACTED_CACHE_MAX_LENGTH = 1024;
+
 /** Redact secret-looking parts of a string. A string that is entirely a secret becomes "[redacted]". */
 export function redactString(s: string): string {
+  if (s.length > REDACTED_CACHE_MAX_LENGTH) return redactUncached(s);
+  let out = recentlyRedacted.get(s);
+  if (out === undefined) {
+    out = redactUncached(s);
+    if (recentlyRedacted.size >= REDACTED_CACHE_ENTRIES) recentlyRedacted.clear();
+    recentlyRedacted.set(s, out);
+  }
+  return out;
+}
+
+function redactUncached(s: string): string {
   let out = s;
   for (const { re, keepPrefix } of TOKEN_PATTERNS) {
     re.lastIndex = 0;

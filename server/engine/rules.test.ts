@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BUILTIN_RULE, describeRuleResolution, describeThreshold, resolveRule } from "./rules";
+import { BUILTIN_RULE, describeRuleResolution, describeThreshold, resolveRule, ruleResolver } from "./rules";
 import type { ConfigDocument } from "./types";
 
 describe("BUILTIN_RULE", () => {
@@ -157,3 +157,37 @@ describe("describeRuleResolution", () => {
     );
   });
 });
+
+describe("resolveRule and ruleResolver agree with the explanation", () => {
+  const ws: ConfigDocument = {
+    defaultRule: { countThreshold: 4 },
+    toolRules: { Bash: { consecutiveThreshold: 2 } },
+    domainRules: { "api.example.com": { windowSeconds: 60 } },
+  };
+  const org: ConfigDocument = { pluginRules: { mcp: { rateThreshold: 0.5 } }, toolRules: { Read: { countThreshold: 9 } } };
+  const queries = [
+    { toolName: "Bash" },
+    { toolName: "Read", domain: "api.example.com" },
+    { toolName: "http_request", domain: "api.example.com" },
+    { toolName: "mcp__jira", pluginName: "mcp" },
+    { toolName: "mcp__jira", pluginName: "" },
+    { toolName: "other", domain: null, pluginName: null },
+  ];
+
+  it("gives the rule, level and name describeRuleResolution explains", () => {
+    for (const q of queries) {
+      const e = describeRuleResolution(ws, org, q);
+      expect(resolveRule(ws, org, q)).toEqual({ rule: e.rule, level: e.level, name: e.name });
+    }
+  });
+
+  it("remembers each answer and tells queries apart", () => {
+    const resolve = ruleResolver(ws, org);
+    for (const q of [...queries, ...queries]) expect(resolve(q)).toEqual(resolveRule(ws, org, q));
+    expect(resolve({ toolName: "Bash" })).toBe(resolve({ toolName: "Bash" }));
+    expect(resolve({ toolName: "Read" }).rule.countThreshold).toBe(9);
+    expect(resolve({ toolName: "Read", domain: "x" }).rule.countThreshold).toBe(9);
+    expect(resolve({ toolName: "x", domain: "api.example.com" }).level).toBe("domain");
+  });
+});
+

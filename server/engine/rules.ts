@@ -123,8 +123,27 @@ export function resolveRule(
   orgDoc: ConfigDocument | null | undefined,
   q: RuleQuery,
 ): ResolvedRule {
-  const e = describeRuleResolution(workspaceDoc, orgDoc, q);
-  return { rule: e.rule, level: e.level, name: e.name };
+  // The explanation's text is for the editor's "which rule applies" panel, not the hot path.
+  const ws = workspaceDoc ?? {};
+  const org = orgDoc ?? {};
+  const { found } = findSpecific(ws, org, q);
+  const { rule } = resolveFields(found ? { rule: found.rule, origin: { from: "rule", level: found.level, name: found.name, scope: found.scope } } : null, ws, org);
+  return { rule, level: found ? found.level : "default", name: found ? found.name : null };
+}
+
+/**
+ * `resolveRule` for one pair of configuration documents, remembering each answer: a batch asks
+ * for the same few (tool, plugin, domain) combinations hundreds of times. The rules it returns
+ * are shared between callers and must not be modified.
+ */
+export function ruleResolver(workspaceDoc: ConfigDocument | null | undefined, orgDoc: ConfigDocument | null | undefined): (q: RuleQuery) => ResolvedRule {
+  const known = new Map<string, ResolvedRule>();
+  return (q) => {
+    const k = `${q.toolName}\u0000${q.pluginName ?? ""}\u0000${q.domain ?? ""}`;
+    let r = known.get(k);
+    if (!r) known.set(k, (r = resolveRule(workspaceDoc, orgDoc, q)));
+    return r;
+  };
 }
 
 function fmtValue(v: unknown): string {

@@ -61,6 +61,9 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
+  // Model profiles are counters every session adds to (atomic increments, read unlocked): read
+  // before the key locks, so the batch holds those for one round trip less.
+  const profiles = await loadModelProfiles(tx, workspaceId, [...new Set([...plan.resultInfo.values()].map((i) => i.failureKey))]);
   await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
   const { contexts, created } = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys]);
   // The engine creates what did not exist before this batch itself (placeholders are not history).
@@ -87,15 +90,13 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   }
   if (failureSessions.length || agents.size)
     timeline = buildSessionTimeline(await loadTimelineSessions(tx, workspaceId, failureSessions, [...agents], Number.isFinite(since) ? since : 0));
-  const profiles = await loadModelProfiles(tx, workspaceId, [...new Set([...plan.resultInfo.values()].map((i) => i.failureKey))]);
 
-  const outcome = applyBatchInEngine({ workspaceId, configs, sessions, contexts, profiles, timeline, storedCalls }, fresh, randomUUID);
+  const outcome = applyBatchInEngine({ workspaceId, configs, sessions, contexts, profiles, timeline, storedCalls, plan }, fresh, randomUUID);
 
-  await writeBatch(tx, scope, configs, outcome);
+  // Without deferSharedCounters, the shared counters are sent last in writeBatch's pipeline.
+  await writeBatch(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters });
   await enqueueNotifications(tx, workspaceId, outcome.effects);
-  // Rows shared by every session of a model go last: their locks are held until commit.
   const counters = () => writeSharedCounters(tx, scope, outcome);
-  if (!options.deferSharedCounters) await counters();
   return {
     accepted: fresh.length,
     duplicates,

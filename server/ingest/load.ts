@@ -10,17 +10,20 @@ import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
 
-export type WorkspaceConfigs = BatchConfigs;
+export type WorkspaceConfigs = BatchConfigs & {
+  /** Workspaces of the organization (promotion to a global tool pattern needs three; SPEC 6). */
+  organizationWorkspaces?: number;
+};
 
 export async function loadConfigs(tx: Tx, workspaceId: string): Promise<WorkspaceConfigs> {
   const [row] = await tx
-    .select({ ws: workspace.config, org: organization.config })
+    .select({ ws: workspace.config, org: organization.config, workspaces: sql<number>`(select count(*)::int from workspace w2 where w2.organization_id = ${organization.id})` })
     .from(workspace)
     .innerJoin(organization, eq(organization.id, workspace.organizationId))
     .where(eq(workspace.id, workspaceId));
   const workspaceDoc = (row?.ws ?? {}) as ConfigDocument;
   const orgDoc = (row?.org ?? {}) as ConfigDocument;
-  return { workspaceDoc, orgDoc, effective: mergeEffectiveConfig(workspaceDoc, orgDoc) };
+  return { workspaceDoc, orgDoc, effective: mergeEffectiveConfig(workspaceDoc, orgDoc), organizationWorkspaces: row ? Number(row.workspaces) : 0 };
 }
 
 /** In-memory copy of an agent_session row while a batch is applied. */
@@ -179,9 +182,14 @@ export async function lockToolLevels(
   }
 }
 
+/** Trust states whose `key_state` row this process has seen (rows are never deleted): no placeholder insert. */
+const knownKeyStates = new Set<string>();
+
 /**
  * Locks the trust states a batch touches, in failure-key order. `create` keys get a row if they
- * have none; `existingOnly` keys (tool-level states) are locked only if they exist.
+ * have none; `existingOnly` keys (tool-level states) are locked only if they exist. In the steady
+ * state (every key has its row) this is one round trip: placeholders are inserted only for keys
+ * this process has not seen yet.
  */
 export async function lockKeyStates(
   tx: Tx,
@@ -192,39 +200,43 @@ export async function lockKeyStates(
   const toCreate = [...new Map(create.map((c) => [c.failureKey, c])).values()].sort((a, b) =>
     a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0,
   );
+  const ref = (k: string) => `${workspaceId}\u0000${k}`;
   const created = new Set<string>();
-  if (toCreate.length) {
+  const insertPlaceholders = async (list: typeof toCreate) => {
+    if (!list.length) return;
     const inserted = await tx
       .insert(keyState)
       .values(
-        toCreate.map((c) => {
+        list.map((c) => {
           const ctx = newKeyContext(c.failureKey, c.toolName);
-          return {
-            workspaceId,
-            failureKey: c.failureKey,
-            toolName: c.toolName,
-            level: ctx.state.level,
-            domain: c.domain,
-            state: "trusted",
-            effectiveState: "trusted",
-            data: ctx,
-          };
+          return { workspaceId, failureKey: c.failureKey, toolName: c.toolName, level: ctx.state.level, domain: c.domain, state: "trusted", effectiveState: "trusted", data: ctx };
         }),
       )
       .onConflictDoNothing()
       .returning({ failureKey: keyState.failureKey });
     for (const r of inserted) created.add(r.failureKey);
-  }
-  const all = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
+  };
+  const lockRows = async (keys: string[]) =>
+    keys.length
+      ? tx
+          .select({ failureKey: keyState.failureKey, data: keyState.data })
+          .from(keyState)
+          .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, keys)))
+          .orderBy(keyState.failureKey)
+          .for("update")
+      : [];
+
+  await insertPlaceholders(toCreate.filter((c) => !knownKeyStates.has(ref(c.failureKey))));
   const out = new Map<string, KeyContext>();
-  if (!all.length) return { contexts: out, created };
-  const rows = await tx
-    .select({ failureKey: keyState.failureKey, data: keyState.data })
-    .from(keyState)
-    .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, all)))
-    .orderBy(keyState.failureKey)
-    .for("update");
-  for (const r of rows) out.set(r.failureKey, r.data as KeyContext);
+  for (const r of await lockRows([...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort())) out.set(r.failureKey, r.data as KeyContext);
+  // A row this process believed present is gone (a recreated database): create and lock it.
+  const missing = toCreate.filter((c) => !out.has(c.failureKey));
+  if (missing.length) {
+    await insertPlaceholders(missing);
+    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, r.data as KeyContext);
+  }
+  if (knownKeyStates.size > 100_000) knownKeyStates.clear();
+  for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));
   return { contexts: out, created };
 }
 

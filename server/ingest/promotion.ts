@@ -6,14 +6,14 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Tx } from "@/db/client";
 import { globalToolPattern, keyState, workspace } from "@/db/schema";
-import { findGlobalToolPatterns } from "@/server/engine/promotion";
+import { PROMOTION_MIN_WORKSPACES, findGlobalToolPatterns } from "@/server/engine/promotion";
 import type { TrustState } from "@/server/engine/types";
 import { enqueueGlobalPatternNotifications } from "@/server/notifications/outbox";
 
 export async function refreshPromotion(tx: Tx, scope: { organizationId: string }, tools: string[]): Promise<void> {
   const wsRows = await tx.select({ id: workspace.id }).from(workspace).where(eq(workspace.organizationId, scope.organizationId));
   const wsIds = wsRows.map((w) => w.id);
-  if (wsIds.length < 3) return;
+  if (wsIds.length < PROMOTION_MIN_WORKSPACES) return;
   const worst = await tx
     .select({ workspaceId: keyState.workspaceId, toolName: keyState.toolName, state: keyState.state })
     .from(keyState)

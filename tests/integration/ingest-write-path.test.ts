@@ -1,0 +1,97 @@
+/**
+ * How ingest writes a batch (issue 15): the rows travel as one JSON document per table and, on
+ * PostgreSQL, a batch's writes are sent together (pipelined). These check what that must not
+ * change: a failing statement in the middle of the pipeline leaves nothing of the batch and the
+ * next batch goes through; a string that is not valid in jsonb (an error message cut in the middle
+ * of a character) is stored with U+FFFD instead of failing the batch; a trust-state row this
+ * process has seen but that is gone (a recreated database) is created again.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq, sql } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+import { agentSession, event, failure, keyState } from "@/db/schema";
+
+const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
+
+describe.each(kinds)("ingest write path on %s", (kind) => {
+  let app: TestApp;
+  let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind));
+    ws = await app.seedWorkspace();
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  const ingest = (events: unknown[]) => app.mutation("ingest.events", { events }, { key: ws.key });
+
+  it("a statement failing late in the batch's writes leaves nothing of the batch, and the next batch goes through", async () => {
+    // A real failure in the session upsert, which is sent after the events, failures and key states.
+    await app.db.execute(sql`
+      create or replace function vigil_test_refuse_session() returns trigger language plpgsql as $$
+      begin
+        if new.agent = 'refused-agent' and new.event_count > 0 then raise exception 'refused by test trigger'; end if;
+        return new;
+      end $$`);
+    await app.db.execute(sql`create or replace trigger vigil_test_refuse_session before update on agent_session for each row execute function vigil_test_refuse_session()`);
+    try {
+      const s = uid("s");
+      const res = await ingest([
+        { type: "session.start", id: uid(), sessionId: s, agent: "refused-agent" },
+        result(s, "http_request", { url: "https://svc.example.com/a" }, { success: false, error: "500 Internal Server Error", httpStatus: 500 }),
+      ]);
+      expect(res.status).toBe(500);
+      const left = await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
+      expect(left).toEqual([]);
+      const failures = await app.db.select({ id: failure.eventId }).from(failure).where(and(eq(failure.workspaceId, ws.workspaceId), eq(failure.sessionId, s)));
+      expect(failures).toEqual([]);
+    } finally {
+      await app.db.execute(sql`drop trigger vigil_test_refuse_session on agent_session`);
+    }
+    const s2 = uid("s");
+    const ok = await ingest([result(s2, "http_request", { url: "https://svc.example.com/a" }, { success: true, result: { ok: 1 } })]);
+    expect(ok.status).toBe(200);
+    expect(ok.body.result!.data.accepted).toBe(1);
+  });
+
+  it("an error message cut in the middle of a character is stored with U+FFFD, not refused", async () => {
+    const s = uid("s");
+    // Stored error texts are cut at 2,000 characters: here between the two halves of 💥.
+    const error = `${"e".repeat(1999)}💥 tail`;
+    const res = await ingest([result(s, "http_request", { url: "https://svc.example.com/cut" }, { success: false, error, httpStatus: 503 })]);
+    expect(res.status).toBe(200);
+    const [row] = await app.db.select({ message: failure.errorMessage }).from(failure).where(and(eq(failure.workspaceId, ws.workspaceId), eq(failure.sessionId, s)));
+    expect(row.message).toBe(`${"e".repeat(1999)}\uFFFD`);
+  });
+
+  it("a trust-state row seen before and since removed is created again, from the new result on", async () => {
+    const args = { url: "https://gone.example.com/v1/items/1" };
+    const fail = () => result(uid("s"), "http_request", args, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
+    expect((await ingest([fail()])).status).toBe(200);
+    const where = and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.level, "key"), sql`${keyState.failureKey} like '%gone.example.com%'`);
+    const [before] = await app.db.select({ key: keyState.failureKey, failures: keyState.totalFailures }).from(keyState).where(where);
+    expect(before.failures).toBe(1);
+    await app.db.delete(keyState).where(where);
+    expect((await ingest([fail()])).status).toBe(200);
+    const after = await app.db.select({ key: keyState.failureKey, failures: keyState.totalFailures, calls: keyState.totalCalls }).from(keyState).where(where);
+    expect(after).toEqual([{ key: before.key, failures: 1, calls: 1 }]);
+  });
+
+  it("sessions written by the JSON path read back as written (times, counters, behaviour)", async () => {
+    const s = uid("s");
+    const t = Date.parse("2026-11-20T10:00:00.000Z");
+    const res = await ingest([
+      { type: "session.start", id: uid(), sessionId: s, agent: "writer", model: "m-1", ts: new Date(t).toISOString() },
+      { ...result(s, "Read", { file_path: "/a.ts" }, { success: true, result: "x" }), ts: new Date(t + 1500).toISOString() },
+    ]);
+    expect(res.status).toBe(200);
+    const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+    expect(row.startedAt?.toISOString()).toBe("2026-11-20T10:00:00.000Z");
+    expect(row.lastEventAt?.toISOString()).toBe("2026-11-20T10:00:01.500Z");
+    expect([row.agent, row.model, row.eventCount, row.clock]).toEqual(["writer", "m-1", 2, t + 1500]);
+    expect((row.behaviour as { version: number }).version).toBeGreaterThan(0);
+  });
+});
