@@ -16,7 +16,6 @@ export interface StretchCall {
   toolName: string;
   /** Call identity hash: args without the volatile fields (SPEC 5). */
   argsHash: string;
-  failureKey: string;
   /** Outcome identity of its result, once known. */
   outcome?: string;
 }

@@ -296,7 +296,9 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
     stretch = { ...stretch, mentions };
   }
 
-  const call: StretchCall = { callId: ev.callId, toolName: ev.toolName, argsHash: hash, failureKey: ev.failureKey };
+  // Not the failure key: nothing reads it back, and it was ~40 % of the session's stored state
+  // (read and written on every guard.check). States stored with it keep working.
+  const call: StretchCall = { callId: ev.callId, toolName: ev.toolName, argsHash: hash };
   return {
     ...s,
     calls: bounded(s.calls, call, RECENT_CALLS_KEPT),
