@@ -133,7 +133,13 @@ export interface SessionBehaviour {
   lastEventAt: number | null;
 }
 
-export const RECENT_CALLS_KEPT = 32;
+/**
+ * Recent calls kept: the last three (alternation, announcements without action), the ten of a
+ * pattern's tool sequence, and room for results that arrive some calls after their call (parallel
+ * tool calls). Runs, alternations and loops are tracked in their own fields, not here. The state
+ * is read and written on every guard.check: 32 calls were two thirds of it.
+ */
+export const RECENT_CALLS_KEPT = 16;
 /** Bound of the per-stretch identity lists (reads, results): enough for any realistic stretch. */
 export const STRETCH_IDENTITIES_KEPT = 256;
 

@@ -13,7 +13,7 @@ import {
   type BehaviourEvent,
   type SessionBehaviour,
 } from "./patterns";
-import { activePatterns } from "./behaviour-state";
+import { activePatterns, RECENT_CALLS_KEPT } from "./behaviour-state";
 import { PATTERN_TYPES, type Effect, type PatternSeverity, type PatternType } from "./types";
 import { Trace } from "@/tests/unit/peer-suites/trace";
 
@@ -317,5 +317,19 @@ describe("properties", () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe("recent calls kept in the state", () => {
+  it("keeps the last RECENT_CALLS_KEPT calls, without failure keys; a result a dozen calls late still gets its outcome", () => {
+    const s = new Session();
+    const calls = Array.from({ length: 40 }, (_, i) => call(i % 2 ? "Read" : "Edit", { file_path: `f${i}.ts` }));
+    s.feed(...calls);
+    expect(s.state.calls).toHaveLength(RECENT_CALLS_KEPT);
+    expect(s.state.calls.map((c) => c.callId)).toEqual(calls.slice(-RECENT_CALLS_KEPT).map((c) => (c as { callId: string }).callId));
+    expect(Object.keys(s.state.calls[0]).sort()).toEqual(["argsHash", "callId", "toolName"]);
+    const late = calls[40 - 12] as Extract<BehaviourEvent, { type: "tool.call" }>;
+    s.feed({ ...base(), type: "tool.result", callId: late.callId, toolName: late.toolName, failureKey: late.toolName, argsHash: "h", failed: false, result: { ok: 1 } });
+    expect(s.state.calls.find((c) => c.callId === late.callId)?.outcome).toMatch(/^S:/);
   });
 });
