@@ -11,9 +11,12 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
  */
 const ESCAPED_UNSTORABLE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f])/i;
 
-/** `value` with every string (and object key) storable; the same object when nothing needed a change. */
-export function storableStrings<T>(value: T): T {
-  if (!ESCAPED_UNSTORABLE.test(JSON.stringify(value) ?? "")) return value;
+/**
+ * `value` with every string (and object key) storable; the same object when nothing needed a
+ * change. `json`: its JSON.stringify, when the caller has it already.
+ */
+export function storableStrings<T>(value: T, json = JSON.stringify(value) ?? ""): T {
+  if (!json.includes("\\u") || !ESCAPED_UNSTORABLE.test(json)) return value;
   const walk = (v: unknown): unknown => {
     if (typeof v === "string") return v.replace(UNSTORABLE, "\uFFFD");
     if (Array.isArray(v)) return v.map(walk);

@@ -135,12 +135,15 @@ export function normalizeEvents(events: EventInput[], receivedAt: number, pathPr
   events.forEach((e, i) => {
     const at = parseEventTime(e.ts, receivedAt);
     if ("error" in at) issues.push({ path: [...pathPrefix, i, "ts"], message: `ts ${at.error}` });
-    if ((e.type === "tool.call" || e.type === "tool.result") && e.args !== undefined && jsonBytes(e.args) > MAX_ARGS_BYTES) {
+    // One serialization of the event serves both checks below: args cannot exceed the limit when
+    // the whole event is under a third of it (a UTF-16 unit is at most 3 bytes of UTF-8).
+    const json = JSON.stringify(e);
+    const maybeLargeArgs = json.length * 3 > MAX_ARGS_BYTES;
+    if (maybeLargeArgs && (e.type === "tool.call" || e.type === "tool.result") && e.args !== undefined && jsonBytes(e.args) > MAX_ARGS_BYTES) {
       issues.push({ path: [...pathPrefix, i, "args"], message: "args exceed 64 KiB of JSON" });
     }
     if ("ms" in at) {
-      const { ts: _ts, ...rest } = storableStrings(e);
-      const ev = { ...rest, ts: at.ms } as AgentEvent;
+      const ev = { ...storableStrings(e, json), ts: at.ms } as AgentEvent;
       if (ev.type === "tool.result" && ev.error === null) delete (ev as { error?: unknown }).error;
       out.push(ev);
     }

@@ -94,4 +94,18 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect([row.agent, row.model, row.eventCount, row.clock]).toEqual(["writer", "m-1", 2, t + 1500]);
     expect((row.behaviour as { version: number }).version).toBeGreaterThan(0);
   });
+
+  it("args over 64 KiB of UTF-8 are refused naming the field, also when few characters carry many bytes", async () => {
+    const s = uid("s");
+    const euros = "€".repeat(22_000); // 22,000 characters, 66,000 bytes of UTF-8
+    const res = await ingest([
+      { type: "tool.call", id: uid(), sessionId: s, callId: uid("c"), toolName: "Write", args: { content: "é".repeat(30_000) } }, // 60,000 bytes: accepted
+      { type: "tool.call", id: uid(), sessionId: s, callId: uid("c"), toolName: "Write", args: { content: euros } },
+    ]);
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain("events.1.args");
+    expect(JSON.stringify(res.body)).not.toContain("events.0.args");
+    const left = await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
+    expect(left).toEqual([]);
+  });
 });
