@@ -101,24 +101,21 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
       return drizzleWrite(tx, onConflict ? q.onConflictDoUpdate({ target: onConflict.target, set: onConflict.set as never }) : q);
     });
   const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
-  let text =
-    `insert into ${q(getTableName(table))} (${props.map((p) => q(columns[p].name)).join(", ")}) ` +
-    `select ${props.map((p) => `r.${q(p)}`).join(", ")} ` +
-    `from jsonb_to_recordset($1::jsonb) as r(${props.map((p) => `${q(p)} ${columns[p].getSQLType()}`).join(", ")})`;
+  // The statement around its one parameter: `${head}$1::jsonb${tail}`.
+  const head = `insert into ${q(getTableName(table))} (${props.map((p) => q(columns[p].name)).join(", ")}) select ${props.map((p) => `r.${q(p)}`).join(", ")} from jsonb_to_recordset(`;
+  let tail = `) as r(${props.map((p) => `${q(p)} ${columns[p].getSQLType()}`).join(", ")})`;
   if (onConflict) {
     const sets = Object.entries(onConflict.set as Record<string, SQL>).map(([prop, expr]) => {
       const rendered = dialect.sqlToQuery(expr);
       if (rendered.params.length) throw new Error("rowsWrite: conflict expressions cannot take parameters");
       return `${q(columns[prop].name)} = ${rendered.sql}`;
     });
-    text += ` on conflict (${onConflict.target.map((c) => q(c.name)).join(", ")}) do update set ${sets.join(", ")}`;
+    tail += ` on conflict (${onConflict.target.map((c) => q(c.name)).join(", ")}) do update set ${sets.join(", ")}`;
   }
   return [
     (pg) => {
       const doc = storableJson(rows);
-      if (pg) return pg.unsafe(text, [doc]).execute();
-      const [before, after] = text.split("$1::jsonb");
-      return tx.execute(sql`${sql.raw(before)}${doc}::jsonb${sql.raw(after)}`);
+      return pg ? pg.unsafe(`${head}$1::jsonb${tail}`, [doc]).execute() : tx.execute(sql`${sql.raw(head)}${doc}::jsonb${sql.raw(tail)}`);
     },
   ];
 }
