@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { applyBatch, callsToLoad, planBatch, type BatchOutcome, type BatchSession, type LoadedState, type StoredCall } from "./batch";
+import { applyBatch, applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchOutcome, type BatchSession, type LoadedState, type StoredCall } from "./batch";
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";
 import { newKeyContext } from "./trust";
@@ -39,6 +39,31 @@ describe("engine batch: clock clamp", () => {
     const out = applyBatch(loaded(events), events, ids());
     expect(out.records.events.map((r) => r.ts.getTime())).toEqual([T0 + 5000, T0 + 5000]);
     expect(out.sessions.get("s")).toMatchObject({ clock: T0 + 5000, firstEventAt: T0 + 5000, lastEventAt: T0 + 5000, eventCount: 2, dirty: true });
+  });
+});
+
+describe("engine batch: session phase, then trust phase", () => {
+  const denied = (ts: number) => result("s", "curl https://auth.example.com", false, ts, { error: "403 Forbidden", httpStatus: 403 });
+
+  it("the session phase's event rows need no trust state; the trust phase upgrades what the key's history changes", () => {
+    const stored = newKeyContext("bash|command=curl", "bash");
+    const events = [denied(T0), denied(T0 + 1000), denied(T0 + 2000), result("s", "curl https://auth.example.com", true, T0 + 3000)];
+    const state = loaded(events, new Map([["bash|command=curl", stored]]));
+    const sessionPhase = applySessionPhase(state, events);
+    expect(sessionPhase.records.events.map((r) => r.severity)).toEqual(["permission", "permission", "permission", null]);
+    const out = applyTrustPhase(state, sessionPhase, ids());
+    expect(out.severityUpgrades).toEqual([{ id: events[2].id, ts: new Date(T0 + 2000), severity: "repeated_auth" }]);
+    expect(out.records.failures.map((f) => f.severity)).toEqual(["permission", "permission", "repeated_auth"]);
+    // applyBatch, both phases at once, hands out the rows as finally stored.
+    expect(applyBatch(state, events, ids()).records.events.map((r) => r.severity)).toEqual(["permission", "permission", "repeated_auth", null]);
+  });
+
+  it("effects come out in event order, a result's trust effects before its event's behaviour effects", () => {
+    // The third failure escalates the key and is the third repeat of the same call: a pattern and
+    // its nudge at the same event, after the escalation.
+    const events = Array.from({ length: 6 }, (_, i) => result("s", "make", false, T0 + i * 1000));
+    const out = applyBatch(loaded(events), events, ids());
+    expect(out.effects.map((e) => e.type)).toEqual(["escalated", "pattern", "nudge", "pattern", "nudge", "pattern", "nudge", "paused"]);
   });
 });
 

@@ -30,6 +30,7 @@ import type {
   PatternType,
   ResolvedRule,
   Rule,
+  SessionInfo,
   SessionSettingsInput,
   SessionTimeline,
   Severity,
@@ -314,6 +315,11 @@ export interface LoadedState {
   plan?: BatchPlan;
 }
 
+/** What the session phase needs: everything loaded but the trust states and their timeline. */
+export type SessionPhaseInput = Omit<LoadedState, "contexts" | "timeline">;
+/** What the trust phase needs besides the session phase's outcome. */
+export type TrustPhaseInput = Pick<LoadedState, "workspaceId" | "configs" | "sessions" | "contexts" | "timeline">;
+
 export interface BatchOutcome {
   records: BatchRecords;
   effects: Effect[];
@@ -328,54 +334,98 @@ export interface BatchOutcome {
   keyRules: Map<string, Rule>;
   /** The call info of each tool.call of the batch, by event id. */
   keyInfoByEventId: Map<string, StoredCall>;
+  /**
+   * Failed results whose severity the trust phase upgraded (`permission` → `repeated_auth`: it
+   * counts the key's recent failures) after the session phase's event rows were made. applyBatch
+   * has applied them to `records.events`; a shell that wrote those rows earlier updates them.
+   */
+  severityUpgrades: SeverityUpgrade[];
+}
+
+export interface SeverityUpgrade {
+  id: string;
+  ts: Date;
+  severity: Severity;
+}
+
+/** What the trust phase does at one event of the batch, in event order. */
+type TrustStep =
+  | { kind: "session"; session: SessionInfo }
+  | {
+      kind: "result";
+      /** Index of the event in the batch (effects are ordered by it). */
+      at: number;
+      event: ToolResult;
+      t: number;
+      agent: string;
+      model: string | null;
+      recoveryMode: EffectiveSettings["recoveryMode"]["value"];
+      info: StoredCall;
+      failed: boolean;
+      /** The severity the event row was written with (before the key's recent failures were known). */
+      severity: Severity | null;
+    };
+
+/**
+ * The session phase: every rule that reads sessions, never trust states — the clock clamp, the
+ * event log, session counters and settings, behaviour (patterns, nudges and verdicts, pauses),
+ * model profiles and suggestions, daily roll-ups. The shell runs and writes it before it locks
+ * the trust-state rows, which every writer of a workspace shares, so they are held only for the
+ * trust phase.
+ */
+export interface SessionPhaseOutcome {
+  plan: BatchPlan;
+  records: BatchRecords;
+  /** Effects with the index of the event that produced them. */
+  effects: { at: number; effect: Effect }[];
+  sessions: Map<string, BatchSession>;
+  profiles: Map<string, ModelToolProfile[]>;
+  keyInfoByEventId: Map<string, StoredCall>;
+  steps: TrustStep[];
 }
 
 /** Error text as stored and shown: secrets redacted (a 401 message may quote the bearer token), at most 2000 characters. */
 const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactString(errorMessage(e) ?? "").slice(0, 2000) || null;
 
+const emptyRecords = (): BatchRecords => ({
+  events: [],
+  failures: [],
+  transitions: [],
+  approvalsCreated: [],
+  approvalsSuperseded: [],
+  patterns: [],
+  nudges: [],
+  nudgeVerdicts: [],
+  modelToolDeltas: new Map(),
+  behaviourDeltas: new Map(),
+  suggestions: [],
+  dailyStats: new Map(),
+  touchedKeys: new Set(),
+  changedLevelStates: new Set(),
+  escalatedTools: new Set(),
+});
+
 /**
  * Applies the batch's new (not duplicate) events in order. `newId` names the approvals the batch
- * opens. The loaded state is not modified.
+ * opens. The loaded state is not modified. The same as the session phase followed by the trust
+ * phase, which is how the shell runs it (writing between the two).
  */
 export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], newId: () => string): BatchOutcome {
+  const outcome = applyTrustPhase(loaded, applySessionPhase(loaded, events), newId);
+  if (!outcome.severityUpgrades.length) return outcome;
+  const upgraded = new Map(outcome.severityUpgrades.map((u) => [u.id, u.severity]));
+  const rows = outcome.records.events.map((r) => (upgraded.has(r.id) ? { ...r, severity: upgraded.get(r.id)! } : r));
+  return { ...outcome, records: { ...outcome.records, events: rows } };
+}
+
+export function applySessionPhase(loaded: SessionPhaseInput, events: readonly AgentEvent[]): SessionPhaseOutcome {
   const { workspaceId, configs } = loaded;
   const plan = loaded.plan ?? planBatch(events, configs, loaded.storedCalls);
   const sessions = new Map([...loaded.sessions].map(([k, s]) => [k, { ...s }]));
   const profiles = new Map([...loaded.profiles].map(([k, list]) => [k, [...list]]));
-  const contexts = new Map(loaded.contexts);
-  // Every touched state exists from here on (the shell inserted rows for them). A tool-level state
-  // this batch creates (for a possibly-security failure) counts results only from that failure on:
-  // results earlier in the batch must not land on it, or one batch would differ from the same
-  // events sent one by one (the state would not exist yet for them).
-  const liveToolStates = new Set([...contexts.keys()].filter((k) => k.startsWith(TOOL_PREFIX)));
-  for (const c of plan.createKeys) if (!contexts.has(c.failureKey)) contexts.set(c.failureKey, newKeyContext(c.failureKey, c.toolName));
-  const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
-
-  let timeline = loaded.timeline;
-  for (const s of sessions.values()) timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
-
-  const writes: BatchRecords = {
-    events: [],
-    failures: [],
-    transitions: [],
-    approvalsCreated: [],
-    approvalsSuperseded: [],
-    patterns: [],
-    nudges: [],
-    nudgeVerdicts: [],
-    modelToolDeltas: new Map(),
-    behaviourDeltas: new Map(),
-    suggestions: [],
-    dailyStats: new Map(),
-    touchedKeys: new Set(),
-    changedLevelStates: new Set(),
-    escalatedTools: new Set(),
-  };
-  const effects: Effect[] = [];
-  const keyDomains = new Map<string, string | null>();
-  const keyPlugins = new Map<string, string | null>();
-  // The rule each touched key was applied under (plugin rules need the event's pluginName).
-  const keyRules = new Map<string, Rule>();
+  const writes = emptyRecords();
+  const effects: { at: number; effect: Effect }[] = [];
+  const steps: TrustStep[] = [];
   const keyInfoByEventId = new Map<string, StoredCall>();
   const settingsCache = new Map<string, EffectiveSettings>();
   const settingsOf = (s: BatchSession) => {
@@ -387,7 +437,8 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
     return v;
   };
 
-  for (const e of events) {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i];
     const s = sessions.get(e.sessionId)!;
     // Clock clamp: a session's time never goes back (an event older than the last one takes its time).
     const t = s.clock === null ? e.ts : Math.max(s.clock, e.ts);
@@ -423,13 +474,13 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
           s.settings = applySettingsPatch(s.settings, e.settings);
           settingsCache.delete(s.sessionId);
         }
-        timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: t, endedAt: s.endedAt });
+        steps.push({ kind: "session", session: { sessionId: s.sessionId, agent: s.agent, startedAt: t, endedAt: s.endedAt } });
         row.payload = { agent: s.agent, ...(e.settings ? { settings: e.settings } : {}) };
         break;
       }
       case "session.end": {
         s.endedAt = t;
-        timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: t });
+        steps.push({ kind: "session", session: { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: t } });
         break;
       }
       case "turn.start":
@@ -449,84 +500,12 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         const info = plan.resultInfo.get(e.id)!;
         const failed = isFailure(e);
         const key = info.failureKey;
-        const keyCtx: KeyContext = contexts.get(key) ?? newKeyContext(key, e.toolName);
-        const resolution = plan.ruleFor({ toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
-        const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
-        const toolKey = TOOL_PREFIX + e.toolName;
-        if (plan.possiblySecurityResults.has(e.id)) liveToolStates.add(toolKey);
-        const toolCtx = liveToolStates.has(toolKey) ? contexts.get(toolKey) ?? null : null;
         const model = e.model ?? s.model;
-        let severity: Severity | null = null;
-        if (failed) {
-          severity = classifyFailure(
-            { ...e, ts: t },
-            { isCommandTool: info.kind === "command", command: info.command, securityPatterns: configs.effective.securityPatterns, recentFailures: keyCtx.failures, now: t },
-          ).severity;
-        }
-        const before = {
-          key: keyCtx.state.state,
-          domain: domainKey ? contexts.get(domainKey)?.state.state : undefined,
-          tool: toolCtx?.state.state,
-        };
-        const applied = applyToolResult(
-          { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: toolCtx },
-          { failed, severity, weight: severity ? failureWeight(severity) : undefined, sessionId: s.sessionId, agent: s.agent, toolName: e.toolName },
-          resolution,
-          settings.recoveryMode.value,
-          timeline,
-          t,
-        );
-        contexts.set(key, applied.key);
-        writes.touchedKeys.add(key);
-        keyDomains.set(key, info.domain);
-        keyPlugins.set(key, e.pluginName ?? null);
-        keyRules.set(key, resolution.rule);
-        if (domainKey) keyRules.set(domainKey, resolution.rule);
-        if (applied.domain) {
-          contexts.set(applied.domain.state.failureKey, applied.domain);
-          writes.touchedKeys.add(applied.domain.state.failureKey);
-        }
-        if (applied.tool) {
-          contexts.set(toolKey, applied.tool);
-          writes.touchedKeys.add(toolKey);
-        }
-        const transitions: [string, TrustState | undefined, TrustState | undefined][] = [
-          [key, before.key, applied.key.state.state],
-          [domainKey ?? "", before.domain, applied.domain?.state.state],
-          [toolKey, before.tool, applied.tool?.state.state],
-        ];
-        for (const [k, from, to] of transitions) {
-          if (!k || !to || from === to) continue;
-          const st = contexts.get(k)!.state;
-          const reason =
-            to === "trusted" ? "recovered" : to === "recovering" ? `escalation expired and cooled down; ${st.recoverySuccesses}/${st.recoveryNeeded} successful calls` : st.escalationReason;
-          writes.transitions.push({ workspaceId, failureKey: k, fromState: from ?? "trusted", toState: to, reason, actor: null, at: new Date(t) });
-          if (k !== key) writes.changedLevelStates.add(k);
-          if (to === "escalated" || to === "blocked") writes.escalatedTools.add(e.toolName);
-        }
-        applyApprovalLifecycle(writes, applied.effects, [key, domainKey], contexts, approvalPendingBefore, { workspaceId, toolName: e.toolName, t, newId });
-        effects.push(...applied.effects);
-
-        // Failure history, model profiles, suggestions, daily roll-up.
-        if (failed && severity) {
-          s.failureCount += 1;
-          writes.failures.push({
-            workspaceId,
-            eventId: e.id,
-            failureKey: key,
-            toolName: e.toolName,
-            domain: info.domain,
-            severity,
-            weight: failureWeight(severity),
-            ts: new Date(t),
-            sessionId: s.sessionId,
-            agent: s.agent,
-            model,
-            errorMessage: storedErrorMessage(e),
-            httpStatus: httpStatusOf(e),
-            argsHash: info.argsHash,
-          });
-        }
+        // The severity without the key's recent failures (not loaded yet): the trust phase upgrades
+        // a repeated `permission` failure (SPEC 3), the only rule that reads them.
+        const severity = failed ? classifyFailure({ ...e, ts: t }, { isCommandTool: info.kind === "command", command: info.command, securityPatterns: configs.effective.securityPatterns, recentFailures: [], now: t }).severity : null;
+        steps.push({ kind: "result", at: i, event: e, t, agent: s.agent, model, recoveryMode: settings.recoveryMode.value, info, failed, severity });
+        if (failed) s.failureCount += 1;
         if (model) {
           const list = profiles.get(key) ?? [];
           const idx = list.findIndex((p) => p.model === model);
@@ -548,7 +527,7 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
             });
             if (suggestion && suggestion.type === "model_suggestion") {
               s.behaviour = recordModelSwitchSuggestion(behaviour, key, model);
-              effects.push(suggestion);
+              effects.push({ at: i, effect: suggestion });
               writes.suggestions.push({
                 workspaceId,
                 sessionId: s.sessionId,
@@ -627,13 +606,155 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
         s.pauseReason = eff.reason;
         s.pausedAt = t;
       }
+      effects.push({ at: i, effect: eff });
     }
-    effects.push(...observed.effects);
     addBehaviourDelta(writes, s.model ?? "unknown", observed.stats);
     writes.events.push(row);
   }
 
-  return { records: writes, effects, sessions, contexts, profiles, timeline, keyDomains, keyPlugins, keyRules, keyInfoByEventId };
+  return { plan, records: writes, effects, sessions, profiles, keyInfoByEventId, steps };
+}
+
+/**
+ * The trust phase: the results' trust states (key, domain, tool) with session decay, transitions,
+ * the approval lifecycle and failure history, over the trust states the shell locked after the
+ * session phase. Effects come out in event order (a result's trust effects before the session
+ * phase's effects of the same event).
+ */
+export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPhaseOutcome, newId: () => string): BatchOutcome {
+  const { workspaceId, configs } = loaded;
+  const { plan } = sessionPhase;
+  const contexts = new Map(loaded.contexts);
+  // Every touched state exists from here on (the shell inserted rows for them). A tool-level state
+  // this batch creates (for a possibly-security failure) counts results only from that failure on:
+  // results earlier in the batch must not land on it, or one batch would differ from the same
+  // events sent one by one (the state would not exist yet for them).
+  const liveToolStates = new Set([...contexts.keys()].filter((k) => k.startsWith(TOOL_PREFIX)));
+  for (const c of plan.createKeys) if (!contexts.has(c.failureKey)) contexts.set(c.failureKey, newKeyContext(c.failureKey, c.toolName));
+  const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
+
+  // Decay reads the sessions as they were before the batch, then as its events change them.
+  let timeline = loaded.timeline;
+  for (const s of loaded.sessions.values()) timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
+
+  const writes: BatchRecords = { ...sessionPhase.records, failures: [], transitions: [], approvalsCreated: [], approvalsSuperseded: [], touchedKeys: new Set(), changedLevelStates: new Set(), escalatedTools: new Set() };
+  const trustEffects: { at: number; effect: Effect }[] = [];
+  const severityUpgrades: SeverityUpgrade[] = [];
+  const keyDomains = new Map<string, string | null>();
+  const keyPlugins = new Map<string, string | null>();
+  // The rule each touched key was applied under (plugin rules need the event's pluginName).
+  const keyRules = new Map<string, Rule>();
+
+  for (const step of sessionPhase.steps) {
+    if (step.kind === "session") {
+      timeline = withSession(timeline, step.session);
+      continue;
+    }
+    const { event: e, t, info } = step;
+    const key = info.failureKey;
+    const keyCtx: KeyContext = contexts.get(key) ?? newKeyContext(key, e.toolName);
+    const resolution = plan.ruleFor({ toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
+    const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
+    const toolKey = TOOL_PREFIX + e.toolName;
+    if (plan.possiblySecurityResults.has(e.id)) liveToolStates.add(toolKey);
+    const toolCtx = liveToolStates.has(toolKey) ? contexts.get(toolKey) ?? null : null;
+    let severity: Severity | null = null;
+    if (step.failed) {
+      severity = classifyFailure(
+        { ...e, ts: t },
+        { isCommandTool: info.kind === "command", command: info.command, securityPatterns: configs.effective.securityPatterns, recentFailures: keyCtx.failures, now: t },
+      ).severity;
+      if (severity !== step.severity) severityUpgrades.push({ id: e.id, ts: new Date(t), severity });
+    }
+    const before = {
+      key: keyCtx.state.state,
+      domain: domainKey ? contexts.get(domainKey)?.state.state : undefined,
+      tool: toolCtx?.state.state,
+    };
+    const applied = applyToolResult(
+      { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: toolCtx },
+      { failed: step.failed, severity, weight: severity ? failureWeight(severity) : undefined, sessionId: e.sessionId, agent: step.agent, toolName: e.toolName },
+      resolution,
+      step.recoveryMode,
+      timeline,
+      t,
+    );
+    contexts.set(key, applied.key);
+    writes.touchedKeys.add(key);
+    keyDomains.set(key, info.domain);
+    keyPlugins.set(key, e.pluginName ?? null);
+    keyRules.set(key, resolution.rule);
+    if (domainKey) keyRules.set(domainKey, resolution.rule);
+    if (applied.domain) {
+      contexts.set(applied.domain.state.failureKey, applied.domain);
+      writes.touchedKeys.add(applied.domain.state.failureKey);
+    }
+    if (applied.tool) {
+      contexts.set(toolKey, applied.tool);
+      writes.touchedKeys.add(toolKey);
+    }
+    const transitions: [string, TrustState | undefined, TrustState | undefined][] = [
+      [key, before.key, applied.key.state.state],
+      [domainKey ?? "", before.domain, applied.domain?.state.state],
+      [toolKey, before.tool, applied.tool?.state.state],
+    ];
+    for (const [k, from, to] of transitions) {
+      if (!k || !to || from === to) continue;
+      const st = contexts.get(k)!.state;
+      const reason =
+        to === "trusted" ? "recovered" : to === "recovering" ? `escalation expired and cooled down; ${st.recoverySuccesses}/${st.recoveryNeeded} successful calls` : st.escalationReason;
+      writes.transitions.push({ workspaceId, failureKey: k, fromState: from ?? "trusted", toState: to, reason, actor: null, at: new Date(t) });
+      if (k !== key) writes.changedLevelStates.add(k);
+      if (to === "escalated" || to === "blocked") writes.escalatedTools.add(e.toolName);
+    }
+    applyApprovalLifecycle(writes, applied.effects, [key, domainKey], contexts, approvalPendingBefore, { workspaceId, toolName: e.toolName, t, newId });
+    for (const effect of applied.effects) trustEffects.push({ at: step.at, effect });
+
+    if (step.failed && severity) {
+      writes.failures.push({
+        workspaceId,
+        eventId: e.id,
+        failureKey: key,
+        toolName: e.toolName,
+        domain: info.domain,
+        severity,
+        weight: failureWeight(severity),
+        ts: new Date(t),
+        sessionId: e.sessionId,
+        agent: step.agent,
+        model: step.model,
+        errorMessage: storedErrorMessage(e),
+        httpStatus: httpStatusOf(e),
+        argsHash: info.argsHash,
+      });
+    }
+  }
+
+  return {
+    records: writes,
+    effects: mergeByEvent(trustEffects, sessionPhase.effects),
+    sessions: sessionPhase.sessions,
+    contexts,
+    profiles: sessionPhase.profiles,
+    timeline,
+    keyDomains,
+    keyPlugins,
+    keyRules,
+    keyInfoByEventId: sessionPhase.keyInfoByEventId,
+    severityUpgrades,
+  };
+}
+
+/** Two event-ordered effect lists as one; at the same event, `first`'s effects come first. */
+function mergeByEvent(first: { at: number; effect: Effect }[], second: { at: number; effect: Effect }[]): Effect[] {
+  const out: Effect[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < first.length || j < second.length) {
+    if (j >= second.length || (i < first.length && first[i].at <= second[j].at)) out.push(first[i++].effect);
+    else out.push(second[j++].effect);
+  }
+  return out;
 }
 
 /**

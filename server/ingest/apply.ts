@@ -1,11 +1,14 @@
 /**
- * The shell around the engine's batch: load → engine → write, in the caller's transaction.
- * Loading locks what the batch changes in a fixed order (sessions, tool locks, trust states);
- * the engine (server/engine/batch.ts) applies every rule; nothing is read after it ran.
+ * The shell around the engine's batch, in the caller's transaction: lock the sessions → session
+ * phase → write it → lock the trust states → trust phase → write it. Locks are taken in a fixed
+ * order (sessions, tool locks, trust states, shared counters); the engine (server/engine/batch.ts)
+ * applies every rule; nothing is read after it ran. Every writer of a workspace shares the
+ * trust-state rows, so the event log and the session rows are written before those are locked:
+ * the rows are held for the trust phase, its writes and the commit only.
  */
 import { randomUUID } from "node:crypto";
 import type { Tx } from "@/db/client";
-import { applyBatch as applyBatchInEngine, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
+import { applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { buildSessionTimeline } from "@/server/engine/decay";
 import type { AgentEvent, Effect, SessionTimeline } from "@/server/engine/types";
 import { enqueueNotifications } from "@/server/notifications/outbox";
@@ -19,7 +22,7 @@ import {
   lockSessions,
   lockToolLevels,
 } from "./load";
-import { writeBatch, writeSharedCounters } from "./persist";
+import { writeBatch, writeSessionPhase, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
 
 export type { BatchScope } from "./scope";
@@ -61,9 +64,11 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
-  // Model profiles are counters every session adds to (atomic increments, read unlocked): read
-  // before the key locks, so the batch holds those for one round trip less.
+  // Model profiles are counters every session adds to (atomic increments, read unlocked).
   const profiles = await loadModelProfiles(tx, workspaceId, [...new Set([...plan.resultInfo.values()].map((i) => i.failureKey))]);
+  const sessionPhase = applySessionPhase({ workspaceId, configs, sessions, profiles, storedCalls, plan }, fresh);
+  await writeSessionPhase(tx, scope, sessionPhase);
+
   await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
   const { contexts, created } = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys]);
   // The engine creates what did not exist before this batch itself (placeholders are not history).
@@ -91,7 +96,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   if (failureSessions.length || agents.size)
     timeline = buildSessionTimeline(await loadTimelineSessions(tx, workspaceId, failureSessions, [...agents], Number.isFinite(since) ? since : 0));
 
-  const outcome = applyBatchInEngine({ workspaceId, configs, sessions, contexts, profiles, timeline, storedCalls, plan }, fresh, randomUUID);
+  const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline }, sessionPhase, randomUUID);
 
   // Without deferSharedCounters, the shared counters are sent last in writeBatch's pipeline.
   await writeBatch(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters });

@@ -19,7 +19,7 @@ import {
 } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
 import { resolveRule } from "@/server/engine/rules";
-import type { BatchConfigs, BatchOutcome, BatchRecords } from "@/server/engine/batch";
+import type { BatchConfigs, BatchOutcome, BatchRecords, BatchSession, SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import type { WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
@@ -121,19 +121,14 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
 }
 
 /**
- * Writes what the engine decided for a batch: set-based, one statement per table, rows in key
- * order; no reads (the configuration is the one the engine ran with).
+ * Writes the session phase of a batch (server/engine/batch.ts): the event log, patterns, nudges and
+ * their verdicts, and the sessions — rows this transaction alone writes (its sessions are locked),
+ * sent before the trust-state rows every writer shares are locked.
  */
-export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
+export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: SessionPhaseOutcome): Promise<void> {
   const { workspaceId } = scope;
-  const { records: writes, contexts, sessions, keyDomains, keyPlugins, keyRules, timeline } = outcome;
-
-  const statements: Write[] = [
-    ...rowsWrite(tx, event, writes.events),
-    ...rowsWrite(tx, failure, writes.failures),
-    ...rowsWrite(tx, stateTransition, writes.transitions),
-    ...rowsWrite(tx, patternDetection, writes.patterns),
-  ];
+  const writes = phase.records;
+  const statements: Write[] = [...rowsWrite(tx, event, writes.events), ...rowsWrite(tx, patternDetection, writes.patterns)];
   // Verdicts on stored nudges before this batch's nudges are written: a verdict never refers to a
   // nudge of its own batch (those carry theirs), even one sent within the same millisecond.
   if (writes.nudgeVerdicts.length) {
@@ -145,6 +140,27 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceCo
         and nudge.ts = v."sentAt" and nudge.effective is null`));
   }
   statements.push(...rowsWrite(tx, nudge, writes.nudges));
+  statements.push(...sessionWrites(tx, workspaceId, phase.sessions));
+  await runWrites(tx, statements);
+}
+
+/**
+ * Writes the trust phase of a batch: failures, transitions, severity upgrades of the event rows
+ * written before, trust states, approvals and (unless the caller defers them) the shared counters —
+ * set-based, one statement per table, rows in key order; no reads (the configuration is the one
+ * the engine ran with).
+ */
+export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
+  const { workspaceId } = scope;
+  const { records: writes, contexts, keyDomains, keyPlugins, keyRules, timeline } = outcome;
+
+  const statements: Write[] = [...rowsWrite(tx, failure, writes.failures), ...rowsWrite(tx, stateTransition, writes.transitions)];
+  if (outcome.severityUpgrades.length) {
+    statements.push(drizzleWrite(tx, sql`
+      update event set severity = v.severity
+      from json_to_recordset(${JSON.stringify(outcome.severityUpgrades)}::json) as v(id text, ts timestamptz, severity text)
+      where event.workspace_id = ${workspaceId} and event.id = v.id and event.ts = v.ts`));
+  }
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
@@ -213,9 +229,22 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceCo
   }
   if (writes.approvalsCreated.length) statements.push(drizzleWrite(tx, tx.insert(approval).values(writes.approvalsCreated).onConflictDoNothing()));
 
-  // Sessions.
+  // The shared counters go last (see writeSharedCounters): sent after everything else, their row
+  // locks are held for the rest of this pipeline and the commit.
+  if (options.sharedCounters) statements.push(...sharedCounterWrites(tx, scope, outcome));
+  await runWrites(tx, statements);
+
+  // These read what was just written (key rows under changed level states, escalated tools): after it.
+  if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
+  // Promotion needs three workspaces in the organization (counted with the configuration).
+  if (writes.escalatedTools.size && (configs.organizationWorkspaces ?? PROMOTION_MIN_WORKSPACES) >= PROMOTION_MIN_WORKSPACES)
+    await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+}
+
+/** Upserts of the sessions a batch changed, in session order. */
+function sessionWrites(tx: Tx, workspaceId: string, sessions: Map<string, BatchSession>): Write[] {
   const dirty = [...sessions.values()].filter((s) => s.dirty).sort((a, b) => (a.sessionId < b.sessionId ? -1 : 1));
-  statements.push(...rowsWrite(
+  return rowsWrite(
     tx,
     agentSession,
     dirty.map((s) => ({
@@ -247,17 +276,7 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceCo
         ].map((c) => [camel(c), sql.raw(`excluded.${c}`)]),
       ),
     },
-  ));
-  // The shared counters go last (see writeSharedCounters): sent after everything else, their row
-  // locks are held for the rest of this pipeline and the commit.
-  if (options.sharedCounters) statements.push(...sharedCounterWrites(tx, scope, outcome));
-  await runWrites(tx, statements);
-
-  // These read what was just written (key rows under changed level states, escalated tools): after it.
-  if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
-  // Promotion needs three workspaces in the organization (counted with the configuration).
-  if (writes.escalatedTools.size && (configs.organizationWorkspaces ?? PROMOTION_MIN_WORKSPACES) >= PROMOTION_MIN_WORKSPACES)
-    await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+  );
 }
 
 /**

@@ -2,7 +2,8 @@
  * How ingest writes a batch (issue 15): the rows travel as one JSON document per table and, on
  * PostgreSQL, a batch's writes are sent together (pipelined). These check what that must not
  * change: a failing statement in the middle of the pipeline leaves nothing of the batch and the
- * next batch goes through; a string that is not valid in jsonb (an error message cut in the middle
+ * next batch goes through; the event rows, written before the trust states are locked, get the
+ * severity the trust phase settles; a string that is not valid in jsonb (an error message cut in the middle
  * of a character) is stored with U+FFFD instead of failing the batch; a trust-state row this
  * process has seen but that is gone (a recreated database) is created again.
  */
@@ -29,32 +30,56 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
   const ingest = (events: unknown[]) => app.mutation("ingest.events", { events }, { key: ws.key });
 
   it("a statement failing late in the batch's writes leaves nothing of the batch, and the next batch goes through", async () => {
-    // A real failure in the session upsert, which is sent after the events, failures and key states.
+    // A real failure in the daily roll-up, the last statement: after the session phase's writes
+    // (events, sessions) and the trust phase's (failures, key states).
     await app.db.execute(sql`
-      create or replace function vigil_test_refuse_session() returns trigger language plpgsql as $$
+      create or replace function vigil_test_refuse_stat() returns trigger language plpgsql as $$
       begin
-        if new.agent = 'refused-agent' and new.event_count > 0 then raise exception 'refused by test trigger'; end if;
+        if new.tool_name = 'refused_tool' then raise exception 'refused by test trigger'; end if;
         return new;
       end $$`);
-    await app.db.execute(sql`create or replace trigger vigil_test_refuse_session before update on agent_session for each row execute function vigil_test_refuse_session()`);
+    await app.db.execute(sql`create or replace trigger vigil_test_refuse_stat before insert on daily_tool_stat for each row execute function vigil_test_refuse_stat()`);
     try {
       const s = uid("s");
       const res = await ingest([
         { type: "session.start", id: uid(), sessionId: s, agent: "refused-agent" },
-        result(s, "http_request", { url: "https://svc.example.com/a" }, { success: false, error: "500 Internal Server Error", httpStatus: 500 }),
+        result(s, "refused_tool", { url: "https://svc.example.com/a" }, { success: false, error: "500 Internal Server Error", httpStatus: 500 }),
       ]);
       expect(res.status).toBe(500);
       const left = await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(left).toEqual([]);
+      const sessions = await app.db.select({ id: agentSession.sessionId }).from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+      expect(sessions).toEqual([]);
       const failures = await app.db.select({ id: failure.eventId }).from(failure).where(and(eq(failure.workspaceId, ws.workspaceId), eq(failure.sessionId, s)));
       expect(failures).toEqual([]);
+      const keys = await app.db.select({ k: keyState.failureKey }).from(keyState).where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.toolName, "refused_tool")));
+      expect(keys).toEqual([]);
     } finally {
-      await app.db.execute(sql`drop trigger vigil_test_refuse_session on agent_session`);
+      await app.db.execute(sql`drop trigger vigil_test_refuse_stat on daily_tool_stat`);
     }
     const s2 = uid("s");
     const ok = await ingest([result(s2, "http_request", { url: "https://svc.example.com/a" }, { success: true, result: { ok: 1 } })]);
     expect(ok.status).toBe(200);
     expect(ok.body.result!.data.accepted).toBe(1);
+  });
+
+  it("a permission failure upgraded to repeated_auth by the key's history is stored so in the event log written before it", async () => {
+    // The event rows are written before the trust states are locked, with the severity known
+    // then; the third permission failure within ten minutes (SPEC 3) is upgraded after.
+    const s = uid("s");
+    const base = Date.now() - 60_000;
+    const denied = (i: number) => result(s, "http_request", { url: "https://auth.example.com/private" }, { success: false, error: "403 Forbidden", httpStatus: 403 }, { ts: new Date(base + i * 1000).toISOString() });
+    const first = [denied(0), denied(1), denied(2)];
+    const second = [denied(3)];
+    expect((await ingest(first)).status).toBe(200);
+    expect((await ingest(second)).status).toBe(200);
+    const ids = [...first, ...second].map((e) => e.id);
+    const rows = await app.db.select({ id: event.id, severity: event.severity }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
+    const bySeverity = new Map(rows.map((r) => [r.id, r.severity]));
+    expect(ids.map((id) => bySeverity.get(id))).toEqual(["permission", "permission", "repeated_auth", "repeated_auth"]);
+    const failures = await app.db.select({ id: failure.eventId, severity: failure.severity }).from(failure).where(and(eq(failure.workspaceId, ws.workspaceId), eq(failure.sessionId, s)));
+    const failureSeverity = new Map(failures.map((r) => [r.id, r.severity]));
+    expect(ids.map((id) => failureSeverity.get(id))).toEqual(["permission", "permission", "repeated_auth", "repeated_auth"]);
   });
 
   it("an error message cut in the middle of a character is stored with U+FFFD, not refused", async () => {
