@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { adminApiKeyProcedure, apiKeyProcedure, cachedApiKeyProcedure, router } from "../init";
 import { guardInputSchema, ingestInputSchema } from "@/server/ingest/schema";
+import { syncInput } from "../sync-input";
 import { guardCheck, ingestEvents } from "@/server/ingest";
 import { reliabilityStatus } from "@/server/services/status";
 import { getConfigDocument, putConfigDocument } from "@/server/services/workspace-config";
@@ -18,13 +19,13 @@ import { getSessionView, resumeSession, setSessionSettings } from "@/server/serv
 const sessionId = z.string().min(1).max(128);
 
 export const ingestRouter = router({
-  events: apiKeyProcedure.input(ingestInputSchema).mutation(({ ctx, input }) =>
+  events: apiKeyProcedure.input(syncInput(ingestInputSchema)).mutation(({ ctx, input }) =>
     ingestEvents(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input.events),
   ),
 });
 
 export const guardRouter = router({
-  check: cachedApiKeyProcedure.input(guardInputSchema).mutation(({ ctx, input, signal }) =>
+  check: cachedApiKeyProcedure.input(syncInput(guardInputSchema)).mutation(({ ctx, input, signal }) =>
     guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal, apiKeyId: ctx.recheckApiKeyId }),
   ),
 });
