@@ -1,7 +1,9 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
+import { readAfter } from "./pipeline";
 import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
@@ -9,6 +11,13 @@ import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } fr
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
+
+/**
+ * `column = any($1::text[])`: one parameter and one statement text whatever the number of values
+ * (inArray builds a parameter per value and a new statement text per count — drizzle's building
+ * work and a new prepared statement each time).
+ */
+const anyOf = (column: AnyPgColumn, values: readonly string[]) => sql`${column} = any(${textArray(values)})`;
 
 export type WorkspaceConfigs = BatchConfigs & {
   /** Workspaces of the organization (promotion to a global tool pattern needs three; SPEC 6). */
@@ -37,12 +46,15 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
   const out = new Map<string, SessionRow>();
   if (!ids.length) return out;
   // One round trip: the upsert creates missing rows and row-locks existing ones (ON CONFLICT DO
-  // UPDATE locks like FOR UPDATE), in session-id order, and returns them all.
-  const rows = await tx
-    .insert(agentSession)
-    .values(ids.map((sessionId) => ({ workspaceId, sessionId })))
-    .onConflictDoUpdate({ target: [agentSession.workspaceId, agentSession.sessionId], set: { agent: sql`${agentSession.agent}` } })
-    .returning();
+  // UPDATE locks like FOR UPDATE), in session-id order, and the select behind it reads them all.
+  // Array parameters: one statement text (prepared once) whatever the number of sessions.
+  const rows = await readAfter(
+    tx,
+    sql`insert into ${agentSession} (workspace_id, session_id)
+      select ${workspaceId}, u.id from unnest(${textArray(ids)}) as u(id) order by u.id
+      on conflict (workspace_id, session_id) do update set agent = ${agentSession}.agent`,
+    tx.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), anyOf(agentSession.sessionId, ids))),
+  );
   for (const r of rows) {
     out.set(r.sessionId, {
       sessionId: r.sessionId,
@@ -110,8 +122,8 @@ export async function loadStoredCalls(
       and(
         eq(event.workspaceId, workspaceId),
         eq(event.type, "tool.call"),
-        inArray(event.sessionId, [...new Set(wanted.map((w) => w.sessionId))]),
-        inArray(event.callId, [...new Set(wanted.map((w) => w.callId))]),
+        anyOf(event.sessionId, [...new Set(wanted.map((w) => w.sessionId))]),
+        anyOf(event.callId, [...new Set(wanted.map((w) => w.callId))]),
       ),
     );
   for (const r of rows) out.set(callRef(r.sessionId, r.callId!), (r.payload as { call: StoredCall }).call);
@@ -159,7 +171,7 @@ export async function lockToolLevels(
     for (const t of names) knownToolLocks.add(ref(t));
   };
   await insertMissing(tools.filter((t) => !knownToolLocks.has(ref(t))));
-  const where = (names: string[]) => and(eq(toolLock.workspaceId, workspaceId), inArray(toolLock.toolName, names));
+  const where = (names: string[]) => and(eq(toolLock.workspaceId, workspaceId), anyOf(toolLock.toolName, names));
   if (!exclusive.size) {
     const locked = await tx.select({ t: toolLock.toolName }).from(toolLock).where(where(tools)).orderBy(toolLock.toolName).for("key share");
     if (locked.length === tools.length) return;
@@ -221,7 +233,7 @@ export async function lockKeyStates(
       ? tx
           .select({ failureKey: keyState.failureKey, data: keyState.data })
           .from(keyState)
-          .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, keys)))
+          .where(and(eq(keyState.workspaceId, workspaceId), anyOf(keyState.failureKey, keys)))
           .orderBy(keyState.failureKey)
           .for("update")
       : [];
@@ -250,9 +262,9 @@ export async function loadTimelineSessions(
 ): Promise<SessionInfo[]> {
   if (!failureSessions.length && !agents.length) return [];
   const conds = [];
-  if (failureSessions.length) conds.push(inArray(agentSession.sessionId, [...new Set(failureSessions)]));
+  if (failureSessions.length) conds.push(anyOf(agentSession.sessionId, [...new Set(failureSessions)]));
   if (agents.length)
-    conds.push(and(inArray(agentSession.agent, [...new Set(agents)]), sql`${agentSession.startedAt} >= ${new Date(since).toISOString()}::timestamptz`));
+    conds.push(and(anyOf(agentSession.agent, [...new Set(agents)]), sql`${agentSession.startedAt} >= ${new Date(since).toISOString()}::timestamptz`));
   const rows = await tx
     .select({ sessionId: agentSession.sessionId, agent: agentSession.agent, startedAt: agentSession.startedAt, endedAt: agentSession.endedAt })
     .from(agentSession)
@@ -266,7 +278,7 @@ export async function loadModelProfiles(tx: Tx, workspaceId: string, keys: strin
   const rows = await tx
     .select()
     .from(modelToolProfile)
-    .where(and(eq(modelToolProfile.workspaceId, workspaceId), inArray(modelToolProfile.failureKey, [...new Set(keys)])));
+    .where(and(eq(modelToolProfile.workspaceId, workspaceId), anyOf(modelToolProfile.failureKey, [...new Set(keys)])));
   for (const r of rows) {
     const list = out.get(r.failureKey) ?? [];
     list.push({ model: r.model, failureKey: r.failureKey, attempts: r.attempts, failures: r.failures, lastFailureAt: ms(r.lastFailureAt) });

@@ -1,6 +1,7 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
 import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
-import { PgDialect, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
+import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
+import { dialect, drizzleWrite, runWrites, type Write } from "./pipeline";
 import type { Tx } from "@/db/client";
 import { storableJson } from "@/db/storable";
 import {
@@ -37,44 +38,6 @@ const chunksOf = <T>(rows: T[]): T[][] => {
 };
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
-
-/** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
-function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
-  const client = (tx as unknown as { session?: { client?: { unsafe?: unknown; savepoint?: unknown } } }).session?.client;
-  return client && typeof client.unsafe === "function" && typeof client.savepoint === "function" ? (client as unknown as import("postgres").TransactionSql) : null;
-}
-
-const dialect = new PgDialect();
-
-/**
- * One write statement. Given the postgres-js transaction it sends the statement at once and
- * returns its promise; given null (PGlite) it runs it through drizzle.
- */
-type Write = (pg: import("postgres").TransactionSql | null) => PromiseLike<unknown>;
-
-/**
- * Runs a phase's writes in the order given. On PostgreSQL they are all sent at once: postgres-js
- * pipelines them on the transaction's connection and the server runs them in the order sent, so
- * the phase costs one round trip instead of one per statement — and the key rows the batch holds
- * are held that much shorter (with 4 writers on shared keys, ingest is bounded by how long each
- * batch holds them). The first failure fails the phase (and the transaction). On PGlite (in
- * process, nothing to save) they run one after another.
- */
-async function runWrites(tx: Tx, writes: Write[]): Promise<void> {
-  if (!writes.length) return;
-  const pg = postgresJs(tx);
-  if (pg) await Promise.all(writes.map((w) => w(pg)));
-  else for (const w of writes) await w(null);
-}
-
-/** A statement built with drizzle (a query builder or `sql`), as a Write. */
-function drizzleWrite(tx: Tx, query: SQL | { toSQL(): { sql: string; params: unknown[] } } & PromiseLike<unknown>): Write {
-  return (pg) => {
-    if (!pg) return "toSQL" in query ? query : tx.execute(query as SQL);
-    const q = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query as SQL);
-    return pg.unsafe(q.sql, q.params as never).execute();
-  };
-}
 
 export interface OnConflict<T extends PgTable> {
   target: PgColumn[];
