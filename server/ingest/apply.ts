@@ -21,7 +21,9 @@ import {
   lockKeyStates,
   lockSessions,
   lockToolLevels,
+  type LockedKeys,
 } from "./load";
+import { postgresJs } from "./pipeline";
 import { writeBatch, writeSessionPhase, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
 
@@ -67,10 +69,22 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   // Model profiles are counters every session adds to (atomic increments, read unlocked).
   const profiles = await loadModelProfiles(tx, workspaceId, [...new Set([...plan.resultInfo.values()].map((i) => i.failureKey))]);
   const sessionPhase = applySessionPhase({ workspaceId, configs, sessions, profiles, storedCalls, plan }, fresh);
-  await writeSessionPhase(tx, scope, sessionPhase);
-
-  await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
-  const { contexts, created } = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys]);
+  // On PostgreSQL the session phase's writes are sent at once and the lock statements queue right
+  // behind them on the connection: no round trip between the two.
+  const sessionWritten = writeSessionPhase(tx, scope, sessionPhase);
+  sessionWritten.catch(() => {}); // awaited below; a failure is reported there
+  if (!postgresJs(tx)) await sessionWritten;
+  let locked: LockedKeys;
+  try {
+    await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
+    locked = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys]);
+  } catch (err) {
+    // A failed write is the cause: the lock statements behind it only saw an aborted transaction.
+    await sessionWritten;
+    throw err;
+  }
+  await sessionWritten;
+  const { contexts, created } = locked;
   // The engine creates what did not exist before this batch itself (placeholders are not history).
   for (const k of created) contexts.delete(k);
 

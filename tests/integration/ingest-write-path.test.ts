@@ -13,6 +13,8 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { agentSession, event, failure, keyState } from "@/db/schema";
+import { applyBatch } from "@/server/ingest/apply";
+import { normalizeEvents } from "@/server/ingest/schema";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
@@ -61,6 +63,34 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     const ok = await ingest([result(s2, "http_request", { url: "https://svc.example.com/a" }, { success: true, result: { ok: 1 } })]);
     expect(ok.status).toBe(200);
     expect(ok.body.result!.data.accepted).toBe(1);
+  });
+
+  it("a session-phase write that fails is the error the batch reports (not the lock statements queued behind it)", async () => {
+    // On PostgreSQL the lock statements are sent right behind the session phase's writes; when one
+    // of those fails, the locks fail too ("transaction is aborted"), and the cause must win.
+    await app.db.execute(sql`
+      create or replace function vigil_test_refuse_pattern() returns trigger language plpgsql as $$
+      begin
+        raise exception 'pattern refused by test trigger';
+      end $$`);
+    await app.db.execute(sql`create or replace trigger vigil_test_refuse_pattern before insert on pattern_detection for each row execute function vigil_test_refuse_pattern()`);
+    const s = uid("s");
+    try {
+      // The same failing call three times in a row: a pattern (SPEC 5) in the session phase.
+      const events = normalizeEvents(
+        Array.from({ length: 4 }, (_, i) => result(s, "http_request", { url: "https://svc.example.com/same" }, { success: false, error: "500 Internal Server Error", httpStatus: 500 }, { ts: Date.now() - 10_000 + i * 1000 })) as never,
+        Date.now(),
+      );
+      const attempt = app.db.transaction((tx) => applyBatch(tx, { workspaceId: ws.workspaceId, organizationId: ws.organizationId }, events));
+      const err = await attempt.then(() => null, (e: unknown) => e);
+      expect(err).not.toBeNull();
+      const text = (e: unknown): string => (e instanceof Error ? `${e.message} ${text(e.cause)}` : "");
+      expect(text(err)).toMatch(/pattern refused by test trigger/);
+    } finally {
+      await app.db.execute(sql`drop trigger vigil_test_refuse_pattern on pattern_detection`);
+    }
+    const left = await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
+    expect(left).toEqual([]);
   });
 
   it("a permission failure upgraded to repeated_auth by the key's history is stored so in the event log written before it", async () => {
