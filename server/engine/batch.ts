@@ -6,6 +6,10 @@
  * pauses) — and returns the records to write, the effects and the next states. Pure: no I/O, no
  * clock, no randomness (ids come from the caller). The shell loads, runs this, writes.
  *
+ * It runs as two phases, which the shell runs apart: `applySessionPhase` (every rule that reads
+ * sessions and no trust state) and `applyTrustPhase` (the trust states, over the rows the shell
+ * locked after writing the session phase). `applyBatch` is both at once.
+ *
  * `planBatch` is the part the shell needs before loading: which stored calls a result borrows its
  * key from, and which trust states the batch touches — with possibly-security results marking the
  * tool-level state they may create (the shell locks the whole tool for those).
