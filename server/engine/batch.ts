@@ -336,6 +336,12 @@ export interface BatchOutcome {
   keyDomains: Map<string, string | null>;
   keyPlugins: Map<string, string | null>;
   keyRules: Map<string, Rule>;
+  /**
+   * Per touched key: the sessions as they were at its last result. Its stored metrics (session
+   * decay) are taken there, as they would be had the batch been sent event by event: a session
+   * event after a key's last result does not rewrite that key's row.
+   */
+  keyTimelines: Map<string, SessionTimeline>;
   /** The call info of each tool.call of the batch, by event id. */
   keyInfoByEventId: Map<string, StoredCall>;
   /**
@@ -648,6 +654,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
   const keyPlugins = new Map<string, string | null>();
   // The rule each touched key was applied under (plugin rules need the event's pluginName).
   const keyRules = new Map<string, Rule>();
+  const keyTimelines = new Map<string, SessionTimeline>();
 
   for (const step of sessionPhase.steps) {
     if (step.kind === "session") {
@@ -685,6 +692,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     );
     contexts.set(key, applied.key);
     writes.touchedKeys.add(key);
+    keyTimelines.set(key, timeline);
     keyDomains.set(key, info.domain);
     keyPlugins.set(key, e.pluginName ?? null);
     keyRules.set(key, resolution.rule);
@@ -692,10 +700,12 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     if (applied.domain) {
       contexts.set(applied.domain.state.failureKey, applied.domain);
       writes.touchedKeys.add(applied.domain.state.failureKey);
+      keyTimelines.set(applied.domain.state.failureKey, timeline);
     }
     if (applied.tool) {
       contexts.set(toolKey, applied.tool);
       writes.touchedKeys.add(toolKey);
+      keyTimelines.set(toolKey, timeline);
     }
     const transitions: [string, TrustState | undefined, TrustState | undefined][] = [
       [key, before.key, applied.key.state.state],
@@ -744,6 +754,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     keyDomains,
     keyPlugins,
     keyRules,
+    keyTimelines,
     keyInfoByEventId: sessionPhase.keyInfoByEventId,
     severityUpgrades,
   };

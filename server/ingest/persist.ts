@@ -115,7 +115,7 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  */
 export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
   const { workspaceId } = scope;
-  const { records: writes, contexts, keyDomains, keyPlugins, keyRules, timeline } = outcome;
+  const { records: writes, contexts, keyDomains, keyPlugins, keyRules, keyTimelines, timeline } = outcome;
 
   const statements: Write[] = [...rowsWrite(tx, failure, writes.failures), ...rowsWrite(tx, stateTransition, writes.transitions)];
   if (outcome.severityUpgrades.length) {
@@ -127,15 +127,17 @@ export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceCo
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
-    // effectiveFailures must use the same timeline as the engine did: a timeline of the batch's
-    // sessions only would miss the ended sessions of older failures, so the column would depend
-    // on how the events were batched (session decay applied or not).
+    // effectiveFailures uses the timeline the engine had at the key's last result: a timeline of
+    // the batch's sessions only would miss the ended sessions of older failures, and the batch's
+    // final one would see session events after that result (a session ending again), which the
+    // same events sent one by one never write to this row — either way the column would depend on
+    // how the events were batched.
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
       const domain = st.level === "domain" ? k.slice(DOMAIN_PREFIX.length) : st.level === "key" ? keyDomains.get(k) ?? null : null;
       const rule = keyRules.get(k) ?? resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: st.toolName, domain }).rule;
-      const metrics = keyMetrics(ctx, rule, timeline);
+      const metrics = keyMetrics(ctx, rule, keyTimelines.get(k) ?? timeline);
       const levelStates =
         st.level === "key"
           ? [contexts.get(TOOL_PREFIX + st.toolName)?.state, domain ? contexts.get(DOMAIN_PREFIX + domain)?.state : undefined]

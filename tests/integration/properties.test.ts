@@ -401,4 +401,15 @@ describe.each(DATABASE_KINDS)("ingest properties on %s", (kind) => {
     const noRestart: Step[] = [{ kind: "start", s: "s1", agent: "b" }, { kind: "end", s: "s1" }, { kind: "start", s: "s2", agent: "b" }, { kind: "result", s: "s1", tool: 0, outcome: 3, withArgs: true }];
     await expectBatchingChangesNothing({ default_rule: { count_threshold: 2 } }, toEvents(noRestart, [60_000], Date.now() - 3 * 86400_000));
   });
+
+  it("a session ended before it started, failing, then ended again: the key's decay is the same whatever the batching (seed -1937891244)", async () => {
+    const steps: Step[] = [
+      { kind: "end", s: "s3" },
+      { kind: "start", s: "s3", agent: "a" },
+      { kind: "result", s: "s3", tool: 0, outcome: 3, withArgs: false },
+      { kind: "end", s: "s3" },
+      { kind: "call", s: "s1", tool: 0 },
+    ];
+    await expectBatchingChangesNothing({ default_rule: { count_threshold: 2 }, settings: { recovery_mode: "auto" } }, toEvents(steps, [1_000], Date.now() - 3 * 86400_000));
+  });
 });
