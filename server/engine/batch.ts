@@ -376,13 +376,7 @@ type TrustStep =
       severity: Severity | null;
     };
 
-/**
- * The session phase: every rule that reads sessions, never trust states — the clock clamp, the
- * event log, session counters and settings, behaviour (patterns, nudges and verdicts, pauses),
- * model profiles and suggestions, daily roll-ups. The shell runs and writes it before it locks
- * the trust-state rows, which every writer of a workspace shares, so they are held only for the
- * trust phase.
- */
+/** What the session phase hands the trust phase (and the shell writes before the trust-state locks). */
 export interface SessionPhaseOutcome {
   plan: BatchPlan;
   records: BatchRecords;
@@ -428,6 +422,13 @@ export function applyBatch(loaded: LoadedState, events: readonly AgentEvent[], n
   return { ...outcome, records: { ...outcome.records, events: rows } };
 }
 
+/**
+ * The session phase: every rule that reads sessions, never trust states — the clock clamp, the
+ * event log, session counters and settings, behaviour (patterns, nudges and verdicts, pauses),
+ * model profiles and suggestions, daily roll-ups. The shell runs and writes it before it locks
+ * the trust-state rows, which every writer of a workspace shares, so they are held only for the
+ * trust phase.
+ */
 export function applySessionPhase(loaded: SessionPhaseInput, events: readonly AgentEvent[]): SessionPhaseOutcome {
   const { workspaceId, configs } = loaded;
   const plan = loaded.plan ?? planBatch(events, configs, loaded.storedCalls);
