@@ -274,7 +274,7 @@ function write(store: Store, out: BatchOutcome) {
   for (const k of r.approvalsSuperseded) for (const a of store.approvals.values()) if (a.failureKey === k && a.status === "pending") a.status = "denied";
   for (const a of r.approvalsCreated) store.approvals.set(a.id, { failureKey: a.failureKey, status: a.status });
   store.patterns.push(...r.patterns);
-  // Verdicts on stored nudges first, then the batch's own nudges (as writeBatch does).
+  // Verdicts on stored nudges first, then the batch's own nudges (as writeSessionPhase does).
   for (const v of r.nudgeVerdicts)
     for (const row of store.nudges) if (row.sessionId === v.sessionId && row.patternType === v.patternType && row.ts.getTime() === v.sentAt && row.effective == null) row.effective = v.effective;
   store.nudges.push(...r.nudges.map((x) => ({ ...x })));

@@ -24,7 +24,7 @@ import {
   type LockedKeys,
 } from "./load";
 import { postgresJs } from "./pipeline";
-import { writeBatch, writeSessionPhase, writeSharedCounters } from "./persist";
+import { writeTrustPhase, writeSessionPhase, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
 
 export type { BatchScope } from "./scope";
@@ -112,8 +112,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline }, sessionPhase, randomUUID);
 
-  // Without deferSharedCounters, the shared counters are sent last in writeBatch's pipeline.
-  await writeBatch(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters });
+  // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
+  await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters });
   await enqueueNotifications(tx, workspaceId, outcome.effects);
   const counters = () => writeSharedCounters(tx, scope, outcome);
   return {

@@ -113,7 +113,7 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  * set-based, one statement per table, rows in key order; no reads (the configuration is the one
  * the engine ran with).
  */
-export async function writeBatch(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
+export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
   const { workspaceId } = scope;
   const { records: writes, contexts, keyDomains, keyPlugins, keyRules, keyTimelines, timeline } = outcome;
 
