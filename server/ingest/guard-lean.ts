@@ -91,6 +91,15 @@ const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) a
 const distinct = (values: Iterable<string | null>) => [...new Set(values)];
 
 /**
+ * The values a read probes for, one row each. The array goes through a sub-select so that the
+ * planner estimates its length alike whether it sees the parameter's value or not: it then keeps
+ * one generic plan for the prepared statement instead of planning it again on every execution
+ * (with the value visible, the one-row estimate of a single check always beat the generic
+ * plan's, and planning this statement cost ~0.8 ms, four times its execution).
+ */
+const probeList = (values: (string | null)[]) => sql`unnest((select ${textArray(values)}))`;
+
+/**
  * The inputs of many checks of one workspace in one statement: the sessions, the key/domain/tool
  * states of all their level keys, the global patterns of their tools, which event ids were seen,
  * which API keys are still active, and the configuration fingerprint (documents only when the
@@ -107,21 +116,21 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
       select
         cfg.fingerprint as config_fingerprint,
         case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text then ${configDocumentsSql(ws)} end as configs,
-        (select json_agg(l.j) from unnest(${textArray(distinct(requests.map((r) => r.sessionId)))}) as x(id)
+        (select json_agg(l.j) from ${probeList(distinct(requests.map((r) => r.sessionId)))} as x(id)
           cross join lateral (select json_build_object(
               'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
               'settings', s.settings, 'behaviour', s.behaviour, 'clock', s.clock, 'first_event_at', s.first_event_at,
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
             from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
-        (select json_agg(l.j) from unnest(${textArray(distinct(requests.flatMap((r) => r.levelKeys)))}) as x(k)
+        (select json_agg(l.j) from ${probeList(distinct(requests.flatMap((r) => r.levelKeys)))} as x(k)
           cross join lateral (select json_build_object('k', k.failure_key, 'd', k.data) as j
             from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
-        (select json_agg(x.t) from unnest(${textArray(distinct(requests.map((r) => r.toolName)))}) as x(t)
+        (select json_agg(x.t) from ${probeList(distinct(requests.map((r) => r.toolName)))} as x(t)
           cross join lateral (select 1 from global_tool_pattern g
             where g.organization_id = ${scope.organizationId} and g.tool_name = x.t and g.status = 'active' limit 1) l) as global_tools,
-        (select json_agg(x.id) from unnest(${textArray(distinct(requests.map((r) => r.eventId)))}) as x(id)
+        (select json_agg(x.id) from ${probeList(distinct(requests.map((r) => r.eventId)))} as x(id)
           cross join lateral (select 1 from event_id e where e.workspace_id = ${ws} and e.id = x.id limit 1) l) as duplicates,
-        (select json_agg(x.id) from unnest(${textArray(distinct(requests.map((r) => r.apiKeyId).filter((id) => id !== null)))}) as x(id)
+        (select json_agg(x.id) from ${probeList(distinct(requests.map((r) => r.apiKeyId).filter((id) => id !== null)))} as x(id)
           cross join lateral (select 1 from api_key a where a.workspace_id = ${ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
       from cfg`),
   );

@@ -13,6 +13,7 @@ import type { Database, Db } from "@/db/client";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
+import { preparingClient } from "@/db/prepared-client";
 
 /** A second app instance on the same PostgreSQL database whose client counts the statements it sends. */
 async function countingInstance(url: string) {
@@ -118,6 +119,30 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       }
       const [session] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
       expect(session.callCount).toBe(9);
+    });
+
+    it("the decision's read is planned once per connection, not on every check", async () => {
+      // As production opens PostgreSQL: statements prepared (db/client.ts), here on one connection,
+      // whose prepared statements and plan counters pg_prepared_statements shows.
+      const pg = postgres(app.database.url!, { max: 1, onnotice: () => {} });
+      const database: Database = { db: drizzle(preparingClient(pg), { schema }) as unknown as Db, kind: "postgres", pg, url: app.database.url, close: () => pg.end({ timeout: 5 }) };
+      try {
+        const instance = await TestApp.create(database);
+        const ws = await app.seedWorkspace();
+        for (let i = 0; i < 12; i++) {
+          const res = await instance.mutation("guard.check", call(uid("s"), "read_file", { path: `/src/f${i}.ts` }), { key: ws.key });
+          expect(res.body.result?.data.decision).toBe("allow");
+        }
+        const statements = await pg<{ statement: string; generic_plans: number; custom_plans: number }[]>`
+          select statement, generic_plans::int, custom_plans::int from pg_prepared_statements where statement ~ '^[[:space:]]*with cfg as'`;
+        expect(statements).toHaveLength(1);
+        // PostgreSQL tries five custom plans, then keeps the generic one if it is no dearer: a
+        // statement whose estimates depend on the parameters' values would be planned twelve times.
+        expect(statements[0].custom_plans).toBeLessThanOrEqual(5);
+        expect(statements[0].generic_plans).toBeGreaterThanOrEqual(7);
+      } finally {
+        await database.close();
+      }
     });
 
     it("checks that arrive together share their statements (group commit), with every call recorded", async () => {
