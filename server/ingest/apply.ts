@@ -38,6 +38,8 @@ export interface BatchResult {
   sessions: Map<string, BatchSession>;
   configs: BatchConfigs;
   keyInfoByEventId: Map<string, StoredCall>;
+  /** The applied (clamped) time of each event this batch recorded; duplicates are not in it. */
+  recordedAt: Map<string, Date>;
   /**
    * With `deferSharedCounters`: writes the model profiles and daily roll-ups. The caller MUST run it,
    * as the last statement of its transaction (see writeSharedCounters).
@@ -62,7 +64,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const claimed = await claimEventIds(tx, workspaceId, events);
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
-  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), writeSharedCounters: nothingToWrite };
+  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), writeSharedCounters: nothingToWrite };
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
@@ -123,6 +125,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     sessions: outcome.sessions,
     configs,
     keyInfoByEventId: outcome.keyInfoByEventId,
+    recordedAt: new Map(sessionPhase.records.events.map((r) => [r.id, r.ts])),
     writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
   };
 }

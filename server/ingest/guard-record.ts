@@ -17,10 +17,11 @@ export function guardRecord(v: { decision: string; reason: string | null; failur
 
 /**
  * The full path records the call inside applyBatch before it decides: merge the answer into that
- * event afterwards, in the same transaction (event_ws_call_idx finds it by session and call id).
+ * event afterwards, in the same transaction. The event's applied time names its partition: without
+ * it the statement would be planned over every daily partition (~1 ms) and probe each one's index.
  */
-export async function recordGuardDecision(tx: Tx, workspaceId: string, ev: { id: string; sessionId: string; callId: string }, record: GuardRecord): Promise<void> {
+export async function recordGuardDecision(tx: Tx, workspaceId: string, ev: { id: string; recordedAt: Date }, record: GuardRecord): Promise<void> {
   await tx.execute(sql`
     update event set payload = payload || jsonb_build_object('guard', ${JSON.stringify(record)}::jsonb)
-    where workspace_id = ${workspaceId} and session_id = ${ev.sessionId} and call_id = ${ev.callId} and id = ${ev.id} and type = 'tool.call'`);
+    where workspace_id = ${workspaceId} and id = ${ev.id} and ts = ${ev.recordedAt.toISOString()}::timestamptz and type = 'tool.call'`);
 }
