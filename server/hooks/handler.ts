@@ -6,7 +6,8 @@
  * CLIs fail open on errors anyway, and a 5xx would only hide that Vigil did not understand.
  */
 import type { Runtime } from "@/server/runtime";
-import { authenticateApiKey } from "@/server/services/api-keys";
+import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey } from "@/server/services/api-keys";
+import { ApiKeyRevokedError } from "@/server/ingest/guard-lean";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";
@@ -47,6 +48,8 @@ function publicOrigin(req: Request): string {
   return `${proto}://${host}`;
 }
 
+const REVOKED_MESSAGE = "Invalid or revoked API key";
+
 export function handleHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
   // The CLIs fail open on errors: an overloaded instance says so at once rather than timing out.
   return withCapacity(
@@ -60,8 +63,21 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): P
   const db = runtime.database.db;
   const token = bearerToken(req);
   if (!token) return json(401, { error: "Missing API key: send Authorization: Bearer <key>" });
-  const key = await authenticateApiKey(db, token);
-  if (!key) return json(401, { error: "Invalid or revoked API key" });
+  // From memory when possible: the key is then checked again before anything is written or shown
+  // (see HookRequestContext.cachedKey), in guard.check's own read on the common path.
+  const found = await authenticateApiKeyCached(db, token);
+  if (!found) return json(401, { error: REVOKED_MESSAGE });
+  const { key } = found;
+  let stillActive: Promise<void> | undefined;
+  const cachedKey = found.cached
+    ? {
+        apiKeyId: key.keyId,
+        ensureActive: () =>
+          (stillActive ??= authenticateApiKey(db, token).then((fresh) => {
+            if (fresh?.keyId !== key.keyId) throw new ApiKeyRevokedError();
+          })),
+      }
+    : undefined;
   const limited = await consumeRateLimit(key.keyId);
   if (limited) {
     return json(429, { error: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` }, { "retry-after": String(limited.retryAfterSeconds) });
@@ -88,12 +104,17 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): P
       sessionUrl: (sessionId) => `${origin}/w/${key.workspaceSlug}/sessions/${encodeURIComponent(sessionId)}`,
       // A CLI that gives up (its hook time-out) stops the wait for a person.
       signal: req.signal,
+      cachedKey,
     };
     const adapter = ADAPTERS[cli];
     const verdict = await runPlan(db, ctx, adapter.plan(payload, ctx), receivedAt);
     const answer = adapter.answer(typeof payload.hook_event_name === "string" ? payload.hook_event_name : "", verdict);
     return answer ? json(200, answer) : empty();
   } catch (err) {
+    if (err instanceof ApiKeyRevokedError) {
+      forgetCachedApiKey(db, key.keyId);
+      return json(401, { error: REVOKED_MESSAGE });
+    }
     console.error(`[vigil] ${cli} hook could not be applied:`, err);
     return empty();
   }

@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { and, desc, eq } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { perDatabase, type Db } from "@/db/client";
 import { agentSession, event } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { guardCheck, withRetry } from "@/server/ingest";
@@ -32,6 +32,12 @@ export interface HookRequestContext {
   sessionUrl: (sessionId: string) => string;
   /** Aborted when the CLI disconnects: a wait for a person ends with it. */
   signal?: AbortSignal;
+  /**
+   * Set when the request's API key came from the in-memory cache (authenticateApiKeyCached): it
+   * must be checked before anything is written or shown. guard.check re-checks it in its own read
+   * (`apiKeyId`); every other step calls `ensureActive` first, which throws ApiKeyRevokedError.
+   */
+  cachedKey?: { apiKeyId: string; ensureActive: () => Promise<void> };
 }
 
 /** A tool call to decide on (PreToolUse, PermissionRequest, BeforeTool). */
@@ -202,6 +208,7 @@ function contextOf(effects: Effect[]): string[] {
 async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, receivedAt: number): Promise<HookVerdict> {
   // The adapters build well-formed events; validating them anyway keeps bad data out of the store.
   const events = normalizeEvents(eventSchema.array().parse(plan.events), receivedAt);
+  await ctx.cachedKey?.ensureActive();
   const result = await withRetry(() =>
     db.transaction(async (tx) => {
       const batch = await applyBatch(tx, ctx.scope, events);
@@ -210,6 +217,7 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
     }),
   );
   noteEventsWritten(db, result.accepted);
+  for (const e of events) if (e.type === "session.start") rememberStart(db, ctx.scope.workspaceId, e.id);
   return {
     ...EMPTY_VERDICT,
     context: contextOf(result.effects),
@@ -239,9 +247,39 @@ async function findOpenCall(db: Db, workspaceId: string, sessionId: string, tool
   return answered.length ? null : { id: call.id, callId: call.callId };
 }
 
+/**
+ * Session starts this instance has recorded, per database: every PreToolUse carries its session's
+ * start (a fixed id), and once recorded a repeat is a duplicate that changes nothing and answers
+ * nothing — yet it cost a transaction of its own (~5 round trips) before every guarded tool call.
+ * Entries expire, so a start is still re-sent now and then (a database restored or purged since).
+ */
+const recordedStarts = new WeakMap<object, Map<string, number>>();
+const START_MEMORY_MS = 10 * 60_000;
+const START_MEMORY_SIZE = 50_000;
+const startKey = (workspaceId: string, eventId: string) => `${workspaceId}\u0000${eventId}`;
+
+function rememberStart(db: Db, workspaceId: string, eventId: string, now = Date.now()): void {
+  const seen = perDatabase(recordedStarts, db, () => new Map<string, number>());
+  if (seen.size >= START_MEMORY_SIZE) seen.clear();
+  seen.set(startKey(workspaceId, eventId), now + START_MEMORY_MS);
+}
+
+/** Whether this instance recorded the session start lately (so sending it again would change nothing). */
+export function startRecorded(db: Db, workspaceId: string, eventId: string, now = Date.now()): boolean {
+  const seen = perDatabase(recordedStarts, db, () => new Map<string, number>());
+  const key = startKey(workspaceId, eventId);
+  const until = seen.get(key);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  seen.delete(key);
+  return false;
+}
+
 async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receivedAt: number): Promise<HookVerdict> {
   // The session's start (agent name) first: guard.check records only the call.
-  const start = await runRecord(db, ctx, { kind: "record", sessionId: plan.sessionId, events: [plan.start] }, receivedAt);
+  const start = startRecorded(db, ctx.scope.workspaceId, plan.start.id!)
+    ? EMPTY_VERDICT
+    : await runRecord(db, ctx, { kind: "record", sessionId: plan.sessionId, events: [plan.start] }, receivedAt);
   let { eventId, callId } = plan;
   if (plan.matchRecordedCall) {
     const open = await findOpenCall(db, ctx.scope.workspaceId, plan.sessionId, plan.toolName);
@@ -260,7 +298,7 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
       waitForApprovalSeconds: plan.waitSeconds,
     }),
     receivedAt,
-    { signal: ctx.signal },
+    { signal: ctx.signal, apiKeyId: ctx.cachedKey?.apiKeyId ?? null },
   );
   const approvalId = out.approvalId ?? null;
   return {
@@ -273,6 +311,7 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
 }
 
 async function runPauseCheck(db: Db, ctx: HookRequestContext, plan: PauseCheckPlan): Promise<HookVerdict> {
+  await ctx.cachedKey?.ensureActive();
   const [row] = await db
     .select({ paused: agentSession.paused, pauseReason: agentSession.pauseReason })
     .from(agentSession)

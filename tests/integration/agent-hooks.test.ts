@@ -11,7 +11,7 @@ import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
-import { agentSession, event, failure } from "@/db/schema";
+import { agentSession, apiKey, event, failure } from "@/db/schema";
 import { handleHookRequest } from "@/server/hooks/handler";
 import type { CliName } from "@/server/hooks/shared";
 
@@ -97,6 +97,28 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     expect((await hook("claude-code", null, { raw: big })).status).toBe(413);
     // Nothing of the refused requests was recorded.
     expect(await eventsOf(capture("PreToolUse.Bash").session_id)).toHaveLength(0);
+  });
+
+  it("a key revoked behind the app's back is refused on the very next hook of every kind, also once it was cached", async () => {
+    const kinds: [string, (sid: string) => Body][] = [
+      ["PreToolUse", (sid) => variant("PreToolUse.Bash", { session_id: sid, tool_use_id: "toolu_revoke_3" })],
+      ["PreToolUse of a new session", (sid) => variant("PreToolUse.Bash", { session_id: `${sid}-new`, tool_use_id: "toolu_revoke_4" })],
+      ["PostToolUse", (sid) => variant("PostToolUse.Bash", { session_id: sid, tool_use_id: "toolu_revoke_2" })],
+      ["PostToolBatch", (sid) => variant("PostToolBatch", { session_id: sid })],
+    ];
+    for (const [name, body] of kinds) {
+      // A workspace (and key) per kind: the first refusal also drops the key from the cache.
+      const own = await app.seedWorkspace();
+      const sid = `s-revoked-${kind}`;
+      // Two calls: the key is cached and the session start recorded, so the next PreToolUse writes
+      // nothing before guard.check's own read.
+      for (const n of [1, 2]) expect((await hook("claude-code", variant("PreToolUse.Bash", { session_id: sid, tool_use_id: `toolu_revoke_${n}` }), { key: own.key })).status).toBe(200);
+      await app.db.update(apiKey).set({ revokedAt: new Date() }).where(eq(apiKey.workspaceId, own.workspaceId));
+      const before = (await app.db.select().from(event).where(eq(event.workspaceId, own.workspaceId))).length;
+      expect((await hook("claude-code", body(sid), { key: own.key })).status, name).toBe(401);
+      // Refused means nothing recorded.
+      expect(await app.db.select().from(event).where(eq(event.workspaceId, own.workspaceId)), name).toHaveLength(before);
+    }
   });
 
   it("answers malformed and unknown payloads with an empty 200, recording what it can", async () => {

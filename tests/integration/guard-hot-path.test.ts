@@ -14,6 +14,7 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
+import { handleHookRequest } from "@/server/hooks/handler";
 
 /** A second app instance on the same PostgreSQL database whose client counts the statements it sends. */
 async function countingInstance(url: string) {
@@ -119,6 +120,33 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       }
       const [session] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
       expect(session.callCount).toBe(9);
+    });
+
+    it("a coding agent's PreToolUse hook of a known session takes guard.check's 2 round trips", async () => {
+      const ws = await app.seedWorkspace();
+      const session = uid("cc");
+      const preToolUse = (n: number) =>
+        handleHookRequest(
+          new Request("http://vigil.test/api/hooks/claude-code", {
+            method: "POST",
+            headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" },
+            body: JSON.stringify({ session_id: session, hook_event_name: "PreToolUse", tool_name: "Read", tool_input: { file_path: `/src/f${n}.ts` }, tool_use_id: `toolu_${n}` }),
+          }),
+          other.app.runtime,
+          "claude-code",
+        );
+      // The first records the session's start (agent name) and caches the key.
+      expect((await preToolUse(0)).status).toBe(200);
+      for (let n = 1; n <= 3; n++) {
+        const before = other.counter.statements;
+        expect((await preToolUse(n)).status).toBe(200);
+        const sent = other.counter.texts.slice(before);
+        expect(sent.length, sent.join("\n---\n")).toBeLessThanOrEqual(2);
+      }
+      const rows = await app.db.select({ type: event.type }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, session)));
+      expect(rows.map((r) => r.type).sort()).toEqual(["session.start", "tool.call", "tool.call", "tool.call", "tool.call"]);
+      const [stored] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, session)));
+      expect(stored).toMatchObject({ agent: "claude-code", callCount: 4 });
     });
 
     it("the decision's read is planned once per connection, not on every check", async () => {
