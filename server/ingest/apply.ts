@@ -56,12 +56,23 @@ const nothingToWrite = async () => {};
 
 export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;
-  const configs = await loadConfigs(tx, workspaceId);
-  const sessions = await lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
-
+  // On PostgreSQL the session locks, the event-id claims and the configuration read go out together
+  // (one round trip): the two locking statements are queued on the connection at once, in this
+  // order (the lock order), and the read behind them. They are awaited in the order sent, so the
+  // first failure is the one reported, not the aborted-transaction errors of those behind it.
+  const pipelined = postgresJs(tx) !== null;
+  const sessionsLocked = lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
+  if (!pipelined) await sessionsLocked;
   // Duplicates: ids claimed by earlier batches (a concurrent claim of the same id waits for the
   // other transaction) and repeats within this one. Claiming is the idempotency record itself.
-  const claimed = await claimEventIds(tx, workspaceId, events);
+  const claimsMade = claimEventIds(tx, workspaceId, events);
+  if (!pipelined) await claimsMade;
+  const configsLoaded = loadConfigs(tx, workspaceId);
+  claimsMade.catch(() => {});
+  configsLoaded.catch(() => {});
+  const sessions = await sessionsLocked;
+  const claimed = await claimsMade;
+  const configs = await configsLoaded;
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
   if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), writeSharedCounters: nothingToWrite };

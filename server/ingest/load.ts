@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
-import { readAfter } from "./pipeline";
+import { dialect, postgresJs, readAfter } from "./pipeline";
 import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
@@ -94,13 +94,17 @@ export async function claimEventIds(tx: Tx, workspaceId: string, events: { id: s
   for (const e of events) if (!first.has(e.id)) first.set(e.id, e.ts);
   const rows = [...first].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, ts]) => ({ workspaceId, id, ts: new Date(ts) }));
   // Two array parameters and unnest: no per-row query building for 1000-event batches.
-  const result = await tx.execute(sql`
+  const claim = sql`
     insert into ${eventId} (workspace_id, id, ts)
     select ${workspaceId}, u.id, u.ts::timestamptz
     from unnest(${textArray(rows.map((r) => r.id))}, ${textArray(rows.map((r) => r.ts.toISOString()))}) as u(id, ts)
     order by u.id
     on conflict do nothing
-    returning id`);
+    returning id`;
+  // On PostgreSQL the statement is queued on the connection now, in call order (see applyBatch).
+  const pg = postgresJs(tx);
+  const q = pg ? dialect.sqlToQuery(claim) : null;
+  const result = pg && q ? await pg.unsafe(q.sql, q.params as never).execute() : await tx.execute(claim);
   const inserted = (Array.isArray(result) ? result : (result as { rows?: unknown[] }).rows ?? []) as { id: string }[];
   return new Set(inserted.map((r) => r.id));
 }

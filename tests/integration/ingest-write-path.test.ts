@@ -93,6 +93,31 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(left).toEqual([]);
   });
 
+  it("a failing session lock is the error the batch reports (not the event-id claims queued behind it), and nothing is claimed", async () => {
+    // On PostgreSQL the configuration read, the session locks and the event-id claims go out
+    // together; the claims behind a failed lock only see an aborted transaction.
+    await app.db.execute(sql`
+      create or replace function vigil_test_refuse_session() returns trigger language plpgsql as $$
+      begin
+        if new.session_id like 'refused-%' then raise exception 'session refused by test trigger'; end if;
+        return new;
+      end $$`);
+    await app.db.execute(sql`create or replace trigger vigil_test_refuse_session before insert on agent_session for each row execute function vigil_test_refuse_session()`);
+    const s = uid("refused");
+    const events = normalizeEvents([result(s, "http_request", { url: "https://svc.example.com/a" }, { success: true, result: { ok: 1 } })] as never, Date.now());
+    try {
+      const attempt = app.db.transaction((tx) => applyBatch(tx, { workspaceId: ws.workspaceId, organizationId: ws.organizationId }, events));
+      const err = await attempt.then(() => null, (e: unknown) => e);
+      const text = (e: unknown): string => (e instanceof Error ? `${e.message} ${text(e.cause)}` : "");
+      expect(text(err)).toMatch(/session refused by test trigger/);
+    } finally {
+      await app.db.execute(sql`drop trigger vigil_test_refuse_session on agent_session`);
+    }
+    // The same events again go through: their ids were not claimed by the failed attempt.
+    const again = await app.db.transaction((tx) => applyBatch(tx, { workspaceId: ws.workspaceId, organizationId: ws.organizationId }, events));
+    expect(again.accepted).toBe(1);
+  });
+
   it("a permission failure upgraded to repeated_auth by the key's history is stored so in the event log written before it", async () => {
     // The event rows are written before the trust states are locked, with the severity known
     // then; the third permission failure within ten minutes (SPEC 3) is upgraded after.
