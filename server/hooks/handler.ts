@@ -7,7 +7,7 @@
  */
 import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey } from "@/server/services/api-keys";
-import { ApiKeyRevokedError } from "@/server/ingest/guard-lean";
+import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";

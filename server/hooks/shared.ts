@@ -34,8 +34,9 @@ export interface HookRequestContext {
   signal?: AbortSignal;
   /**
    * Set when the request's API key came from the in-memory cache (authenticateApiKeyCached): it
-   * must be checked before anything is written or shown. guard.check re-checks it in its own read
-   * (`apiKeyId`); every other step calls `ensureActive` first, which throws ApiKeyRevokedError.
+   * must be checked before anything is written or shown: guard.check re-checks it in its own read
+   * (`apiKeyId`), a recorded batch in its first round trip (`recheckApiKeyId`); a step without
+   * either calls `ensureActive` first. Each throws ApiKeyRevokedError.
    */
   cachedKey?: { apiKeyId: string; ensureActive: () => Promise<void> };
 }
@@ -208,10 +209,9 @@ function contextOf(effects: Effect[]): string[] {
 async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, receivedAt: number): Promise<HookVerdict> {
   // The adapters build well-formed events; validating them anyway keeps bad data out of the store.
   const events = normalizeEvents(eventSchema.array().parse(plan.events), receivedAt);
-  await ctx.cachedKey?.ensureActive();
   const result = await withRetry(() =>
     db.transaction(async (tx) => {
-      const batch = await applyBatch(tx, ctx.scope, events);
+      const batch = await applyBatch(tx, ctx.scope, events, { recheckApiKeyId: ctx.cachedKey?.apiKeyId });
       const session = batch.sessions.get(plan.sessionId);
       return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null, accepted: batch.accepted };
     }),

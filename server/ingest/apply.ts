@@ -13,6 +13,7 @@ import { buildSessionTimeline } from "@/server/engine/decay";
 import type { AgentEvent, Effect, SessionTimeline } from "@/server/engine/types";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import {
+  apiKeyStillActive,
   claimEventIds,
   loadConfigs,
   loadModelProfiles,
@@ -24,6 +25,7 @@ import {
   type LockedKeys,
 } from "./load";
 import { postgresJs } from "./pipeline";
+import { ApiKeyRevokedError } from "./api-key-revoked";
 import { writeTrustPhase, writeSessionPhase, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
 
@@ -50,6 +52,11 @@ export interface BatchResult {
 export interface ApplyOptions {
   /** Leave the shared counters to the caller, who has more statements to run in the transaction. */
   deferSharedCounters?: boolean;
+  /**
+   * The request's API key came from the in-memory cache: re-check it in the batch's first round
+   * trip and throw ApiKeyRevokedError (nothing is written) when it was revoked meanwhile.
+   */
+  recheckApiKeyId?: string | null;
 }
 
 const nothingToWrite = async () => {};
@@ -68,11 +75,14 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const claimsMade = claimEventIds(tx, workspaceId, events);
   if (!pipelined) await claimsMade;
   const configsLoaded = loadConfigs(tx, workspaceId);
+  const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : true;
   claimsMade.catch(() => {});
   configsLoaded.catch(() => {});
+  if (keyActive !== true) keyActive.catch(() => {});
   const sessions = await sessionsLocked;
   const claimed = await claimsMade;
   const configs = await configsLoaded;
+  if (!(await keyActive)) throw new ApiKeyRevokedError();
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
   if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), writeSharedCounters: nothingToWrite };

@@ -34,13 +34,9 @@ import { guardRecord } from "./guard-record";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
-/** The API key of the request was revoked (seen in the same round trip as the decision inputs). */
-export class ApiKeyRevokedError extends Error {
-  constructor() {
-    super("Invalid or revoked API key");
-    this.name = "ApiKeyRevokedError";
-  }
-}
+import { ApiKeyRevokedError } from "./api-key-revoked";
+
+export { ApiKeyRevokedError };
 
 interface SessionRead {
   model: string | null;

@@ -35,11 +35,17 @@ export interface IngestOutput {
   effects: Effect[];
 }
 
-export async function ingestEvents(db: Db, scope: BatchScope, events: EventInput[], receivedAt = Date.now()): Promise<IngestOutput> {
+export async function ingestEvents(
+  db: Db,
+  scope: BatchScope,
+  events: EventInput[],
+  receivedAt = Date.now(),
+  options: { /** A key from the in-memory cache, re-checked in the batch's first round trip (ApiKeyRevokedError). */ recheckApiKeyId?: string | null } = {},
+): Promise<IngestOutput> {
   const normalized = normalizeEvents(events, receivedAt);
   const out = await withRetry(() =>
     db.transaction(async (tx) => {
-      const r = await applyBatch(tx, scope, normalized);
+      const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId });
       return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
     }),
   );

@@ -4,7 +4,7 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
 import { dialect, postgresJs, readAfter } from "./pipeline";
-import { agentSession, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
+import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
 import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
@@ -109,6 +109,18 @@ export async function claimEventIds(tx: Tx, workspaceId: string, events: { id: s
   return new Set(inserted.map((r) => r.id));
 }
 
+
+/**
+ * Whether an API key taken from the in-memory cache is still active (not revoked, not deleted):
+ * checked inside the batch's transaction, so a batch sent with a revoked key commits nothing.
+ */
+export async function apiKeyStillActive(tx: Tx, workspaceId: string, keyId: string): Promise<boolean> {
+  const rows = await tx
+    .select({ id: apiKey.id })
+    .from(apiKey)
+    .where(and(eq(apiKey.workspaceId, workspaceId), eq(apiKey.id, keyId), sql`${apiKey.revokedAt} is null`));
+  return rows.length > 0;
+}
 
 export { callRef, type StoredCall };
 

@@ -14,7 +14,7 @@ import type { Role } from "@/db/schema";
 import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
-import { ApiKeyRevokedError } from "@/server/ingest/guard-lean";
+import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import type { Actor } from "@/server/services/audit";
 import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";

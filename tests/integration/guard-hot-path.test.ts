@@ -71,6 +71,18 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     expect((await app.mutation("guard.check", call(s, "read_file", { path: "/d" }), { key: ws.key })).status).toBe(401);
   });
 
+  it("a revoked key is refused on the very next ingest.events, also when it was cached, and the batch writes nothing", async () => {
+    const ws = await app.seedWorkspace();
+    const s = uid("s");
+    for (const path of ["/a", "/b"]) expect((await app.mutation("ingest.events", { events: [result(s, "read_file", { path }, { success: true })] }, { key: ws.key })).status).toBe(200);
+    await app.db.update(apiKey).set({ revokedAt: new Date() }).where(eq(apiKey.workspaceId, ws.workspaceId));
+    const refused = await app.mutation("ingest.events", { events: [result(s, "read_file", { path: "/c" }, { success: true })] }, { key: ws.key });
+    expect(refused.status).toBe(401);
+    expect(refused.body.error?.message).toBe("Invalid or revoked API key");
+    expect(await app.db.select().from(event).where(eq(event.workspaceId, ws.workspaceId))).toHaveLength(2);
+    expect((await app.mutation("ingest.events", { events: [result(s, "read_file", { path: "/d" }, { success: true })] }, { key: ws.key })).status).toBe(401);
+  });
+
   it("checks of many sessions arriving together are each recorded exactly once, a racing retry of one of them included", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     // 61 requests: within the default capacity of one instance (64 at once), so none is refused.

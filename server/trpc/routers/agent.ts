@@ -19,8 +19,8 @@ import { getSessionView, resumeSession, setSessionSettings } from "@/server/serv
 const sessionId = z.string().min(1).max(128);
 
 export const ingestRouter = router({
-  events: apiKeyProcedure.input(syncInput(ingestInputSchema)).mutation(({ ctx, input }) =>
-    ingestEvents(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input.events),
+  events: cachedApiKeyProcedure.input(syncInput(ingestInputSchema)).mutation(({ ctx, input }) =>
+    ingestEvents(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input.events, Date.now(), { recheckApiKeyId: ctx.recheckApiKeyId }),
   ),
 });
 
