@@ -75,10 +75,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const claimsMade = claimEventIds(tx, workspaceId, events);
   if (!pipelined) await claimsMade;
   const configsLoaded = loadConfigs(tx, workspaceId);
-  const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : true;
-  claimsMade.catch(() => {});
-  configsLoaded.catch(() => {});
-  if (keyActive !== true) keyActive.catch(() => {});
+  const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : Promise.resolve(true);
+  for (const behind of [claimsMade, configsLoaded, keyActive]) behind.catch(() => {}); // awaited below
   const sessions = await sessionsLocked;
   const claimed = await claimsMade;
   const configs = await configsLoaded;

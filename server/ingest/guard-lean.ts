@@ -31,12 +31,9 @@ import { Coalescer, coalescerFor } from "./coalescer";
 import { textArray } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
-
-type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
-
 import { ApiKeyRevokedError } from "./api-key-revoked";
 
-export { ApiKeyRevokedError };
+type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
 interface SessionRead {
   model: string | null;
