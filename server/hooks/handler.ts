@@ -64,7 +64,7 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): P
   const token = bearerToken(req);
   if (!token) return json(401, { error: "Missing API key: send Authorization: Bearer <key>" });
   // From memory when possible: the key is then checked again before anything is written or shown
-  // (see HookRequestContext.cachedKey), in guard.check's own read on the common path.
+  // (see HookRequestContext.cachedKey) — in guard.check's read or a batch's first round trip.
   const found = await authenticateApiKeyCached(db, token);
   if (!found) return json(401, { error: REVOKED_MESSAGE });
   const { key } = found;

@@ -265,7 +265,7 @@ function rememberStart(db: Db, workspaceId: string, eventId: string, now = Date.
 }
 
 /** Whether this instance recorded the session start lately (so sending it again would change nothing). */
-export function startRecorded(db: Db, workspaceId: string, eventId: string, now = Date.now()): boolean {
+function startRecorded(db: Db, workspaceId: string, eventId: string, now = Date.now()): boolean {
   const seen = perDatabase(recordedStarts, db, () => new Map<string, number>());
   const key = startKey(workspaceId, eventId);
   const until = seen.get(key);
