@@ -3,7 +3,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Tx } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
-import { dialect, postgresJs, readAfter } from "./pipeline";
+import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { newKeyContext } from "@/server/engine/trust";
@@ -102,9 +102,7 @@ export async function claimEventIds(tx: Tx, workspaceId: string, events: { id: s
     on conflict do nothing
     returning id`;
   // On PostgreSQL the statement is queued on the connection now, in call order (see applyBatch).
-  const pg = postgresJs(tx);
-  const q = pg ? dialect.sqlToQuery(claim) : null;
-  const result = pg && q ? await pg.unsafe(q.sql, q.params as never).execute() : await tx.execute(claim);
+  const result = await drizzleWrite(tx, claim)(postgresJs(tx));
   const inserted = (Array.isArray(result) ? result : (result as { rows?: unknown[] }).rows ?? []) as { id: string }[];
   return new Set(inserted.map((r) => r.id));
 }
