@@ -11,6 +11,7 @@ import { agentSession, event } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { guardCheck, withRetry } from "@/server/ingest";
 import { applyBatch, type BatchScope } from "@/server/ingest/apply";
+import { transactionCommittedBehind } from "@/server/ingest/pipeline";
 import { MAX_ARGS_BYTES, eventSchema, guardInputSchema, normalizeEvents, type EventInput } from "@/server/ingest/schema";
 
 export type CliName = "claude-code" | "codex" | "gemini";
@@ -210,7 +211,7 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
   // The adapters build well-formed events; validating them anyway keeps bad data out of the store.
   const events = normalizeEvents(eventSchema.array().parse(plan.events), receivedAt);
   const result = await withRetry(() =>
-    db.transaction(async (tx) => {
+    transactionCommittedBehind(db, async (tx) => {
       const batch = await applyBatch(tx, ctx.scope, events, { recheckApiKeyId: ctx.cachedKey?.apiKeyId });
       const session = batch.sessions.get(plan.sessionId);
       return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null, accepted: batch.accepted };

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { Tx } from "@/db/client";
 import { applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { buildSessionTimeline } from "@/server/engine/decay";
-import type { AgentEvent, Effect, SessionTimeline } from "@/server/engine/types";
+import type { AgentEvent, Effect } from "@/server/engine/types";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import {
   apiKeyStillActive,
@@ -18,11 +18,12 @@ import {
   loadConfigs,
   loadModelProfiles,
   loadStoredCalls,
-  loadTimelineSessions,
   lockKeyStates,
   lockSessions,
   lockToolLevels,
+  type EndedSessions,
   type LockedKeys,
+  type SessionRow,
 } from "./load";
 import { postgresJs } from "./pipeline";
 import { ApiKeyRevokedError } from "./api-key-revoked";
@@ -98,7 +99,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   let locked: LockedKeys;
   try {
     await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
-    locked = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys]);
+    locked = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys], endedSessions(sessions));
   } catch (err) {
     // A failed write is the cause: the lock statements behind it only saw an aborted transaction.
     await sessionWritten;
@@ -108,28 +109,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const { contexts, created } = locked;
   // The engine creates what did not exist before this batch itself (placeholders are not history).
   for (const k of created) contexts.delete(k);
-
   // Session decay needs the sessions of the failures in history and later starts of their agents.
-  let timeline: SessionTimeline = buildSessionTimeline([]);
-  const failureSessions: string[] = [];
-  const agents = new Set<string>();
-  let since = Number.POSITIVE_INFINITY;
-  for (const c of contexts.values()) {
-    for (const f of c.failures) {
-      failureSessions.push(f.sessionId);
-      agents.add(f.agent);
-      since = Math.min(since, f.ts);
-    }
-  }
-  // A batch session that already ended may still send results: they are decayed by the later
-  // starts of its agent, which must be loaded whether or not they came in this batch.
-  for (const s of sessions.values()) {
-    if (s.endedAt === null) continue;
-    agents.add(s.agent);
-    since = Math.min(since, s.endedAt);
-  }
-  if (failureSessions.length || agents.size)
-    timeline = buildSessionTimeline(await loadTimelineSessions(tx, workspaceId, failureSessions, [...agents], Number.isFinite(since) ? since : 0));
+  const timeline = buildSessionTimeline(locked.timeline);
 
   const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline }, sessionPhase, randomUUID);
 
@@ -147,4 +128,19 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     recordedAt: new Map(sessionPhase.records.events.map((r) => [r.id, r.ts])),
     writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
   };
+}
+
+/**
+ * A batch session that already ended may still send results: they are decayed by the later starts
+ * of its agent, which must be loaded whether or not they came in this batch.
+ */
+function endedSessions(sessions: Map<string, SessionRow>): EndedSessions {
+  const agents = new Set<string>();
+  let since: number | null = null;
+  for (const s of sessions.values()) {
+    if (s.endedAt === null) continue;
+    agents.add(s.agent);
+    since = since === null ? s.endedAt : Math.min(since, s.endedAt);
+  }
+  return { agents: [...agents], since };
 }

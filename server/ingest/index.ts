@@ -10,6 +10,7 @@ import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { applyBatch, type BatchScope } from "./apply";
+import { transactionCommittedBehind } from "./pipeline";
 import { guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
 import { guardRecord, recordGuardDecision } from "./guard-record";
@@ -44,7 +45,7 @@ export async function ingestEvents(
 ): Promise<IngestOutput> {
   const normalized = normalizeEvents(events, receivedAt);
   const out = await withRetry(() =>
-    db.transaction(async (tx) => {
+    transactionCommittedBehind(db, async (tx) => {
       const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId });
       return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
     }),
@@ -94,7 +95,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
   const lean = await withRetry(() => leanGuardCheck(db, scope, ev, apiKeyId));
   if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
   return withRetry(() =>
-    db.transaction(async (tx) => {
+    transactionCommittedBehind(db, async (tx) => {
       const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true });
       const session = batch.sessions.get(ev.sessionId)!;
       const keys = guardLevelKeys(ev, batch.configs);

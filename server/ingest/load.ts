@@ -149,6 +149,8 @@ export interface LockedKeys {
   contexts: Map<string, KeyContext>;
   /** Keys that had no row before this batch (placeholders are inserted for them). */
   created: Set<string>;
+  /** The sessions session decay needs for these keys (timelineOfKeys). */
+  timeline: SessionInfo[];
 }
 
 /** Tools whose `tool_lock` row this process has seen (rows are never deleted): skips the insert. */
@@ -222,6 +224,7 @@ export async function lockKeyStates(
   workspaceId: string,
   create: { failureKey: string; toolName: string; domain: string | null }[],
   existingOnly: string[],
+  ended: EndedSessions,
 ): Promise<LockedKeys> {
   const toCreate = [...new Map(create.map((c) => [c.failureKey, c])).values()].sort((a, b) =>
     a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0,
@@ -242,19 +245,33 @@ export async function lockKeyStates(
       .returning({ failureKey: keyState.failureKey });
     for (const r of inserted) created.add(r.failureKey);
   };
-  const lockRows = async (keys: string[]) =>
-    keys.length
-      ? tx
-          .select({ failureKey: keyState.failureKey, data: keyState.data })
-          .from(keyState)
-          .where(and(eq(keyState.workspaceId, workspaceId), anyOf(keyState.failureKey, keys)))
-          .orderBy(keyState.failureKey)
-          .for("update")
-      : [];
+  const lockQuery = (keys: string[]) =>
+    tx
+      .select({ failureKey: keyState.failureKey, data: keyState.data })
+      .from(keyState)
+      .where(and(eq(keyState.workspaceId, workspaceId), anyOf(keyState.failureKey, keys)))
+      .orderBy(keyState.failureKey)
+      .for("update");
+  const lockRows = async (keys: string[]) => (keys.length ? lockQuery(keys) : []);
 
   await insertPlaceholders(toCreate.filter((c) => !knownKeyStates.has(ref(c.failureKey))));
   const out = new Map<string, KeyContext>();
-  for (const r of await lockRows([...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort())) out.set(r.failureKey, r.data as KeyContext);
+  const keys = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
+  const readTimeline = () => (keys.length || ended.agents.length ? timelineOfKeys(tx, workspaceId, keys, ended) : Promise.resolve([]));
+  let timeline: Promise<SessionInfo[]>;
+  const pg = postgresJs(tx);
+  if (pg && keys.length) {
+    // The timeline read goes out right behind the lock (it reads the rows the lock took, not its
+    // answer): the rows every writer shares are held one round trip less, and without waiting for
+    // this process to get round to sending it.
+    const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<{ failure_key: string; data: unknown }[]>;
+    timeline = readTimeline();
+    timeline.catch(() => {}); // awaited below; a failed lock is the error reported
+    for (const r of await locked) out.set(r.failure_key, r.data as KeyContext);
+  } else {
+    for (const r of await lockRows(keys)) out.set(r.failureKey, r.data as KeyContext);
+    timeline = readTimeline();
+  }
   // A row this process believed present is gone (a recreated database): create and lock it.
   const missing = toCreate.filter((c) => !out.has(c.failureKey));
   if (missing.length) {
@@ -263,27 +280,43 @@ export async function lockKeyStates(
   }
   if (knownKeyStates.size > 100_000) knownKeyStates.clear();
   for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));
-  return { contexts: out, created };
+  // Rows created just now (a recreated database) are placeholders: no failures, nothing to add.
+  return { contexts: out, created, timeline: await timeline };
 }
 
-/** Sessions needed for session decay: those of the failures, and later starts of their agents. */
-export async function loadTimelineSessions(
-  tx: Tx,
-  workspaceId: string,
-  failureSessions: string[],
-  agents: string[],
-  since: number,
-): Promise<SessionInfo[]> {
-  if (!failureSessions.length && !agents.length) return [];
-  const conds = [];
-  if (failureSessions.length) conds.push(anyOf(agentSession.sessionId, [...new Set(failureSessions)]));
-  if (agents.length)
-    conds.push(and(anyOf(agentSession.agent, [...new Set(agents)]), sql`${agentSession.startedAt} >= ${new Date(since).toISOString()}::timestamptz`));
-  const rows = await tx
-    .select({ sessionId: agentSession.sessionId, agent: agentSession.agent, startedAt: agentSession.startedAt, endedAt: agentSession.endedAt })
-    .from(agentSession)
-    .where(and(eq(agentSession.workspaceId, workspaceId), conds.length === 1 ? conds[0] : sql`(${conds[0]} or ${conds[1]})`));
-  return rows.map((r) => ({ sessionId: r.sessionId, agent: r.agent, startedAt: ms(r.startedAt), endedAt: ms(r.endedAt) }));
+/** Sessions of the batch that had ended before it: their later results decay by later starts of their agent. */
+export interface EndedSessions {
+  agents: string[];
+  /** The earliest end (epoch ms), or null when none. */
+  since: number | null;
+}
+
+/**
+ * The sessions session decay needs (SPEC 4.2): those of the keys' recorded failures, and the starts
+ * of their agents — and of the agents of `ended` — since the earliest of those failures and ends.
+ * PostgreSQL finds them from the key rows themselves, so the read needs nothing from the lock's
+ * answer and goes out right behind it.
+ */
+async function timelineOfKeys(tx: Tx, workspaceId: string, keys: string[], ended: EndedSessions): Promise<SessionInfo[]> {
+  const rows = (await tx.execute(sql`
+    with f as (
+      select x->>'sessionId' as session_id, x->>'agent' as agent, (x->>'ts')::float8 as ts
+      from ${keyState} k cross join lateral jsonb_array_elements(k.data->'failures') as x
+      where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})
+    ),
+    since as (select least((select min(ts) from f), ${ended.since}::float8) as ms)
+    select s.session_id, s.agent, s.started_at, s.ended_at
+    from ${agentSession} s
+    where s.workspace_id = ${workspaceId} and s.session_id in (select session_id from f)
+    union
+    select s.session_id, s.agent, s.started_at, s.ended_at
+    from ${agentSession} s cross join since
+    where s.workspace_id = ${workspaceId}
+      and s.agent in (select agent from f union select unnest(${textArray(ended.agents)}))
+      and s.started_at >= 'epoch'::timestamptz + since.ms * interval '1 millisecond'`)) as unknown;
+  const list = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as { session_id: string; agent: string; started_at: string | Date | null; ended_at: string | Date | null }[];
+  const at = (v: string | Date | null) => (v === null ? null : new Date(v).getTime());
+  return list.map((r) => ({ sessionId: r.session_id, agent: r.agent, startedAt: at(r.started_at), endedAt: at(r.ended_at) }));
 }
 
 export async function loadModelProfiles(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, ModelToolProfile[]>> {

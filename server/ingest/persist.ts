@@ -1,7 +1,7 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
 import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
-import { dialect, drizzleWrite, runWrites, type Write } from "./pipeline";
+import { dialect, drizzleWrite, leaveInFlight, runWrites, type Write } from "./pipeline";
 import type { Tx } from "@/db/client";
 import { storableJson } from "@/db/storable";
 import {
@@ -197,13 +197,15 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
   // The shared counters go last (see writeSharedCounters): sent after everything else, their row
   // locks are held for the rest of this pipeline and the commit.
   if (options.sharedCounters) statements.push(...sharedCounterWrites(tx, scope, outcome));
-  await runWrites(tx, statements);
+  const written = runWrites(tx, statements);
 
   // These read what was just written (key rows under changed level states, escalated tools): after it.
-  if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
   // Promotion needs three workspaces in the organization (counted with the configuration).
-  if (writes.escalatedTools.size && (configs.organizationWorkspaces ?? PROMOTION_MIN_WORKSPACES) >= PROMOTION_MIN_WORKSPACES)
-    await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+  const promote = writes.escalatedTools.size > 0 && (configs.organizationWorkspaces ?? PROMOTION_MIN_WORKSPACES) >= PROMOTION_MIN_WORKSPACES;
+  if (!writes.changedLevelStates.size && !promote) return leaveInFlight(tx, written);
+  await written;
+  if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
+  if (promote) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
 }
 
 /** Upserts of the sessions a batch changed, in session order. */
@@ -252,7 +254,7 @@ function sessionWrites(tx: Tx, workspaceId: string, sessions: Map<string, BatchS
  * after the rest, 64 sessions of one model queued ~400 ms each on the profile row.)
  */
 export async function writeSharedCounters(tx: Tx, scope: BatchScope, outcome: BatchOutcome): Promise<void> {
-  await runWrites(tx, sharedCounterWrites(tx, scope, outcome));
+  await leaveInFlight(tx, runWrites(tx, sharedCounterWrites(tx, scope, outcome)));
 }
 
 function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): Write[] {

@@ -6,7 +6,7 @@
  */
 import type { SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import type { Tx } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 
 /** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
 export function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
@@ -56,4 +56,38 @@ export async function readAfter<T>(tx: Tx, statement: SQL, read: PromiseLike<T>)
   const q = dialect.sqlToQuery(statement);
   const [, rows] = await Promise.all([pg.unsafe(q.sql, q.params as never).execute(), read]);
   return rows;
+}
+
+/** The writes of a transaction that its COMMIT goes out behind, by transaction (transactionCommittedBehind). */
+const committedBehind = new WeakMap<Tx, Promise<unknown>[]>();
+
+/**
+ * `db.transaction(fn)`, except that on PostgreSQL the COMMIT is sent right behind the writes `fn`
+ * leaves in flight (leaveInFlight) instead of after their answers came back and this process got
+ * round to sending it. The row locks the transaction holds — the trust states every writer of a
+ * workspace shares — are then released as soon as PostgreSQL has run the writes, however busy the
+ * event loop is with other requests (with 4 writers that wait was most of each batch's lock hold).
+ * Had one of those writes failed, PostgreSQL answers that COMMIT with ROLLBACK (nothing is written),
+ * and this throws the write's error.
+ */
+export async function transactionCommittedBehind<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const inFlight: Promise<unknown>[] = [];
+  const result = await db.transaction((tx) => {
+    if (postgresJs(tx)) committedBehind.set(tx, inFlight);
+    return fn(tx);
+  });
+  await Promise.all(inFlight);
+  return result;
+}
+
+/**
+ * Writes that may end a transaction: in one committed behind its writes (PostgreSQL), left in
+ * flight for the COMMIT to follow them; anywhere else, awaited. (Statements sent after them still
+ * run after them, as on any connection.)
+ */
+export async function leaveInFlight(tx: Tx, written: Promise<unknown>): Promise<void> {
+  const inFlight = committedBehind.get(tx);
+  if (!inFlight) return void (await written);
+  written.catch(() => {}); // awaited after the COMMIT (transactionCommittedBehind)
+  inFlight.push(written);
 }

@@ -7,7 +7,14 @@
  * of a character) is stored with U+FFFD instead of failing the batch; a trust-state row this
  * process has seen but that is gone (a recreated database) is created again.
  */
+import net from "node:net";
+import { once } from "node:events";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import postgres from "postgres";
+import { drizzle } from "drizzle-orm/postgres-js";
+import * as schema from "@/db/schema";
+import type { Database, Db } from "@/db/client";
+import { preparingClient } from "@/db/prepared-client";
 import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
@@ -187,5 +194,52 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(JSON.stringify(res.body)).not.toContain("events.0.args");
     const left = await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
     expect(left).toEqual([]);
+  });
+
+  if (kind !== "postgres") return;
+
+  it("the trust states stay locked for one round trip: the timeline read goes behind the lock, the COMMIT behind the writes", async () => {
+    // One connection whose socket logs, in order, each statement sent and each answer received.
+    const wire: string[] = [];
+    const url = new URL(app.database.url!);
+    const pg = postgres(app.database.url!, {
+      max: 1,
+      onnotice: () => {},
+      debug: (_conn, text) => void wire.push(`send ${text.trim().replace(/\s+/g, " ").slice(0, 80)}`),
+      // postgres-js takes a socket factory (its `socket` option), though its types do not list it.
+      ...({
+        socket: async () => {
+          const socket = net.connect(Number(url.port), url.hostname);
+          await once(socket, "connect");
+          socket.on("data", () => wire.push("recv"));
+          return socket;
+        },
+      } as object),
+    });
+    const database: Database = { db: drizzle(preparingClient(pg), { schema }) as unknown as Db, kind: "postgres", pg, url: app.database.url, close: () => pg.end({ timeout: 5 }) };
+    try {
+      const instance = await TestApp.create(database);
+      const failed = (s: string) => result(s, "http_request", { url: "https://svc.example.com/a" }, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
+      // A first batch prepares the statements on the connection (postgres-js waits for a new
+      // statement's description before sending anything behind it).
+      expect((await instance.mutation("ingest.events", { events: [failed(uid("s"))] }, { key: ws.key })).status).toBe(200);
+      wire.length = 0;
+      const s = uid("s");
+      const res = await instance.mutation("ingest.events", { events: [failed(s)] }, { key: ws.key });
+      expect(res.status).toBe(200);
+      // The last trust-phase write is the daily roll-up; the COMMIT is the next thing sent, before any answer.
+      const stat = wire.findLastIndex((w) => w.startsWith('send insert into "daily_tool_stat"'));
+      expect(stat, wire.join("\n")).toBeGreaterThan(0);
+      expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
+      // The read of the sessions session decay needs goes right behind the trust-state lock.
+      const lock = wire.findLastIndex((w) => w.startsWith('send select "failure_key", "data" from "key_state"'));
+      expect(lock, wire.join("\n")).toBeGreaterThan(0);
+      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with f as/);
+      // And the batch is there.
+      const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
+      expect(stored).toEqual([{ failed: true }]);
+    } finally {
+      await database.close();
+    }
   });
 });
