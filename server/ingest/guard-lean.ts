@@ -23,7 +23,7 @@ import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
 import { resolveSettings } from "@/server/engine/settings";
-import type { AgentEvent, KeyContext, SessionSettingsInput } from "@/server/engine/types";
+import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
 import { callInfo } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs } from "./config-cache";
@@ -63,7 +63,7 @@ interface Inputs {
   /** Null when the workspace is gone. */
   configFingerprint: string | null;
   session: SessionRead | null;
-  states: Map<string, KeyContext>;
+  states: Map<string, KeyState>;
   globalPattern: boolean;
   duplicate: boolean;
   keyActive: boolean;
@@ -116,7 +116,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
             from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
         (select json_agg(l.j) from ${probeList(distinct(requests.flatMap((r) => r.levelKeys)))} as x(k)
-          cross join lateral (select json_build_object('k', k.failure_key, 'd', k.data) as j
+          cross join lateral (select json_build_object('k', k.failure_key, 's', k.data->'state') as j
             from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
         (select json_agg(x.t) from ${probeList(distinct(requests.map((r) => r.toolName)))} as x(t)
           cross join lateral (select 1 from global_tool_pattern g
@@ -131,7 +131,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   // Stale cached documents are replaced here, once for the batch; each check compares with what it used.
   if (docs && row.config_fingerprint) rememberConfigs(db, ws, row.config_fingerprint, docs.ws, docs.org);
   const sessions = new Map((json<(SessionRead & { session_id: string })[] | null>(row.sessions) ?? []).map((s) => [s.session_id, s]));
-  const states = new Map((json<{ k: string; d: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, json<KeyContext>(s.d)]));
+  const states = new Map((json<{ k: string; s: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, json<KeyState>(s.s)]));
   const globalTools = new Set(json<string[] | null>(row.global_tools) ?? []);
   const duplicates = new Set(json<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(json<string[] | null>(row.active_keys) ?? []);

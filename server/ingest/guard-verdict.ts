@@ -3,7 +3,7 @@ import { resolveRule } from "@/server/engine/rules";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, escalationInfo, guardDecision, strictestState, type EscalationInfo } from "@/server/engine/trust";
 import { extractFailureKey } from "@/server/engine/failure-key";
 import { resolveSettings } from "@/server/engine/settings";
-import type { Decision, KeyContext, SessionSettingsInput, TrustState } from "@/server/engine/types";
+import type { Decision, KeyState, SessionSettingsInput, TrustState } from "@/server/engine/types";
 import type { WorkspaceConfigs } from "./load";
 
 /** The call's failure key and the trust states guard.check reads: the key's, its domain's, its tool's. */
@@ -27,14 +27,15 @@ export function guardVerdict(input: {
   keys: ReturnType<typeof guardLevelKeys>;
   session: { paused: boolean; pauseReason: string | null; settings: SessionSettingsInput };
   configs: WorkspaceConfigs;
-  states: Map<string, KeyContext>;
+  /** The level keys' trust states (the decision needs no history: failures and results stay in the database). */
+  states: Map<string, KeyState>;
   globalPattern: boolean;
 }): GuardVerdict {
   const { call, keys, session, configs, states, globalPattern } = input;
   const { info, levelKeys } = keys;
   const resolution = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: call.toolName, pluginName: call.pluginName, domain: info.domain });
-  const strictest = strictestState(levelKeys.map((k) => states.get(k)?.state));
-  const state = effectiveState(levelKeys.map((k) => states.get(k)?.state));
+  const strictest = strictestState(levelKeys.map((k) => states.get(k)));
+  const state = effectiveState(levelKeys.map((k) => states.get(k)));
   const settings = resolveSettings(session.settings, configs.workspaceDoc.settings, configs.orgDoc.settings);
   const decision = guardDecision({ paused: session.paused, effectiveState: state, globalPattern, blockedDecision: settings.blockedDecision.value });
   let reason: string | null = null;

@@ -5,7 +5,7 @@
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { globalToolPattern, keyState } from "@/db/schema";
-import type { AgentEvent, Decision, Effect, KeyContext, TrustState } from "@/server/engine/types";
+import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
@@ -139,10 +139,10 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
 async function loadDecisionInputs(tx: Tx, scope: BatchScope, keys: string[], toolName: string) {
   const global = sql<boolean>`exists (select 1 from ${globalToolPattern} where ${globalToolPattern.organizationId} = ${scope.organizationId} and ${globalToolPattern.toolName} = ${toolName} and ${globalToolPattern.status} = 'active')`;
   const rows = await tx
-    .select({ failureKey: keyState.failureKey, data: keyState.data, global })
+    .select({ failureKey: keyState.failureKey, state: sql<KeyState>`${keyState.data}->'state'`, global })
     .from(sql`(select 1) as one`)
     .leftJoin(keyState, and(eq(keyState.workspaceId, scope.workspaceId), inArray(keyState.failureKey, keys)));
-  const states = new Map<string, KeyContext>();
-  for (const r of rows) if (r.failureKey) states.set(r.failureKey, r.data as KeyContext);
+  const states = new Map<string, KeyState>();
+  for (const r of rows) if (r.failureKey) states.set(r.failureKey, typeof r.state === "string" ? (JSON.parse(r.state) as KeyState) : r.state);
   return { states, global: rows.some((r) => r.global) };
 }
