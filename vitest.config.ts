@@ -26,7 +26,10 @@ export default defineConfig({
           // Each file gets its own databases; run files one at a time on 2 cores.
           fileParallelism: false,
           // Tests sign up many users; tests/integration/signup.test.ts turns this off to test the default.
-          env: { VIGIL_ALLOW_SIGNUP: "true" },
+          // Refusing for event-loop lag is off: PGlite runs in the test's own thread, and a test
+          // seeding thousands of rows must not see its next request refused
+          // (tests/integration/overload.test.ts turns it on to test it).
+          env: { VIGIL_ALLOW_SIGNUP: "true", VIGIL_MAX_EVENT_LOOP_LAG_MS: "0" },
           testTimeout: 60_000,
           hookTimeout: 120_000,
           globalSetup: ["tests/integration/global-setup.ts"],

@@ -6,6 +6,7 @@
 import { databaseOptionsFromEnv, migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { createAuth, type Auth } from "./auth";
 import { limitFromEnv } from "./http/capacity";
+import { lagLimitFromEnv } from "./http/event-loop-lag";
 import { guardBatchSizeFromEnv } from "./ingest/guard-lean";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
@@ -26,6 +27,7 @@ async function boot(): Promise<Runtime> {
   // Settings first: a bad value stops start-up before anything is opened.
   checkHeadlessInitEnv(process.env as HeadlessInitEnv);
   limitFromEnv(process.env.VIGIL_MAX_CONCURRENT_REQUESTS);
+  lagLimitFromEnv(process.env.VIGIL_MAX_EVENT_LOOP_LAG_MS);
   guardBatchSizeFromEnv(process.env.VIGIL_GUARD_BATCH_SIZE);
   const otlpTiming = otlpTimingFromEnv();
   const database = await openDatabase(databaseOptionsFromEnv());

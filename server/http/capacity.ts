@@ -2,10 +2,12 @@
  * Overload is refused, not queued (issue 15): each instance serves at most
  * VIGIL_MAX_CONCURRENT_REQUESTS agent-API requests at once (tRPC, OTLP, hooks). Beyond that it
  * answers 503 with `Retry-After` at once, so accepted requests keep their latency and memory stays
- * flat instead of a queue growing inside the database pool. A request waiting for a person
+ * flat instead of a queue growing inside the database pool; likewise while the process's thread is
+ * too far behind to read new requests in time (event-loop-lag.ts). A request waiting for a person
  * (waitForApprovalSeconds) holds no database connection, so it gives its slot back while it waits.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import { lagging } from "./event-loop-lag";
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
@@ -44,9 +46,9 @@ export function requestsInFlight(): number {
   return inFlight;
 }
 
-/** Every slot is taken: a request arriving now would be refused. */
+/** Every slot is taken, or the thread is too far behind (event-loop-lag.ts): a request arriving now would be refused. */
 export function atCapacity(): boolean {
-  return limit > 0 && inFlight >= limit;
+  return (limit > 0 && inFlight >= limit) || lagging();
 }
 
 /**

@@ -8,6 +8,7 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { requestsInFlight, setConcurrencyLimit, withCapacity } from "@/server/http/capacity";
+import { eventLoopLagMs, setLagLimit } from "@/server/http/event-loop-lag";
 import { earlyRefusal } from "@/server/http/agent-routes";
 import { handleHookRequest } from "@/server/hooks/handler";
 import { handleOtlpTraces } from "@/server/otlp/handler";
@@ -46,6 +47,38 @@ describe.each(DATABASE_KINDS)("overload on %s", (kind) => {
     expect(requestsInFlight()).toBe(0);
     // Once the burst is over, the instance serves again.
     expect((await guard("s-after")).status).toBe(200);
+  });
+
+  it("while the thread is too far behind, new requests are refused with 503 + Retry-After; once it caught up they are served", async () => {
+    const previousLag = setLagLimit(50);
+    try {
+      expect(eventLoopLagMs()).toBeLessThan(50); // starts measuring
+      expect((await guard("s-lag-before")).status).toBe(200);
+      // Saturate the thread for ~0.6 s: busy in 100 ms pieces, the timer gets in between each.
+      const until = performance.now() + 600;
+      await new Promise<void>((resolve) => {
+        const busy = () => {
+          const end = performance.now() + 100;
+          while (performance.now() < end);
+          if (performance.now() < until) setImmediate(busy);
+          else resolve();
+        };
+        busy();
+      });
+      expect(eventLoopLagMs()).toBeGreaterThan(50);
+      const refusal = earlyRefusal("POST", "/api/trpc/guard.check");
+      expect(refusal?.status).toBe(503);
+      expect(refusal?.headers.get("retry-after")).toBe("1");
+      const refused = await guard("s-lag");
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      // A few on-time samples later the instance serves again.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(eventLoopLagMs()).toBeLessThan(50);
+      expect((await guard("s-lag-after")).status).toBe(200);
+    } finally {
+      setLagLimit(previousLag);
+    }
   });
 
   it("the fast path refuses tRPC requests at capacity before reading them, with the handler's own answer", async () => {
