@@ -199,10 +199,11 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
   if (options.sharedCounters) statements.push(...sharedCounterWrites(tx, scope, outcome));
   const written = runWrites(tx, statements);
 
-  // These read what was just written (key rows under changed level states, escalated tools): after it.
   // Promotion needs three workspaces in the organization (counted with the configuration).
   const promote = writes.escalatedTools.size > 0 && (configs.organizationWorkspaces ?? PROMOTION_MIN_WORKSPACES) >= PROMOTION_MIN_WORKSPACES;
+  // Nothing to read back (the common case): the transaction may commit right behind these writes.
   if (!writes.changedLevelStates.size && !promote) return leaveInFlight(tx, written);
+  // These read what was just written (key rows under changed level states, escalated tools): after it.
   await written;
   if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
   if (promote) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
