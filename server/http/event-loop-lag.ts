@@ -12,7 +12,7 @@
  * thread stays behind, and falls back with the first sample on time. (A moving average would
  * take several samples to react, and a saturated thread takes a long time to produce each one.)
  */
-export const DEFAULT_MAX_EVENT_LOOP_LAG_MS = 200;
+export const DEFAULT_MAX_EVENT_LOOP_LAG_MS = 1000;
 /** How often the timer checks how late it is. */
 export const LAG_SAMPLE_MS = 20;
 
