@@ -4,13 +4,9 @@
  * that applies it to stored key rows, for ingest, approvals and resets alike.
  */
 import { sql } from "drizzle-orm";
-import type { Tx } from "@/db/client";
+import { rowsOf, type Tx } from "@/db/client";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/trust";
 import type { TrustState } from "@/server/engine/types";
-
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
-}
 
 const textList = (values: string[]) => sql.join(values.length ? values.map((v) => sql`${v}`) : [sql`null`], sql`, `);
 

@@ -18,7 +18,7 @@
  * full transactional path, which owns those rules.
  */
 import { sql } from "drizzle-orm";
-import { isEmbedded, type Db } from "@/db/client";
+import { isEmbedded, rowsOf, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -77,9 +77,6 @@ interface Inputs {
  */
 const SESSION_UNCHANGED = sql`u.version is not null and s.xmin = u.version::xid`;
 
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
-}
 const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 const distinct = (values: Iterable<string | null>) => [...new Set(values)];
 

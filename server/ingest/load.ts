@@ -1,7 +1,7 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import type { Tx } from "@/db/client";
+import { rowsOf, type Tx } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
 import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
@@ -103,7 +103,7 @@ export async function claimEventIds(tx: Tx, workspaceId: string, events: { id: s
     returning id`;
   // On PostgreSQL the statement is queued on the connection now, in call order (see applyBatch).
   const result = await drizzleWrite(tx, claim)(postgresJs(tx));
-  const inserted = (Array.isArray(result) ? result : (result as { rows?: unknown[] }).rows ?? []) as { id: string }[];
+  const inserted = rowsOf<{ id: string }>(result);
   return new Set(inserted.map((r) => r.id));
 }
 
@@ -313,8 +313,8 @@ async function timelineOfKeys(tx: Tx, workspaceId: string, keys: string[], ended
     from ${agentSession} s cross join since
     where s.workspace_id = ${workspaceId}
       and s.agent in (select agent from f union select unnest(${textArray(ended.agents)}))
-      and s.started_at >= 'epoch'::timestamptz + since.ms * interval '1 millisecond'`)) as unknown;
-  const list = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as { session_id: string; agent: string; started_at: string | Date | null; ended_at: string | Date | null }[];
+      and s.started_at >= 'epoch'::timestamptz + since.ms * interval '1 millisecond'`));
+  const list = rowsOf<{ session_id: string; agent: string; started_at: string | Date | null; ended_at: string | Date | null }>(rows);
   const at = (v: string | Date | null) => (v === null ? null : new Date(v).getTime());
   return list.map((r) => ({ sessionId: r.session_id, agent: r.agent, startedAt: at(r.started_at), endedAt: at(r.ended_at) }));
 }

@@ -4,7 +4,7 @@
  * Re-evaluated when a batch escalates or blocks a tool (rare), aggregated per workspace.
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Tx } from "@/db/client";
+import { rowsOf, type Tx } from "@/db/client";
 import { globalToolPattern, keyState, workspace } from "@/db/schema";
 import { PROMOTION_MIN_WORKSPACES, findGlobalToolPatterns } from "@/server/engine/promotion";
 import type { TrustState } from "@/server/engine/types";
@@ -26,9 +26,8 @@ export async function refreshPromotion(tx: Tx, scope: { organizationId: string }
     where workspace_id in (${sql.join(wsIds.map((w) => sql`${w}`), sql`, `)})
       and tool_name in (${sql.join(tools.map((t) => sql`${t}`), sql`, `)})
       and type = 'tool.result' and ts >= ${since.toISOString()}::timestamptz
-    group by workspace_id, tool_name`)) as unknown as { rows?: Row[] } | Row[];
-  type Row = { workspace_id: string; tool_name: string; failures: string | number; results: string | number };
-  const rateRows: Row[] = Array.isArray(rates) ? rates : rates.rows ?? [];
+    group by workspace_id, tool_name`));
+  const rateRows = rowsOf<{ workspace_id: string; tool_name: string; failures: string | number; results: string | number }>(rates);
   const rate = new Map(rateRows.map((r) => [`${r.workspace_id}\u0000${r.tool_name}`, Number(r.failures) / Math.max(1, Number(r.results))]));
   const rows = worst.map((w) => ({
     workspaceId: w.workspaceId,

@@ -4,17 +4,13 @@
  * retention has passed them. Events outside the created partitions land in `event_default`.
  */
 import { sql } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { rowsOf, type Db } from "@/db/client";
 
 const DAY_MS = 86_400_000;
 const NAME = /^event_p(\d{4})(\d{2})(\d{2})$/;
 
 const dayStart = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 const partitionName = (dayMs: number) => `event_p${new Date(dayMs).toISOString().slice(0, 10).replaceAll("-", "")}`;
-
-function rowsOf<T>(result: unknown): T[] {
-  return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
-}
 
 export async function listEventPartitions(db: Db): Promise<{ name: string; day: number }[]> {
   const rows = rowsOf<{ name: string }>(
