@@ -12,6 +12,7 @@
  * to the adapter (server/trpc/handler.ts), which owns those answers.
  */
 import { getErrorShape, getHTTPStatusCode, getProcedureAtPath, getTRPCErrorFromUnknown, transformTRPCResponse, type TRPCError } from "@trpc/server/unstable-core-do-not-import";
+import { runProcedure } from "./run-procedure";
 import type { Runtime } from "@/server/runtime";
 import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import { appRouter } from "./root";
@@ -77,7 +78,7 @@ export async function callMutationDirect(runtime: Runtime, call: DirectCall): Pr
   let error: TRPCError | null = null;
   let response: { result: { data: unknown } } | { error: ReturnType<typeof getErrorShape> };
   try {
-    const data = await procedure({ path, getRawInput: async () => input, ctx, type: "mutation", signal: call.signal, batchIndex: 0 });
+    const data = await runProcedure(procedure, { path, getRawInput: async () => input, ctx, type: "mutation", signal: call.signal, batchIndex: 0 });
     response = { result: { data } };
   } catch (cause) {
     error = getTRPCErrorFromUnknown(cause);
