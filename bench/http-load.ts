@@ -10,6 +10,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import net from "node:net";
+import { serverArgs } from "../scripts/server-command.mjs";
 import { performance } from "node:perf_hooks";
 
 export const BENCH_KEY = "vgl_bench_admin_key_0123456789abcdef";
@@ -78,7 +79,7 @@ export async function startBareServer(): Promise<Server> {
 export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
   const port = await freePort();
   const dataDir = opts.databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-"));
-  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
     env: {

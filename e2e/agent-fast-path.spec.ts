@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { serverArgs } from "../scripts/server-command.mjs";
 
 const KEY = "vgl_fastpath_key_0123456789abcdef";
 const port = String(Number(process.env.E2E_PORT ?? "3100") + 1001);
@@ -33,7 +34,7 @@ async function waitForHealth(url: string, child: ChildProcess) {
 
 test.beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-fastpath-"));
-  viaNext = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", "127.0.0.1"], {
+  viaNext = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
     stdio: "ignore",
     env: {
       ...process.env,

@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { serverArgs } from "../scripts/server-command.mjs";
 
 // A port of its own, away from the e2e server's (E2E_PORT) and other checkouts' ports.
 const port = String(Number(process.env.E2E_PORT ?? "3100") + 1000);
@@ -15,7 +16,7 @@ const port = String(Number(process.env.E2E_PORT ?? "3100") + 1000);
 function startServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-startup-"));
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", "127.0.0.1"], {
+    const child = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", VIGIL_DATA_DIR: dataDir, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

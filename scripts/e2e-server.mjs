@@ -4,10 +4,11 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { serverArgs } from "./server-command.mjs";
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-e2e-"));
 const port = process.env.E2E_PORT ?? "3100";
-const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", "127.0.0.1"], {
+const child = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
   stdio: "inherit",
   env: {
     ...process.env,

@@ -10,6 +10,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { serverArgs } from "./server-command.mjs";
 import { BUILD_SOURCES, installStamp, lockfileHash, needsBuild, needsInstall, newestMtime } from "./start-plan.mjs";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
@@ -40,6 +41,6 @@ if (needsBuild({ builtAt, changedAt, skip: process.env.VIGIL_SKIP_BUILD === "1" 
 const port = process.env.PORT ?? "3000";
 const hostname = process.env.HOSTNAME_BIND ?? process.env.VIGIL_HOST ?? "0.0.0.0";
 console.log(`[vigil] starting on http://localhost:${port} (${process.env.DATABASE_URL ? "PostgreSQL" : `PGlite in ${process.env.VIGIL_DATA_DIR ?? "./.vigil/data"}`})`);
-const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", port, "-H", hostname], { stdio: "inherit", env });
+const child = spawn(process.execPath, serverArgs(port, hostname), { stdio: "inherit", env });
 for (const sig of ["SIGINT", "SIGTERM"]) process.on(sig, () => child.kill(sig));
 child.on("exit", (code) => process.exit(code ?? 0));

@@ -14,6 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
+import { serverArgs } from "../server-command.mjs";
 import { PGlite } from "@electric-sql/pglite";
 import { startPgCluster, type PgCluster } from "../../tests/support/pg-cluster";
 
@@ -38,7 +39,7 @@ const baseEnv = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startApp(env: Record<string, string | undefined>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(PORT), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, serverArgs(PORT, "127.0.0.1"), {
     env: { ...baseEnv, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

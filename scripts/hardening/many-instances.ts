@@ -9,6 +9,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import postgres from "postgres";
+import { serverArgs } from "../server-command.mjs";
 import { startPgCluster } from "../../tests/support/pg-cluster";
 
 const PORTS = [Number(process.env.MANY_INSTANCES_PORT ?? 3215), Number(process.env.MANY_INSTANCES_PORT ?? 3215) + 1];
@@ -22,7 +23,7 @@ const SESSIONS = ["shared-1", "shared-2"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function startApp(port: number, url: string, log: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["scripts/serve.mjs", "-p", String(port), "-H", "127.0.0.1"], {
+  const child = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
     env: {
       ...process.env,
       NEXT_TELEMETRY_DISABLED: "1",
