@@ -29,12 +29,12 @@ export function perDatabase<T>(store: WeakMap<object, T>, db: Db | Tx, make: () 
   return value;
 }
 
-/** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
 /** The rows of `db.execute(sql)`: postgres-js returns them as the result, PGlite under `rows`. */
 export function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 
+/** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
 export function isEmbedded(db: Db | Tx): boolean {
   return "waitReady" in clientOf(db);
 }
