@@ -59,11 +59,32 @@ export interface OpenOptions {
 
 export const MIGRATIONS_FOLDER = path.join(/*turbopackIgnore: true*/ process.cwd(), "drizzle");
 
+/**
+ * The URL postgres-js is given, and the connection options the URL says in libpq's way but
+ * postgres-js would not read: `?host=` (a host name, or the directory of a Unix-domain socket, as in
+ * `postgres://vigil@localhost/vigil?host=/var/run/postgresql`) and `?port=` override the URL's own.
+ * postgres-js would send them to the server as settings, which it refuses; they are taken out here.
+ */
+export function postgresConnection(url: string): { url: string; options: { host?: string; port?: number } } {
+  const query = url.indexOf("?");
+  if (query < 0) return { url, options: {} };
+  const params = new URLSearchParams(url.slice(query + 1));
+  const host = params.get("host") || undefined;
+  const port = params.get("port") ? Number(params.get("port")) : undefined;
+  if (port !== undefined && !(Number.isInteger(port) && port > 0 && port < 65536)) throw new Error(`DATABASE_URL: port must be a number from 1 to 65535, got "${params.get("port")}"`);
+  params.delete("host");
+  params.delete("port");
+  const rest = params.toString();
+  return { url: url.slice(0, query) + (rest ? `?${rest}` : ""), options: { ...(host ? { host } : {}), ...(port ? { port } : {}) } };
+}
+
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.url) {
     const { default: postgres } = await import("postgres");
     const { drizzle } = await import("drizzle-orm/postgres-js");
-    const pg = postgres(opts.url, {
+    const connection = postgresConnection(opts.url);
+    const pg = postgres(connection.url, {
+      ...connection.options,
       max: opts.poolSize ?? 10,
       onnotice: () => {},
       // A stopped or unreachable server must fail a request fast (503 + Retry-After), never hang it.
@@ -102,7 +123,8 @@ export async function migrateDatabase(database: Database, folder = MIGRATIONS_FO
   }
   // The lock lives on its own connection so the pool stays free for the migrator itself.
   const { default: postgres } = await import("postgres");
-  const lock = postgres(database.url!, { max: 1, onnotice: () => {} });
+  const connection = postgresConnection(database.url!);
+  const lock = postgres(connection.url, { ...connection.options, max: 1, onnotice: () => {} });
   try {
     await lock`select pg_advisory_lock(74230101)`;
     const { migrate } = await import("drizzle-orm/postgres-js/migrator");

@@ -10,6 +10,8 @@ import net from "node:net";
 
 export interface PgCluster {
   url: string;
+  /** The directory of the server's Unix-domain socket (`?host=` of a libpq URL). */
+  socketDir: string;
   stop(): void;
   /** Stops the server (fast shutdown), keeping the data, to see how clients fare without it. */
   halt(): void;
@@ -80,6 +82,7 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   let stopped = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    socketDir: dir,
     halt: () => run("pg_ctl", ["-D", dataDir, "-m", "fast", "-w", "stop"]),
     resume: start,
     stop() {
