@@ -240,6 +240,8 @@ function toEvents(specs: EventSpec[]): AgentEvent[] {
 interface Store {
   sessions: Map<string, BatchSession>;
   contexts: Map<string, KeyContext>;
+  /** The metrics each trust state's row stores, as the last batch touching it wrote them. */
+  keyMetrics: Map<string, unknown>;
   profiles: LoadedState["profiles"];
   timeline: LoadedState["timeline"];
   events: unknown[];
@@ -257,7 +259,7 @@ interface Store {
 
 function emptyStore(): Store {
   return {
-    sessions: new Map(), contexts: new Map(), profiles: new Map(), timeline: buildSessionTimeline([]), events: [], failures: [], transitions: [],
+    sessions: new Map(), contexts: new Map(), keyMetrics: new Map(), profiles: new Map(), timeline: buildSessionTimeline([]), events: [], failures: [], transitions: [],
     approvals: new Map(), patterns: [], nudges: [], modelDeltas: new Map(), behaviour: new Map(), daily: new Map(), suggestions: [], effects: [],
   };
 }
@@ -266,6 +268,7 @@ function write(store: Store, out: BatchOutcome) {
   const r = out.records;
   for (const [k, s] of out.sessions) store.sessions.set(k, { ...s, dirty: false });
   for (const [k, c] of out.contexts) store.contexts.set(k, c);
+  for (const k of out.records.touchedKeys) store.keyMetrics.set(k, out.keyMetrics.get(k));
   store.profiles = new Map([...store.profiles, ...out.profiles]);
   store.timeline = out.timeline;
   store.events.push(...r.events);
@@ -318,6 +321,7 @@ const comparable = (s: Store) => ({
   ...s,
   sessions: Object.fromEntries([...s.sessions].sort()),
   contexts: Object.fromEntries([...s.contexts].sort()),
+  keyMetrics: Object.fromEntries([...s.keyMetrics].sort()),
   profiles: Object.fromEntries([...s.profiles].sort()),
   timeline: undefined,
   approvals: [...s.approvals.values()],

@@ -18,8 +18,8 @@ import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, 
 import { extractFailureKey } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
-import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./trust";
-import { withSession } from "./decay";
+import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext, type KeyMetrics } from "./trust";
+import { copyTimeline, effectiveFailures, recordSession } from "./decay";
 import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { hasSuggestedModelSwitch, recordModelSwitchSuggestion, recordModelToolResult, suggestModelSwitch, type ModelToolProfile } from "./models";
@@ -38,6 +38,7 @@ import type {
   SessionSettingsInput,
   SessionTimeline,
   Severity,
+  StateLevel,
   TrustState,
 } from "./types";
 
@@ -319,6 +320,9 @@ export interface LoadedState {
   plan?: BatchPlan;
 }
 
+/** The metrics a trust state's row stores beside it (shown by status, Tools, Overview). */
+export type StoredKeyMetrics = Pick<KeyMetrics, "effectiveFailures" | "threshold">;
+
 /** What the session phase needs: everything loaded but the trust states and their timeline. */
 export type SessionPhaseInput = Omit<LoadedState, "contexts" | "timeline">;
 /** What the trust phase needs besides the session phase's outcome. */
@@ -337,11 +341,11 @@ export interface BatchOutcome {
   keyPlugins: Map<string, string | null>;
   keyRules: Map<string, Rule>;
   /**
-   * Per touched key: the sessions as they were at its last result. Its stored metrics (session
-   * decay) are taken there, as they would be had the batch been sent event by event: a session
-   * event after a key's last result does not rewrite that key's row.
+   * Per touched key: the metrics its row stores, taken at its last result over the sessions as
+   * they were then, as they would be had the batch been sent event by event: a session event
+   * after a key's last result does not rewrite that key's row (session decay would change).
    */
-  keyTimelines: Map<string, SessionTimeline>;
+  keyMetrics: Map<string, StoredKeyMetrics>;
   /** The call info of each tool.call of the batch, by event id. */
   keyInfoByEventId: Map<string, StoredCall>;
   /**
@@ -644,9 +648,10 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
   for (const c of plan.createKeys) if (!contexts.has(c.failureKey)) contexts.set(c.failureKey, newKeyContext(c.failureKey, c.toolName));
   const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
 
-  // Decay reads the sessions as they were before the batch, then as its events change them.
-  let timeline = loaded.timeline;
-  for (const s of loaded.sessions.values()) timeline = withSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
+  // Decay reads the sessions as they were before the batch, then as its events change them (this
+  // batch's own copy, changed in place).
+  const timeline = copyTimeline(loaded.timeline);
+  for (const s of loaded.sessions.values()) recordSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
 
   const writes: BatchRecords = { ...sessionPhase.records, failures: [], transitions: [], approvalsCreated: [], approvalsSuperseded: [], touchedKeys: new Set(), changedLevelStates: new Set(), escalatedTools: new Set() };
   const trustEffects: { at: number; effect: Effect }[] = [];
@@ -655,11 +660,19 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
   const keyPlugins = new Map<string, string | null>();
   // The rule each touched key was applied under (plugin rules need the event's pluginName).
   const keyRules = new Map<string, Rule>();
-  const keyTimelines = new Map<string, SessionTimeline>();
+  // A touched key's stored metrics are taken over the timeline of its last result: the keys
+  // touched since the timeline last changed get theirs before it changes again, and at the end.
+  const keyMetrics = new Map<string, StoredKeyMetrics>();
+  const metricsDue = new Set<string>();
+  const takeDueMetrics = () => {
+    for (const k of metricsDue) keyMetrics.set(k, storedKeyMetrics(k, contexts.get(k)!, keyRules.get(k), keyDomains, plan.ruleFor, timeline));
+    metricsDue.clear();
+  };
 
   for (const step of sessionPhase.steps) {
     if (step.kind === "session") {
-      timeline = withSession(timeline, step.session);
+      takeDueMetrics();
+      recordSession(timeline, step.session);
       continue;
     }
     const { event: e, t, info } = step;
@@ -693,7 +706,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     );
     contexts.set(key, applied.key);
     writes.touchedKeys.add(key);
-    keyTimelines.set(key, timeline);
+    metricsDue.add(key);
     keyDomains.set(key, info.domain);
     keyPlugins.set(key, e.pluginName ?? null);
     keyRules.set(key, resolution.rule);
@@ -701,12 +714,12 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     if (applied.domain) {
       contexts.set(applied.domain.state.failureKey, applied.domain);
       writes.touchedKeys.add(applied.domain.state.failureKey);
-      keyTimelines.set(applied.domain.state.failureKey, timeline);
+      metricsDue.add(applied.domain.state.failureKey);
     }
     if (applied.tool) {
       contexts.set(toolKey, applied.tool);
       writes.touchedKeys.add(toolKey);
-      keyTimelines.set(toolKey, timeline);
+      metricsDue.add(toolKey);
     }
     const transitions: [string, TrustState | undefined, TrustState | undefined][] = [
       [key, before.key, applied.key.state.state],
@@ -745,6 +758,8 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     }
   }
 
+  takeDueMetrics();
+
   return {
     records: writes,
     effects: mergeByEvent(trustEffects, sessionPhase.effects),
@@ -755,9 +770,37 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     keyDomains,
     keyPlugins,
     keyRules,
-    keyTimelines,
+    keyMetrics,
     keyInfoByEventId: sessionPhase.keyInfoByEventId,
     severityUpgrades,
+  };
+}
+
+/**
+ * The domain a trust state's row stores: a domain-level state's own, a key's that of its last
+ * result, none for a tool-level state.
+ */
+export function storedDomain(failureKey: string, level: StateLevel, keyDomains: ReadonlyMap<string, string | null>): string | null {
+  return level === "domain" ? failureKey.slice(DOMAIN_PREFIX.length) : level === "key" ? keyDomains.get(failureKey) ?? null : null;
+}
+
+/**
+ * A touched key's stored metrics: effective failures (age and session decay) at its own clock, under
+ * the rule of its last result (a tool-level state has none of its own: the tool's rule).
+ */
+function storedKeyMetrics(
+  failureKey: string,
+  ctx: KeyContext,
+  rule: Rule | undefined,
+  keyDomains: ReadonlyMap<string, string | null>,
+  ruleFor: (q: RuleQuery) => ResolvedRule,
+  timeline: SessionTimeline,
+): StoredKeyMetrics {
+  const st = ctx.state;
+  const r = rule ?? ruleFor({ toolName: st.toolName, domain: storedDomain(failureKey, st.level, keyDomains) }).rule;
+  return {
+    effectiveFailures: effectiveFailures(ctx.failures, r, timeline, st.clock ?? 0, { afterSeq: st.countFromSeq }),
+    threshold: r.countThreshold ?? null,
   };
 }
 

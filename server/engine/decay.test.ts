@@ -9,6 +9,8 @@ import {
   failureRate,
   sessionsCrossed,
   withSession,
+  recordSession,
+  copyTimeline,
 } from "./decay";
 import { BUILTIN_RULE } from "./rules";
 import { SEVERITIES, type FailureRecord, type ResultRecord, type Severity } from "./types";
@@ -174,18 +176,21 @@ describe("properties", () => {
   });
 });
 
-describe("withSession", () => {
-  it("gives the timeline a rebuild from all sessions would give, whatever is added, moved or restarted", () => {
+describe("withSession and recordSession", () => {
+  it("give the timeline a rebuild from all sessions would give, whatever is added, moved or restarted", () => {
     // A seeded walk: sessions are added, restarted (new start), handed to another agent, or lose their start.
     let seed = 7;
     const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
     let tl = buildSessionTimeline([]);
+    const live = copyTimeline(tl); // recordSession changes this one in place
     const all = new Map<string, { sessionId: string; agent: string; startedAt: number | null; endedAt: number | null }>();
     for (let step = 0; step < 400; step++) {
       const s = { sessionId: `s${rand(40)}`, agent: `a${rand(4)}`, startedAt: rand(5) === 0 ? null : T0 + rand(50) * MIN, endedAt: rand(2) ? null : T0 + rand(90) * MIN };
       all.set(s.sessionId, s);
       tl = withSession(tl, s);
+      recordSession(live, s);
       expect(tl).toEqual(buildSessionTimeline([...all.values()]));
+      expect(live).toEqual(tl);
     }
   });
 
@@ -195,6 +200,16 @@ describe("withSession", () => {
     withSession(tl, { sessionId: "s1", agent: "b", startedAt: T0 + MIN, endedAt: null });
     withSession(tl, { sessionId: "s2", agent: "a", startedAt: T0 - MIN, endedAt: null });
     expect(tl).toEqual(copy);
+  });
+
+  it("copyTimeline gives a copy recordSession can change without changing the original", () => {
+    const tl = buildSessionTimeline([{ sessionId: "s1", agent: "a", startedAt: T0, endedAt: null }]);
+    const copy = structuredClone(tl);
+    const mine = copyTimeline(tl);
+    recordSession(mine, { sessionId: "s1", agent: "b", startedAt: T0 + MIN, endedAt: null });
+    recordSession(mine, { sessionId: "s2", agent: "a", startedAt: T0 - MIN, endedAt: null });
+    expect(tl).toEqual(copy);
+    expect(mine.startsByAgent).toEqual({ a: [T0 - MIN], b: [T0 + MIN] });
   });
 });
 

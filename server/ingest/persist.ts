@@ -18,9 +18,8 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, keyMetrics } from "@/server/engine/trust";
-import { resolveRule } from "@/server/engine/rules";
-import type { BatchConfigs, BatchOutcome, BatchRecords, BatchSession, SessionPhaseOutcome } from "@/server/engine/batch";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/trust";
+import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import type { WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
@@ -115,7 +114,7 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  */
 export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
   const { workspaceId } = scope;
-  const { records: writes, contexts, keyDomains, keyPlugins, keyRules, keyTimelines, timeline } = outcome;
+  const { records: writes, contexts, keyDomains, keyPlugins, keyMetrics } = outcome;
 
   const statements: Write[] = [...rowsWrite(tx, failure, writes.failures), ...rowsWrite(tx, stateTransition, writes.transitions)];
   if (outcome.severityUpgrades.length) {
@@ -127,17 +126,12 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
-    // effectiveFailures uses the timeline the engine had at the key's last result: a timeline of
-    // the batch's sessions only would miss the ended sessions of older failures, and the batch's
-    // final one would see session events after that result (a session ending again), which the
-    // same events sent one by one never write to this row — either way the column would depend on
-    // how the events were batched.
+    // The metrics are the engine's, taken at each key's last result (BatchOutcome.keyMetrics).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
-      const domain = st.level === "domain" ? k.slice(DOMAIN_PREFIX.length) : st.level === "key" ? keyDomains.get(k) ?? null : null;
-      const rule = keyRules.get(k) ?? resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: st.toolName, domain }).rule;
-      const metrics = keyMetrics(ctx, rule, keyTimelines.get(k) ?? timeline);
+      const domain = storedDomain(k, st.level, keyDomains);
+      const metrics = keyMetrics.get(k)!;
       const levelStates =
         st.level === "key"
           ? [contexts.get(TOOL_PREFIX + st.toolName)?.state, domain ? contexts.get(DOMAIN_PREFIX + domain)?.state : undefined]
