@@ -400,35 +400,51 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
     const ingestServer: Server = await startVigil({ databaseUrl });
     const writers = 4;
     const perWriter = 8;
-    const batches = Array.from({ length: writers }, (_, w) => {
-      const next = workload(`${kind}-w${w}-${Date.now()}`);
-      return Array.from({ length: perWriter }, () => next());
-    });
-    // Warm-up, as a server that has been running: the first batches of a fresh process run before
-    // its code is optimized and took ~30 % longer. Each writer sends two batches of its own first.
-    await Promise.all(Array.from({ length: writers }, async (_, w) => {
-      const warm = workload(`${kind}-iw${w}`);
-      for (let i = 0; i < 2; i++) {
-        const res = await fetch(`${ingestServer.url}/api/trpc/ingest.events`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ events: warm() }) });
-        await res.arrayBuffer();
-      }
-    }));
-    const t0 = performance.now();
-    let failed = 0;
-    try {
+    const passBatches = (pass: string) =>
+      Array.from({ length: writers }, (_, w) => {
+        const next = workload(`${kind}-${pass}-w${w}-${Date.now()}`);
+        return Array.from({ length: perWriter }, () => next());
+      });
+    const post = (events: EventInput[]) =>
+      fetch(`${ingestServer.url}/api/trpc/ingest.events`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ events }) });
+    // Each writer posts its batches one after another; the pass's events per second.
+    const ingestPass = async (batches: EventInput[][][]) => {
+      const t0 = performance.now();
+      let failed = 0;
       await Promise.all(batches.map(async (writer) => {
         for (const events of writer) {
-          const res = await fetch(`${ingestServer.url}/api/trpc/ingest.events`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ events }) });
+          const res = await post(events);
           if (res.status !== 200) failed++;
           await res.arrayBuffer();
         }
       }));
+      return { rate: (writers * perWriter * BATCH_SIZE) / ((performance.now() - t0) / 1000), failed };
+    };
+    let fresh: { rate: number; failed: number };
+    let warm: { rate: number; failed: number };
+    const batches = passBatches("warm");
+    try {
+      // A fresh process first (as earlier figures were taken): each writer sends two batches of its
+      // own, then 16,000 events are timed — V8 is still compiling the hot code through most of them.
+      // Then the same again on the now warm process, as a server that has been running serves a
+      // fleet: the target is read on that pass.
+      await Promise.all(Array.from({ length: writers }, async (_, w) => {
+        const next = workload(`${kind}-iw${w}`);
+        for (let i = 0; i < 2; i++) await (await post(next())).arrayBuffer();
+      }));
+      fresh = await ingestPass(passBatches("fresh"));
+      warm = await ingestPass(batches);
     } finally {
       await ingestServer.stop();
     }
-    const ingestRate = (writers * perWriter * BATCH_SIZE) / ((performance.now() - t0) / 1000);
     const raw = await rawInsertRate(kind, batches, databaseUrl);
-    rows.push({ measure: "ingest.events, 4 writers × 500-event batches", figure: `${f0(ingestRate)} events/s = ${(ingestRate / raw).toFixed(2)}× raw INSERT (${f0(raw)} rows/s)${failed ? `, ${failed} failed` : ""}`, target: "≥ 0.3× raw insert" });
+    const failed = fresh.failed + warm.failed;
+    const ratio = (rate: number) => `${(rate / raw).toFixed(2)}×`;
+    rows.push({
+      measure: "ingest.events, 4 writers × 500-event batches",
+      figure: `${f0(warm.rate)} events/s = ${ratio(warm.rate)} raw INSERT (${f0(raw)} rows/s); the first 16,000 events of a fresh process ${f0(fresh.rate)}/s = ${ratio(fresh.rate)}${failed ? `; ${failed} failed` : ""}`,
+      target: "≥ 0.3× raw insert",
+    });
   } finally {
     await vigil.stop();
   }
