@@ -18,8 +18,8 @@ import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, 
 import { extractFailureKey } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
-import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext, type KeyMetrics } from "./trust";
-import { copyTimeline, effectiveFailures, recordSession } from "./decay";
+import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
+import { copyTimeline, recordSession } from "./decay";
 import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { hasSuggestedModelSwitch, recordModelSwitchSuggestion, recordModelToolResult, suggestModelSwitch, type ModelToolProfile } from "./models";
@@ -320,9 +320,6 @@ export interface LoadedState {
   plan?: BatchPlan;
 }
 
-/** The metrics a trust state's row stores beside it (shown by status, Tools, Overview). */
-export type StoredKeyMetrics = Pick<KeyMetrics, "effectiveFailures" | "threshold">;
-
 /** What the session phase needs: everything loaded but the trust states and their timeline. */
 export type SessionPhaseInput = Omit<LoadedState, "contexts" | "timeline">;
 /** What the trust phase needs besides the session phase's outcome. */
@@ -336,16 +333,15 @@ export interface BatchOutcome {
   contexts: Map<string, KeyContext>;
   profiles: Map<string, ModelToolProfile[]>;
   timeline: SessionTimeline;
-  /** Per touched key: the domain, plugin and rule of its last result (stored on the key row). */
+  /** Per touched key: the domain and plugin of its last result (stored on the key row). */
   keyDomains: Map<string, string | null>;
   keyPlugins: Map<string, string | null>;
-  keyRules: Map<string, Rule>;
   /**
    * Per touched key: the metrics its row stores, taken at its last result over the sessions as
    * they were then, as they would be had the batch been sent event by event: a session event
    * after a key's last result does not rewrite that key's row (session decay would change).
    */
-  keyMetrics: Map<string, StoredKeyMetrics>;
+  keyMetrics: Map<string, KeyMetrics>;
   /** The call info of each tool.call of the batch, by event id. */
   keyInfoByEventId: Map<string, StoredCall>;
   /**
@@ -662,10 +658,10 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
   const keyRules = new Map<string, Rule>();
   // A touched key's stored metrics are taken over the timeline of its last result: the keys
   // touched since the timeline last changed get theirs before it changes again, and at the end.
-  const keyMetrics = new Map<string, StoredKeyMetrics>();
+  const storedMetrics = new Map<string, KeyMetrics>();
   const metricsDue = new Set<string>();
   const takeDueMetrics = () => {
-    for (const k of metricsDue) keyMetrics.set(k, storedKeyMetrics(k, contexts.get(k)!, keyRules.get(k), keyDomains, plan.ruleFor, timeline));
+    for (const k of metricsDue) storedMetrics.set(k, storedKeyMetrics(k, contexts.get(k)!, keyRules.get(k), keyDomains, plan.ruleFor, timeline));
     metricsDue.clear();
   };
 
@@ -769,8 +765,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     timeline,
     keyDomains,
     keyPlugins,
-    keyRules,
-    keyMetrics,
+    keyMetrics: storedMetrics,
     keyInfoByEventId: sessionPhase.keyInfoByEventId,
     severityUpgrades,
   };
@@ -784,10 +779,7 @@ export function storedDomain(failureKey: string, level: StateLevel, keyDomains: 
   return level === "domain" ? failureKey.slice(DOMAIN_PREFIX.length) : level === "key" ? keyDomains.get(failureKey) ?? null : null;
 }
 
-/**
- * A touched key's stored metrics: effective failures (age and session decay) at its own clock, under
- * the rule of its last result (a tool-level state has none of its own: the tool's rule).
- */
+/** A touched key's stored metrics, under the rule of its last result (a tool-level state: the tool's rule). */
 function storedKeyMetrics(
   failureKey: string,
   ctx: KeyContext,
@@ -795,13 +787,9 @@ function storedKeyMetrics(
   keyDomains: ReadonlyMap<string, string | null>,
   ruleFor: (q: RuleQuery) => ResolvedRule,
   timeline: SessionTimeline,
-): StoredKeyMetrics {
+): KeyMetrics {
   const st = ctx.state;
-  const r = rule ?? ruleFor({ toolName: st.toolName, domain: storedDomain(failureKey, st.level, keyDomains) }).rule;
-  return {
-    effectiveFailures: effectiveFailures(ctx.failures, r, timeline, st.clock ?? 0, { afterSeq: st.countFromSeq }),
-    threshold: r.countThreshold ?? null,
-  };
+  return keyMetrics(ctx, rule ?? ruleFor({ toolName: st.toolName, domain: storedDomain(failureKey, st.level, keyDomains) }).rule, timeline);
 }
 
 /** Two event-ordered effect lists as one; at the same event, `first`'s effects come first. */

@@ -582,25 +582,17 @@ export function guardDecision(input: {
   return "ask";
 }
 
+/** The numbers a trust state's row stores beside it (shown by status, Tools, Overview, key detail). */
 export interface KeyMetrics {
   effectiveFailures: number;
   threshold: number | null;
-  consecutiveFailures: number;
-  failureRate: number | null;
-  recovery: { successes: number; needed: number } | null;
 }
 
-/** reliability.status numbers for a state, computed at its last applied event (or `now` if none). */
+/** A state's stored numbers, computed at its last applied event (or `now` if none). */
 export function keyMetrics(ctx: KeyContext, rule: Rule, timeline: SessionTimeline, now?: number): KeyMetrics {
   const at = ctx.state.clock ?? now ?? 0;
   return {
     effectiveFailures: effectiveFailures(ctx.failures, rule, timeline, at, { afterSeq: ctx.state.countFromSeq }),
     threshold: rule.countThreshold ?? null,
-    consecutiveFailures: ctx.state.consecutiveFailures,
-    failureRate: failureRate(ctx.results, rule, at, { afterSeq: ctx.state.countFromSeq }),
-    recovery:
-      ctx.state.state === "recovering"
-        ? { successes: ctx.state.recoverySuccesses, needed: ctx.state.recoveryNeeded }
-        : null,
   };
 }
