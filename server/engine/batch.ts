@@ -18,7 +18,7 @@ import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, 
 import { extractFailureKey } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
-import { applyToolResult, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
+import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
 import { copyTimeline, recordSession } from "./decay";
 import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
@@ -642,6 +642,17 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
   // events sent one by one (the state would not exist yet for them).
   const liveToolStates = new Set([...contexts.keys()].filter((k) => k.startsWith(TOOL_PREFIX)));
   for (const c of plan.createKeys) if (!contexts.has(c.failureKey)) contexts.set(c.failureKey, newKeyContext(c.failureKey, c.toolName));
+  // The batch applies its results to its own copy of each state it touches, in place (copied
+  // once, at its first result, instead of at every result: see ApplyOptions.inPlace).
+  const owned = new Set<string>();
+  const ownedContext = (k: string): KeyContext | null => {
+    const ctx = contexts.get(k);
+    if (!ctx || owned.has(k)) return ctx ?? null;
+    const mine = copyKeyContext(ctx);
+    contexts.set(k, mine);
+    owned.add(k);
+    return mine;
+  };
   const approvalPendingBefore = new Map<string, boolean>([...contexts].map(([k, c]) => [k, c.state.approvalPending]));
 
   // Decay reads the sessions as they were before the batch, then as its events change them (this
@@ -673,7 +684,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     }
     const { event: e, t, info } = step;
     const key = info.failureKey;
-    const keyCtx: KeyContext = contexts.get(key) ?? newKeyContext(key, e.toolName);
+    const keyCtx = ownedContext(key) ?? newKeyContext(key, e.toolName);
     const resolution = plan.ruleFor({ toolName: e.toolName, pluginName: e.pluginName, domain: info.domain });
     const domainKey = resolution.level === "domain" && resolution.name ? DOMAIN_PREFIX + resolution.name : null;
     const toolKey = TOOL_PREFIX + e.toolName;
@@ -693,12 +704,13 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
       tool: toolCtx?.state.state,
     };
     const applied = applyToolResult(
-      { key: keyCtx, domain: domainKey ? contexts.get(domainKey) ?? null : null, tool: toolCtx },
+      { key: keyCtx, domain: domainKey ? ownedContext(domainKey) : null, tool: toolCtx },
       { failed: step.failed, severity, weight: severity ? failureWeight(severity) : undefined, sessionId: e.sessionId, agent: step.agent, toolName: e.toolName },
       resolution,
       step.recoveryMode,
       timeline,
       t,
+      { inPlace: true },
     );
     contexts.set(key, applied.key);
     writes.touchedKeys.add(key);

@@ -13,7 +13,7 @@ import {
   copyTimeline,
 } from "./decay";
 import { BUILTIN_RULE } from "./rules";
-import { SEVERITIES, type FailureRecord, type ResultRecord, type Severity } from "./types";
+import { SEVERITIES, type FailureRecord, type Severity } from "./types";
 
 const T0 = 1_700_000_000_000;
 const MIN = 60_000;
@@ -124,18 +124,33 @@ describe("session decay", () => {
 });
 
 describe("failure rate", () => {
-  const r = (ts: number, failed: boolean, s = 0): ResultRecord => ({ ts, failed, seq: s });
+  /** A state's results as the engine keeps them: times from a first seq, failures by seq. */
+  const history = (records: { ts: number; failed: boolean }[], firstSeq = 1) => ({
+    results: { firstSeq, ts: records.map((r) => r.ts) },
+    failures: records.flatMap((r, i) => (r.failed ? [f(r.ts, "server_error", { seq: firstSeq + i })] : [])),
+  });
+  const r = (ts: number, failed: boolean) => ({ ts, failed });
 
   it("failures ÷ results in the window, only with ≥ rateMinCalls results", () => {
     const rs = [r(T0, true), r(T0, false), r(T0, true)];
-    expect(failureRate(rs, rule, T0)).toBeNull();
-    expect(failureRate([...rs, r(T0, true)], rule, T0)).toBe(0.75);
-    expect(failureRate(rs, { ...rule, rateMinCalls: 3 }, T0)).toBeCloseTo(2 / 3, 10);
+    const h = history(rs);
+    expect(failureRate(h.results, h.failures, rule, T0)).toBeNull();
+    const h4 = history([...rs, r(T0, true)]);
+    expect(failureRate(h4.results, h4.failures, rule, T0)).toBe(0.75);
+    expect(failureRate(h.results, h.failures, { ...rule, rateMinCalls: 3 }, T0)).toBeCloseTo(2 / 3, 10);
   });
 
-  it("results outside the window do not count", () => {
-    const rs = [r(T0 - 2 * HOUR, true), r(T0, false), r(T0, false), r(T0, false), r(T0, true)];
-    expect(failureRate(rs, rule, T0)).toBe(0.25);
+  it("results outside the window do not count, nor those up to afterSeq", () => {
+    const h = history([r(T0 - 2 * HOUR, true), r(T0, false), r(T0, false), r(T0, false), r(T0, true)], 11);
+    expect(failureRate(h.results, h.failures, rule, T0)).toBe(0.25);
+    expect(failureRate(h.results, h.failures, { ...rule, rateMinCalls: 1 }, T0, { afterSeq: 14 })).toBe(1);
+    expect(failureRate(h.results, h.failures, { ...rule, rateMinCalls: 1 }, T0, { afterSeq: 15 })).toBeNull();
+  });
+
+  it("failures older than the first kept result do not count (results were not kept then)", () => {
+    const h = history([r(T0, false), r(T0, false), r(T0, false), r(T0, true)], 8);
+    h.failures.unshift(f(T0 - MIN, "server_error", { seq: 5 }), f(T0 - MIN, "server_error", { seq: 7 }));
+    expect(failureRate(h.results, h.failures, rule, T0)).toBe(0.25);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * Counting (SPEC 4.2): effective failures with age and session decay, failure rate. Pure.
  */
-import type { FailureRecord, ResultRecord, Rule, SessionInfo, SessionTimeline, Severity } from "./types";
+import type { FailureRecord, ResultLog, Rule, SessionInfo, SessionTimeline, Severity } from "./types";
 
 export const HOUR_MS = 3_600_000;
 export const DEFAULT_AGENT = "default";
@@ -125,22 +125,30 @@ export function countFailuresInWindow(
 
 /**
  * Failures ÷ results inside the window (unweighted, all severities); null when fewer than
- * `rateMinCalls` results are in the window.
+ * `rateMinCalls` results are in the window. The results in the window are a suffix of the log
+ * (times in order), found by binary search; the failed ones are the failures from its first seq
+ * on. So a hot key's rate costs O(log results + failures counted), not a walk over every result.
  */
 export function failureRate(
-  results: readonly ResultRecord[],
+  results: Readonly<ResultLog>,
+  failures: readonly FailureRecord[],
   rule: Pick<Rule, "windowSeconds" | "rateMinCalls">,
   now: number,
   opts: CountOptions = {},
 ): number | null {
-  let total = 0;
-  let failed = 0;
-  for (const r of results) {
-    if (opts.afterSeq !== undefined && r.seq <= opts.afterSeq) continue;
-    if (!inWindow(r.ts, rule.windowSeconds, now)) continue;
-    total++;
-    if (r.failed) failed++;
+  const { ts, firstSeq } = results;
+  let lo = 0;
+  let hi = ts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (inWindow(ts[mid], rule.windowSeconds, now)) hi = mid;
+    else lo = mid + 1;
   }
-  if (total === 0 || total < rule.rateMinCalls) return null;
+  const start = opts.afterSeq === undefined ? lo : Math.max(lo, opts.afterSeq + 1 - firstSeq);
+  const total = ts.length - start;
+  if (total <= 0 || total < rule.rateMinCalls) return null;
+  const fromSeq = firstSeq + start;
+  let failed = 0;
+  for (let i = failures.length - 1; i >= 0 && failures[i].seq >= fromSeq; i--) failed++;
   return failed / total;
 }

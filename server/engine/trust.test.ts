@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { classifySeverity, DEFAULT_SECURITY_PATTERNS } from "./classify";
-import { buildSessionTimeline, emptyTimeline } from "./decay";
+import { buildSessionTimeline, emptyTimeline, failureRate } from "./decay";
 import { extractFailureKey } from "./failure-key";
 import { BUILTIN_RULE, resolveRule } from "./rules";
 import {
@@ -9,6 +9,7 @@ import {
   applyToolResult,
   approveRecovery,
   clampClock,
+  copyKeyContext,
   denyRecovery,
   effectiveState,
   escalationInfo,
@@ -18,6 +19,7 @@ import {
   newKeyState,
   resetKey,
   strictestState,
+  upgradeKeyContext,
   type Outcome,
 } from "./trust";
 import {
@@ -467,12 +469,12 @@ describe("clock (SPEC 4.4)", () => {
     k.fail(T0 + 5 * MIN, "timeout");
     k.fail(T0 + 12 * MIN, "timeout");
     expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
-    expect(k.ctx.results).toHaveLength(0); // no rate threshold: results are not kept at all
+    expect(k.ctx.results.ts).toHaveLength(0); // no rate threshold: results are not kept at all
     const r = new Key({ ...baseRule, windowSeconds: 60, rateThreshold: 0.5 });
     r.fail(T0, "timeout");
     r.fail(T0 + 5 * MIN, "timeout");
     r.fail(T0 + 12 * MIN, "timeout");
-    expect(r.ctx.results.map((x) => x.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
+    expect(r.ctx.results).toEqual({ firstSeq: 2, ts: [T0 + 5 * MIN, T0 + 12 * MIN] });
   });
 
   it("inputs are not mutated", () => {
@@ -480,6 +482,82 @@ describe("clock (SPEC 4.4)", () => {
     const snapshot = JSON.stringify(ctx);
     applyOutcome(ctx, fail(), baseRule, "auto", emptyTimeline(), T0);
     expect(JSON.stringify(ctx)).toBe(snapshot);
+  });
+
+  it("inputs are not mutated when the history is trimmed; inPlace changes the owner's copy alone, to the same result", () => {
+    const rule: Rule = { ...baseRule, windowSeconds: 60, rateThreshold: 0.9 };
+    let ctx = newKeyContext("k", "t");
+    for (let i = 0; i < 5; i++) ctx = applyOutcome(ctx, i % 2 ? ok : fail(), rule, "auto", emptyTimeline(), T0 + i * MIN).ctx;
+    expect(ctx.results.ts).toHaveLength(5);
+    const snapshot = JSON.stringify(ctx);
+    const later = T0 + 30 * MIN; // every result and failure before it is out of the kept history
+    const copied = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), later).ctx;
+    expect(JSON.stringify(ctx)).toBe(snapshot);
+    const mine = copyKeyContext(ctx);
+    const inPlace = applyOutcome(mine, fail(), rule, "auto", emptyTimeline(), later, { inPlace: true }).ctx;
+    expect(JSON.stringify(ctx)).toBe(snapshot);
+    expect(inPlace).toBe(mine);
+    expect(inPlace).toEqual(copied);
+    expect(copied.results).toEqual({ firstSeq: 6, ts: [later] });
+    expect(copied.failures.map((f) => f.seq)).toEqual([6]);
+  });
+});
+
+describe("results kept for the failure rate (property)", () => {
+  const rules: Rule[] = [
+    { ...baseRule, countThreshold: undefined, windowSeconds: 3600, rateThreshold: 0.6, rateMinCalls: 3 },
+    { ...baseRule, countThreshold: undefined, windowSeconds: 60, rateThreshold: 0.6, rateMinCalls: 2 },
+    { ...baseRule, windowSeconds: 1800 }, // no rate threshold: results are not kept
+  ];
+  type Record = { ts: number; failed: boolean; seq: number };
+  /** The failure rate over one record per result, as the engine kept results before ResultLog. */
+  const rateOverRecords = (records: Record[], windowSeconds: number, minCalls: number, now: number, afterSeq: number) => {
+    const counted = records.filter((r) => r.seq > afterSeq && now - r.ts <= windowSeconds * 1000);
+    return counted.length === 0 || counted.length < minCalls ? null : counted.filter((r) => r.failed).length / counted.length;
+  };
+  const step = fc.record({
+    dt: fc.integer({ min: -5 * MIN, max: 20 * MIN }),
+    failed: fc.boolean(),
+    severity: fc.constantFrom<Severity>("server_error", "timeout", "not_found", "invalid_input"),
+    rule: fc.constantFrom(0, 0, 0, 1, 1, 2),
+    reset: fc.integer({ min: 0, max: 19 }),
+    probe: fc.record({ windowSeconds: fc.integer({ min: 1, max: 7200 }), minCalls: fc.integer({ min: 1, max: 6 }), afterSeq: fc.integer({ min: -1, max: 80 }), ahead: fc.integer({ min: 0, max: 2 * 3600_000 }) }),
+  });
+
+  it("equals the rate over one record per result, through trims, rule changes, resets and old stored contexts; in place equals copied", () => {
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), (steps) => {
+        let copied = newKeyContext("k", "t");
+        const owned = copyKeyContext(copied);
+        let records: Record[] = [];
+        let at = T0;
+        for (const st of steps) {
+          at += st.dt;
+          const rule = rules[st.rule];
+          const outcome: Outcome = st.failed ? { ...fail(st.severity) } : ok;
+          copied = applyOutcome(copied, outcome, rule, "auto", emptyTimeline(), at).ctx;
+          applyOutcome(owned, outcome, rule, "auto", emptyTimeline(), at, { inPlace: true });
+          expect(owned).toEqual(copied);
+          const t = copied.state.clock!;
+          records.push({ ts: t, failed: st.failed, seq: copied.state.seq });
+          records = rule.rateThreshold === undefined ? [] : records.filter((r) => r.ts >= t - Math.max(rule.windowSeconds * 1000, 10 * MIN));
+          if (st.reset === 0) {
+            copied = { ...copied, state: resetKey(copied.state) };
+            owned.state = copied.state;
+          }
+          const { windowSeconds, minCalls, afterSeq, ahead } = st.probe;
+          const probeRule = { windowSeconds, rateMinCalls: minCalls };
+          for (const after of [afterSeq, copied.state.countFromSeq]) {
+            expect(failureRate(copied.results, copied.failures, probeRule, t + ahead, { afterSeq: after })).toBe(rateOverRecords(records, windowSeconds, minCalls, t + ahead, after));
+          }
+          // A context stored with one record per result reads back as the same history.
+          const upgraded = upgradeKeyContext({ ...copied, results: records });
+          expect(upgraded.results.ts).toEqual(copied.results.ts);
+          if (records.length) expect(upgraded).toEqual(copied);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

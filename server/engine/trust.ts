@@ -13,7 +13,6 @@ import type {
   KeyState,
   RecoveryMode,
   ResolvedRule,
-  ResultRecord,
   Rule,
   SessionTimeline,
   Severity,
@@ -45,6 +44,12 @@ export interface Outcome {
 export interface ApplyOptions {
   /** `security` failures block this state (true for key states; false for domain states). */
   securityBlocks?: boolean;
+  /**
+   * The caller owns `ctx`'s history (a `copyKeyContext`), so it is changed in place and returned
+   * instead of copied: a hot key under a rate rule keeps tens of thousands of results, and copying
+   * them at every result made a batch quadratic in them (~2 ms per result at 36,000).
+   */
+  inPlace?: boolean;
 }
 
 export interface ApplyResult {
@@ -52,7 +57,6 @@ export interface ApplyResult {
   effects: Effect[];
   /** The failure record appended by this outcome, if any (for the shell to persist). */
   failure: FailureRecord | null;
-  result: ResultRecord;
 }
 
 // ---------------------------------------------------------------------------
@@ -92,7 +96,25 @@ export function newKeyState(failureKey: string, toolName: string, level: StateLe
 }
 
 export function newKeyContext(failureKey: string, toolName: string, level?: StateLevel): KeyContext {
-  return { state: newKeyState(failureKey, toolName, level), failures: [], results: [] };
+  return { state: newKeyState(failureKey, toolName, level), failures: [], results: { firstSeq: 1, ts: [] } };
+}
+
+/**
+ * A stored context as this engine keeps it. Contexts stored before results became a `ResultLog`
+ * carry one `{ts, failed, seq}` record per result: their times are kept from the first one's seq
+ * (their seqs ran on, and trimming only ever cut the front), and which failed is in `failures`.
+ */
+export function upgradeKeyContext(stored: unknown): KeyContext {
+  const ctx = stored as KeyContext;
+  const results: unknown = ctx.results;
+  if (!Array.isArray(results)) return ctx;
+  const records = results as { ts: number; seq: number }[];
+  return { ...ctx, results: { firstSeq: records[0]?.seq ?? ctx.state.seq + 1, ts: records.map((r) => r.ts) } };
+}
+
+/** A copy of a context whose history its owner may change in place (`ApplyOptions.inPlace`). */
+export function copyKeyContext(ctx: KeyContext): KeyContext {
+  return { state: ctx.state, failures: ctx.failures.slice(), results: { firstSeq: ctx.results.firstSeq, ts: ctx.results.ts.slice() } };
 }
 
 /** SPEC 4.4: per-key/per-session clocks never go backwards. */
@@ -239,16 +261,21 @@ function trustAgain(s: KeyState): void {
   s.countFromSeq = s.seq;
 }
 
+/** Drops, in place, the history older than the rule's window (and 10 minutes). */
 function trimHistory(ctx: KeyContext, rule: Rule, t: number): void {
+  const from = t - Math.max(rule.windowSeconds * 1000, MIN_HISTORY_MS);
+  const { failures, results } = ctx;
+  let n = 0;
+  while (n < failures.length && failures[n].ts < from) n++;
+  if (n) failures.splice(0, n);
   // Results only feed the failure rate: without a rate threshold they are not kept, so a hot key's
   // stored state stays small (a busy key sees thousands of results per window).
-  if (rule.rateThreshold === undefined) {
-    ctx.results = [];
+  n = rule.rateThreshold === undefined ? results.ts.length : 0;
+  while (n < results.ts.length && results.ts[n] < from) n++;
+  if (n) {
+    results.ts.splice(0, n);
+    results.firstSeq += n;
   }
-  const keep = Math.max(rule.windowSeconds * 1000, MIN_HISTORY_MS);
-  const from = t - keep;
-  if (ctx.failures.length && ctx.failures[0].ts < from) ctx.failures = ctx.failures.filter((f) => f.ts >= from);
-  if (ctx.results.length && ctx.results[0].ts < from) ctx.results = ctx.results.filter((r) => r.ts >= from);
 }
 
 // ---------------------------------------------------------------------------
@@ -271,7 +298,7 @@ export function escalationReason(
     return `${s.consecutiveFailures} consecutive failures`;
   }
   if (rule.rateThreshold !== undefined) {
-    const rate = failureRate(ctx.results, rule, now, { afterSeq: s.countFromSeq });
+    const rate = failureRate(ctx.results, ctx.failures, rule, now, { afterSeq: s.countFromSeq });
     if (rate !== null && rate >= rule.rateThreshold) return `${Math.round(rate * 100)}% failure rate`;
   }
   return null;
@@ -289,7 +316,8 @@ export function applyOutcome(
 ): ApplyResult {
   const securityBlocks = opts.securityBlocks ?? true;
   const s: KeyState = { ...ctx.state };
-  const next: KeyContext = { state: s, failures: [...ctx.failures], results: [...ctx.results] };
+  const next = opts.inPlace ? ctx : copyKeyContext(ctx);
+  next.state = s;
   const effects: Effect[] = [];
   const toolName = outcome.toolName ?? s.toolName;
 
@@ -297,8 +325,8 @@ export function applyOutcome(
   s.clock = t;
   s.seq += 1;
   s.totalCalls += 1;
-  const result: ResultRecord = { ts: t, failed: outcome.failed, seq: s.seq };
-  next.results.push(result);
+  if (!next.results.ts.length) next.results.firstSeq = s.seq;
+  next.results.ts.push(t);
   let failure: FailureRecord | null = null;
 
   if (outcome.failed) {
@@ -370,7 +398,7 @@ export function applyOutcome(
   }
 
   trimHistory(next, rule, t);
-  return { ctx: next, effects, failure, result };
+  return { ctx: next, effects, failure };
 }
 
 function completeRecovery(s: KeyState, toolName: string, mode: RecoveryMode, effects: Effect[]): void {
@@ -415,7 +443,8 @@ export interface ToolResultApplied {
 
 /**
  * Apply a classified tool result to the key, to its domain-level state when the applicable rule
- * is a domain rule, and to the tool-level state (blocked on `security`).
+ * is a domain rule, and to the tool-level state (blocked on `security`). `inPlace`: the caller
+ * owns the key's and the domain's contexts (see ApplyOptions).
  */
 export function applyToolResult(
   states: LevelContexts,
@@ -424,16 +453,17 @@ export function applyToolResult(
   recoveryMode: RecoveryMode,
   timeline: SessionTimeline,
   now: number,
+  opts: Pick<ApplyOptions, "inPlace"> = {},
 ): ToolResultApplied {
   const toolName = outcome.toolName ?? states.key.state.toolName;
   const o: Outcome = { ...outcome, toolName };
-  const keyRes = applyOutcome(states.key, o, resolution.rule, recoveryMode, timeline, now);
+  const keyRes = applyOutcome(states.key, o, resolution.rule, recoveryMode, timeline, now, { inPlace: opts.inPlace });
   const effects = [...keyRes.effects];
 
   let domain = states.domain ?? null;
   if (resolution.level === "domain" && resolution.name) {
     const dctx = domain ?? newKeyContext(DOMAIN_PREFIX + resolution.name, toolName, "domain");
-    const dres = applyOutcome(dctx, o, resolution.rule, recoveryMode, timeline, now, { securityBlocks: false });
+    const dres = applyOutcome(dctx, o, resolution.rule, recoveryMode, timeline, now, { securityBlocks: false, inPlace: opts.inPlace });
     domain = dres.ctx;
     effects.push(...dres.effects);
   }

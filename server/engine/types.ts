@@ -260,11 +260,18 @@ export interface FailureRecord {
   seq: number;
 }
 
-/** One recorded result (success or failure) of a key, for the failure rate. */
-export interface ResultRecord {
-  ts: number;
-  failed: boolean;
-  seq: number;
+/**
+ * The results (successes and failures) of a state inside its kept history, for the failure rate
+ * (SPEC 4.2). Every outcome applied to a state is one result and takes the next seq, and the clock
+ * clamp keeps their times in order, so times alone are kept: the result at `ts[i]` has seq
+ * `firstSeq + i`, and it failed when a FailureRecord has that seq. A hot key under a rate rule
+ * keeps tens of thousands of results per window; ~14 bytes each stored, instead of ~46 as records.
+ */
+export interface ResultLog {
+  /** seq of the result at `ts[0]` (meaningless while `ts` is empty). */
+  firstSeq: number;
+  /** Applied time (epoch ms) of each result, oldest first. */
+  ts: number[];
 }
 
 export interface SessionInfo {
@@ -296,7 +303,7 @@ export interface KeyState {
   lastSuccessAt: number | null;
   /** Last applied event time (SPEC 4.4): never goes backwards. */
   clock: number | null;
-  /** Number of outcomes applied so far (sequence of the last FailureRecord/ResultRecord). */
+  /** Number of outcomes applied so far (seq of the last result and its FailureRecord, if it failed). */
   seq: number;
   /** Records with seq ≤ countFromSeq are ignored for counting (set by reset and recovery). */
   countFromSeq: number;
@@ -318,5 +325,5 @@ export interface KeyState {
 export interface KeyContext {
   state: KeyState;
   failures: FailureRecord[];
-  results: ResultRecord[];
+  results: ResultLog;
 }

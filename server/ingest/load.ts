@@ -6,7 +6,7 @@ import { textArray } from "@/db/sql-arrays";
 import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
-import { newKeyContext } from "@/server/engine/trust";
+import { newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
 import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
@@ -267,16 +267,16 @@ export async function lockKeyStates(
     const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<{ failure_key: string; data: unknown }[]>;
     timeline = readTimeline();
     timeline.catch(() => {}); // awaited below; a failed lock is the error reported
-    for (const r of await locked) out.set(r.failure_key, r.data as KeyContext);
+    for (const r of await locked) out.set(r.failure_key, upgradeKeyContext(r.data));
   } else {
-    for (const r of await lockRows(keys)) out.set(r.failureKey, r.data as KeyContext);
+    for (const r of await lockRows(keys)) out.set(r.failureKey, upgradeKeyContext(r.data));
     timeline = readTimeline();
   }
   // A row this process believed present is gone (a recreated database): create and lock it.
   const missing = toCreate.filter((c) => !out.has(c.failureKey));
   if (missing.length) {
     await insertPlaceholders(missing);
-    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, r.data as KeyContext);
+    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, upgradeKeyContext(r.data));
   }
   if (knownKeyStates.size > 100_000) knownKeyStates.clear();
   for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));

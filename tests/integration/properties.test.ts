@@ -89,6 +89,8 @@ const configArb = fc.record({
       cooldown_seconds: fc.constantFrom(0, 60, 900),
       success_count_to_recover: fc.constantFrom(1, 2, 3),
       block_threshold: fc.constantFrom(2, 4),
+      rate_threshold: fc.constantFrom(0.5, 0.75),
+      rate_min_calls: fc.constantFrom(2, 4),
       severity_filter: fc.constantFrom(["server_error", "crash", "security"], ["server_error", "crash", "security", "not_found", "permission", "repeated_auth", "timeout", "invalid_input"]),
     },
     { requiredKeys: ["count_threshold"] },
