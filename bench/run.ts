@@ -16,6 +16,7 @@
 import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { ingestEvents } from "@/server/ingest";
+import { newKeyState } from "@/server/engine/trust";
 import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";
@@ -203,7 +204,8 @@ async function dashboardQueries(database: Database) {
       workspace_id: wsId, failure_key: `${tool}|p=v${i}`, tool_name: tool, level: "key", domain: tool === "http_request" ? `svc${i % 100}.example.com` : null,
       state: states(i), effective_state: states(i), effective_failures: Math.random() * 5, threshold: 3, consecutive_failures: i % 4,
       total_calls: 100 + (i % 900), total_failures: i % 60, last_failure_at: iso(last), last_event_at: iso(last ?? new Date(now - Math.random() * 30 * DAY)),
-      escalation_expires: states(i) === "escalated" ? iso(new Date(now + 600_000)) : null, data: JSON.stringify({ state: { state: states(i) } }), updated_at: iso(new Date()),
+      escalation_expires: states(i) === "escalated" ? iso(new Date(now + 600_000)) : null,
+      trust: JSON.stringify({ ...newKeyState(`${tool}|p=v${i}`, tool), state: states(i) }), data: JSON.stringify({ failures: [], results: { firstSeq: 1, ts: [] } }), updated_at: iso(new Date()),
     };
   });
   for (let i = 0; i < keys.length; i += 2000) await pg`insert into key_state ${pg(keys.slice(i, i + 2000))}`;

@@ -5,7 +5,7 @@
  *    every unique constraint, so the schema can be distributed by workspace (Citus, SPEC 9).
  * Times are `timestamptz` as JS Dates at the edges; the engine works in epoch ms.
  */
-import { sql } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
@@ -20,6 +20,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import type { KeyHistory, KeyState } from "@/server/engine/types";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -296,8 +297,10 @@ export const failure = pgTable(
 
 /**
  * Trust state per failure key, including the `@domain:<d>` and `@tool:<t>` level states.
- * `data` is the engine's KeyContext verbatim (state + recent failure/result history inside the rule window);
- * the other columns mirror it for dashboard queries.
+ * `trust` is the engine's KeyState, `data` the rest of its KeyContext: the recent failure and result
+ * history inside the rule window, which grows with a key's traffic — apart, so that guard.check,
+ * approvals, resets and status read and write the small state without the history; the other
+ * columns mirror them for dashboard queries.
  */
 export const keyState = pgTable(
   "key_state",
@@ -319,7 +322,8 @@ export const keyState = pgTable(
     lastFailureAt: ts("last_failure_at"),
     lastEventAt: ts("last_event_at"),
     escalationExpires: ts("escalation_expires"),
-    data: jsonb("data").notNull(),
+    trust: jsonb("trust").$type<KeyState>().notNull(),
+    data: jsonb("data").$type<KeyHistory>().notNull(),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
@@ -329,6 +333,10 @@ export const keyState = pgTable(
     index("key_state_ws_last_failure_idx").on(t.workspaceId, t.lastFailureAt),
   ],
 );
+
+/** key_state's columns but the history (`data`): what lists, details and status read. */
+export const { data: _keyHistory, ...keyStateSummary } = getTableColumns(keyState);
+export type KeyStateSummary = Omit<typeof keyState.$inferSelect, "data">;
 
 /**
  * One row per (workspace, tool) that ever had a result: the lock a security block takes to block

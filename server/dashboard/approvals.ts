@@ -2,6 +2,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, failure, keyState, stateTransition } from "@/db/schema";
+import type { KeyState } from "@/server/engine/types";
 import { iso } from "./util";
 
 export interface ApprovalRow {
@@ -124,7 +125,7 @@ export async function listPendingApprovals(
 
   const [states, fails, trans] = await Promise.all([
     db
-      .select({ failureKey: keyState.failureKey, state: keyState.state, effectiveState: keyState.effectiveState, data: keyState.data })
+      .select({ failureKey: keyState.failureKey, state: keyState.state, effectiveState: keyState.effectiveState, trust: keyState.trust })
       .from(keyState)
       .where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, keys))),
     db.select().from(failuresRanked).where(sql`${failuresRanked.rn} <= ${per}`),
@@ -138,7 +139,7 @@ export async function listPendingApprovals(
       history: {
         state: st?.state ?? null,
         effectiveState: st?.effectiveState ?? null,
-        recovery: recoveryOf(st?.data),
+        recovery: st ? recoveryOf(st.trust) : null,
         failures: fails
           .filter((f) => f.failureKey === r.failureKey)
           .sort((a, b) => b.ts.getTime() - a.ts.getTime() || b.id - a.id)
@@ -171,20 +172,8 @@ export async function listResolvedApprovals(db: Db, workspaceId: string, opts: {
   return { total, page, pageSize, rows: rows.map(toRow) };
 }
 
-/**
- * The engine's KeyState inside `key_state.data`. The ingest stores the whole KeyContext
- * (`{ state: KeyState, failures, results }`); a bare KeyState is accepted too.
- */
-export function engineState(data: unknown): Record<string, unknown> | null {
-  if (!data || typeof data !== "object") return null;
-  const d = data as { state?: unknown };
-  if (d.state && typeof d.state === "object") return d.state as Record<string, unknown>;
-  return d as Record<string, unknown>;
-}
-
 /** `recoverySuccesses / recoveryNeeded` of the engine state, when recovering. */
-export function recoveryOf(data: unknown): { successes: number; needed: number } | null {
-  const d = engineState(data) as { state?: unknown; recoverySuccesses?: unknown; recoveryNeeded?: unknown } | null;
-  if (!d || d.state !== "recovering" || typeof d.recoveryNeeded !== "number" || d.recoveryNeeded <= 0) return null;
-  return { successes: typeof d.recoverySuccesses === "number" ? d.recoverySuccesses : 0, needed: d.recoveryNeeded };
+export function recoveryOf(s: KeyState): { successes: number; needed: number } | null {
+  if (s.state !== "recovering" || s.recoveryNeeded <= 0) return null;
+  return { successes: s.recoverySuccesses, needed: s.recoveryNeeded };
 }

@@ -2,7 +2,7 @@
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, desc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { approval, failure, keyState, modelToolProfile, stateTransition } from "@/db/schema";
+import { approval, failure, keyState, keyStateSummary, modelToolProfile, stateTransition } from "@/db/schema";
 import { toKeyRow, type KeyRow } from "./tools";
 import { iso } from "./util";
 
@@ -18,14 +18,14 @@ export interface KeyDetail {
 /** Key state, its level states, timeline (latest 100) and per-model profile. Null when the key is unknown. */
 export async function getKeyDetail(db: Db, workspaceId: string, failureKey: string, window: { from?: Date; to?: Date } = {}): Promise<KeyDetail | null> {
   const [stateRow] = await db
-    .select()
+    .select(keyStateSummary)
     .from(keyState)
     .where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, failureKey)));
   const toolName = stateRow?.toolName ?? failureKey.split("|")[0];
   const levelKeys = [`@tool:${toolName}`, ...(stateRow?.domain ? [`@domain:${stateRow.domain}`] : [])].filter((k) => k !== failureKey);
   const [levels, transitions, models, pending, [anyFailure]] = await Promise.all([
     stateRow?.level === "key"
-      ? db.select().from(keyState).where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, levelKeys)))
+      ? db.select(keyStateSummary).from(keyState).where(and(eq(keyState.workspaceId, workspaceId), inArray(keyState.failureKey, levelKeys)))
       : Promise.resolve([]),
     db
       .select()

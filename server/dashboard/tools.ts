@@ -3,8 +3,8 @@ import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { countKeyStates, failuresInWindowSql, keyWindowCond, type KeyWindow } from "./key-counts";
 import type { Db } from "@/db/client";
-import { keyState } from "@/db/schema";
-import { engineState, recoveryOf } from "./approvals";
+import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
+import { recoveryOf } from "./approvals";
 import { iso, likeEscape } from "./util";
 
 export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;
@@ -85,7 +85,7 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
   const [[{ total }], rows] = await Promise.all([
     db.select({ total: sql<number>`count(*)::int` }).from(keyState).where(where),
     db
-      .select({ k: keyState, windowFailures: windowed ? failuresInWindowSql(query.window!) : sql<number>`null` })
+      .select({ k: keyStateSummary, windowFailures: windowed ? failuresInWindowSql(query.window!) : sql<number>`null` })
       .from(keyState)
       .where(where)
       .orderBy(...orderFor(query.sort ?? "state", query.dir ?? "desc"))
@@ -106,8 +106,7 @@ export async function countKeysByState(db: Db, workspaceId: string, window: KeyW
   return (await countKeyStates(db, workspaceId, window)).byState;
 }
 
-export function toKeyRow(r: typeof keyState.$inferSelect): KeyRow {
-  const data = (engineState(r.data) ?? {}) as { escalationReason?: string | null; approvalPending?: boolean };
+export function toKeyRow(r: KeyStateSummary): KeyRow {
   return {
     failureKey: r.failureKey,
     toolName: r.toolName,
@@ -123,8 +122,8 @@ export function toKeyRow(r: typeof keyState.$inferSelect): KeyRow {
     lastFailureAt: iso(r.lastFailureAt),
     lastEventAt: iso(r.lastEventAt),
     escalationExpires: iso(r.escalationExpires),
-    escalationReason: data.escalationReason ?? null,
-    recovery: recoveryOf(r.data),
-    approvalPending: !!data.approvalPending,
+    escalationReason: r.trust.escalationReason ?? null,
+    recovery: recoveryOf(r.trust),
+    approvalPending: !!r.trust.approvalPending,
   };
 }

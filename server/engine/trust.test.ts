@@ -550,8 +550,8 @@ describe("results kept for the failure rate (property)", () => {
           for (const after of [afterSeq, copied.state.countFromSeq]) {
             expect(failureRate(copied.results, copied.failures, probeRule, t + ahead, { afterSeq: after })).toBe(rateOverRecords(records, windowSeconds, minCalls, t + ahead, after));
           }
-          // A context stored with one record per result reads back as the same history.
-          const upgraded = upgradeKeyContext({ ...copied, results: records });
+          // A history stored with one record per result reads back as the same history.
+          const upgraded = upgradeKeyContext(copied.state, { failures: copied.failures, results: records });
           expect(upgraded.results.ts).toEqual(copied.results.ts);
           if (records.length) expect(upgraded).toEqual(copied);
         }

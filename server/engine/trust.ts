@@ -10,9 +10,11 @@ import type {
   Effect,
   FailureRecord,
   KeyContext,
+  KeyHistory,
   KeyState,
   RecoveryMode,
   ResolvedRule,
+  ResultLog,
   Rule,
   SessionTimeline,
   Severity,
@@ -100,16 +102,21 @@ export function newKeyContext(failureKey: string, toolName: string, level?: Stat
 }
 
 /**
- * A stored context as this engine keeps it. Contexts stored before results became a `ResultLog`
- * carry one `{ts, failed, seq}` record per result: their times are kept from the first one's seq
- * (their seqs ran on, and trimming only ever cut the front), and which failed is in `failures`.
+ * A stored state and its history (`key_state.trust` and `.data`) as this engine keeps them.
+ * Histories stored before results became a `ResultLog` carry one `{ts, failed, seq}` record per
+ * result: their times are kept from the first one's seq (their seqs ran on, and trimming only ever
+ * cut the front), and which failed is in `failures`.
  */
-export function upgradeKeyContext(stored: unknown): KeyContext {
-  const ctx = stored as KeyContext;
-  const results: unknown = ctx.results;
-  if (!Array.isArray(results)) return ctx;
+export function upgradeKeyContext(state: KeyState, history: unknown): KeyContext {
+  const { failures, results } = history as { failures: FailureRecord[]; results: unknown };
+  if (!Array.isArray(results)) return { state, failures, results: results as ResultLog };
   const records = results as { ts: number; seq: number }[];
-  return { ...ctx, results: { firstSeq: records[0]?.seq ?? ctx.state.seq + 1, ts: records.map((r) => r.ts) } };
+  return { state, failures, results: { firstSeq: records[0]?.seq ?? state.seq + 1, ts: records.map((r) => r.ts) } };
+}
+
+/** A context's history, stored apart from its state (`key_state.data`). */
+export function historyOf(ctx: KeyContext): KeyHistory {
+  return { failures: ctx.failures, results: ctx.results };
 }
 
 /** A copy of a context whose history its owner may change in place (`ApplyOptions.inPlace`). */

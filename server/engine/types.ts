@@ -327,3 +327,6 @@ export interface KeyContext {
   failures: FailureRecord[];
   results: ResultLog;
 }
+
+/** A context's history without its state: stored apart from it (`key_state.data` and `.trust`). */
+export type KeyHistory = Omit<KeyContext, "state">;

@@ -113,7 +113,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
             from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
         (select json_agg(l.j) from ${probeList(distinct(requests.flatMap((r) => r.levelKeys)))} as x(k)
-          cross join lateral (select json_build_object('k', k.failure_key, 's', k.data->'state') as j
+          cross join lateral (select json_build_object('k', k.failure_key, 's', k.trust) as j
             from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
         (select json_agg(x.t) from ${probeList(distinct(requests.map((r) => r.toolName)))} as x(t)
           cross join lateral (select 1 from global_tool_pattern g

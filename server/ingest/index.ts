@@ -139,10 +139,10 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
 async function loadDecisionInputs(tx: Tx, scope: BatchScope, keys: string[], toolName: string) {
   const global = sql<boolean>`exists (select 1 from ${globalToolPattern} where ${globalToolPattern.organizationId} = ${scope.organizationId} and ${globalToolPattern.toolName} = ${toolName} and ${globalToolPattern.status} = 'active')`;
   const rows = await tx
-    .select({ failureKey: keyState.failureKey, state: sql<KeyState>`${keyState.data}->'state'`, global })
+    .select({ failureKey: keyState.failureKey, state: keyState.trust, global })
     .from(sql`(select 1) as one`)
     .leftJoin(keyState, and(eq(keyState.workspaceId, scope.workspaceId), inArray(keyState.failureKey, keys)));
   const states = new Map<string, KeyState>();
-  for (const r of rows) if (r.failureKey) states.set(r.failureKey, typeof r.state === "string" ? (JSON.parse(r.state) as KeyState) : r.state);
+  for (const r of rows) if (r.failureKey && r.state) states.set(r.failureKey, r.state);
   return { states, global: rows.some((r) => r.global) };
 }

@@ -6,8 +6,8 @@ import { textArray } from "@/db/sql-arrays";
 import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
-import { newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
-import type { ConfigDocument, KeyContext, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
+import type { ConfigDocument, KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
@@ -238,7 +238,7 @@ export async function lockKeyStates(
       .values(
         list.map((c) => {
           const ctx = newKeyContext(c.failureKey, c.toolName);
-          return { workspaceId, failureKey: c.failureKey, toolName: c.toolName, level: ctx.state.level, domain: c.domain, state: "trusted", effectiveState: "trusted", data: ctx };
+          return { workspaceId, failureKey: c.failureKey, toolName: c.toolName, level: ctx.state.level, domain: c.domain, state: "trusted", effectiveState: "trusted", trust: ctx.state, data: historyOf(ctx) };
         }),
       )
       .onConflictDoNothing()
@@ -247,7 +247,7 @@ export async function lockKeyStates(
   };
   const lockQuery = (keys: string[]) =>
     tx
-      .select({ failureKey: keyState.failureKey, data: keyState.data })
+      .select({ failureKey: keyState.failureKey, trust: keyState.trust, data: keyState.data })
       .from(keyState)
       .where(and(eq(keyState.workspaceId, workspaceId), anyOf(keyState.failureKey, keys)))
       .orderBy(keyState.failureKey)
@@ -264,19 +264,19 @@ export async function lockKeyStates(
     // The timeline read goes out right behind the lock (it reads the rows the lock took, not its
     // answer): the rows every writer shares are held one round trip less, and without waiting for
     // this process to get round to sending it.
-    const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<{ failure_key: string; data: unknown }[]>;
+    const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<{ failure_key: string; trust: KeyState; data: unknown }[]>;
     timeline = readTimeline();
     timeline.catch(() => {}); // awaited below; a failed lock is the error reported
-    for (const r of await locked) out.set(r.failure_key, upgradeKeyContext(r.data));
+    for (const r of await locked) out.set(r.failure_key, upgradeKeyContext(r.trust, r.data));
   } else {
-    for (const r of await lockRows(keys)) out.set(r.failureKey, upgradeKeyContext(r.data));
+    for (const r of await lockRows(keys)) out.set(r.failureKey, upgradeKeyContext(r.trust, r.data));
     timeline = readTimeline();
   }
   // A row this process believed present is gone (a recreated database): create and lock it.
   const missing = toCreate.filter((c) => !out.has(c.failureKey));
   if (missing.length) {
     await insertPlaceholders(missing);
-    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, upgradeKeyContext(r.data));
+    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, upgradeKeyContext(r.trust, r.data));
   }
   if (knownKeyStates.size > 100_000) knownKeyStates.clear();
   for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));

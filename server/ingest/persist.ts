@@ -18,7 +18,7 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, historyOf } from "@/server/engine/trust";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import type { WorkspaceConfigs } from "./load";
@@ -153,7 +153,8 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         lastFailureAt: date(st.lastFailureAt),
         lastEventAt: date(st.clock),
         escalationExpires: date(st.escalationExpires),
-        data: ctx,
+        trust: st,
+        data: historyOf(ctx),
         updatedAt: new Date(),
       };
     });
@@ -173,6 +174,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         lastFailureAt: sql`excluded.last_failure_at`,
         lastEventAt: sql`excluded.last_event_at`,
         escalationExpires: sql`excluded.escalation_expires`,
+        trust: sql`excluded.trust`,
         data: sql`excluded.data`,
         updatedAt: sql`excluded.updated_at`,
       },

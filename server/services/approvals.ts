@@ -5,7 +5,7 @@ import { approval, keyState, stateTransition } from "@/db/schema";
 import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { redactString } from "@/server/engine/redact";
 import { resolveRule } from "@/server/engine/rules";
-import type { ConfigDocument, Effect, KeyContext } from "@/server/engine/types";
+import type { ConfigDocument, Effect } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
 import { refreshEffectiveStates } from "@/server/ingest/effective-state";
 import { enqueueNotifications } from "@/server/notifications/outbox";
@@ -87,16 +87,15 @@ async function resolveToolCall(tx: Tx, db: Db, input: ResolveApprovalInput, a: t
 async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {
   const now = input.now ?? Date.now();
   const [row] = await tx
-    .select({ data: keyState.data, domain: keyState.domain, pluginName: keyState.pluginName })
+    .select({ trust: keyState.trust, domain: keyState.domain, pluginName: keyState.pluginName })
     .from(keyState)
     .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)))
     .for("update");
   const effects: Effect[] = [];
   if (row) {
-    const ctx = row.data as KeyContext;
     const configs = await loadConfigs(tx, input.workspaceId);
-    const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: ctx.state.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
-    const result = input.decision === "approve" ? approveRecovery(ctx.state, now) : denyRecovery(ctx.state, rule, now);
+    const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: row.trust.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
+    const result = input.decision === "approve" ? approveRecovery(row.trust, now) : denyRecovery(row.trust, rule, now);
     if (result.applied) {
       await tx
         .update(keyState)
@@ -106,7 +105,7 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
           consecutiveFailures: result.state.consecutiveFailures,
           escalationExpires: result.state.escalationExpires ? new Date(result.state.escalationExpires) : null,
           effectiveFailures: input.decision === "approve" ? 0 : undefined,
-          data: { ...ctx, state: result.state },
+          trust: result.state,
           updatedAt: new Date(),
         })
         .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
@@ -116,7 +115,7 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
       await tx.insert(stateTransition).values({
         workspaceId: input.workspaceId,
         failureKey: a.failureKey,
-        fromState: ctx.state.state,
+        fromState: row.trust.state,
         toState: result.state.state,
         reason: input.decision === "approve" ? "recovery approved" : "recovery denied",
         actor: input.actor.label,

@@ -3,7 +3,6 @@ import { and, eq, inArray, ne } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
 import { resetKey } from "@/server/engine/trust";
-import type { KeyContext } from "@/server/engine/types";
 import { refreshEffectiveStates } from "@/server/ingest/persist";
 import { writeAudit, type Actor } from "./audit";
 import { notFound } from "./errors";
@@ -23,7 +22,7 @@ export async function resetKeys(db: Db, input: ResetKeysInput): Promise<{ reset:
         : and(eq(keyState.workspaceId, input.workspaceId), ne(keyState.state, "trusted"));
     // Lock in key order, like the ingest path, so resets and batches never deadlock.
     const rows = await tx
-      .select({ failureKey: keyState.failureKey, state: keyState.state, data: keyState.data })
+      .select({ failureKey: keyState.failureKey, state: keyState.state, trust: keyState.trust })
       .from(keyState)
       .where(where)
       .orderBy(keyState.failureKey)
@@ -31,8 +30,7 @@ export async function resetKeys(db: Db, input: ResetKeysInput): Promise<{ reset:
     if ("failureKey" in input.target && !rows.length) throw notFound(`Failure key ${input.target.failureKey}`);
     const now = new Date();
     for (const r of rows) {
-      const ctx = r.data as KeyContext;
-      const state = resetKey(ctx.state);
+      const state = resetKey(r.trust);
       await tx
         .update(keyState)
         .set({
@@ -40,7 +38,7 @@ export async function resetKeys(db: Db, input: ResetKeysInput): Promise<{ reset:
           consecutiveFailures: 0,
           effectiveFailures: 0,
           escalationExpires: null,
-          data: { ...ctx, state },
+          trust: state,
           updatedAt: now,
         })
         .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, r.failureKey)));

@@ -1,8 +1,7 @@
 /** reliability.status (SPEC 7.2): every tracked key of a workspace with its numbers. */
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { failure, keyState } from "@/db/schema";
-import type { KeyContext } from "@/server/engine/types";
+import { failure, keyState, keyStateSummary } from "@/db/schema";
 import { withThresholdsInForce } from "./thresholds-in-force";
 
 export async function reliabilityStatus(db: Db, workspaceId: string, opts: { toolName?: string; includeHistory?: boolean }) {
@@ -10,14 +9,14 @@ export async function reliabilityStatus(db: Db, workspaceId: string, opts: { too
     db,
     workspaceId,
     await db
-      .select()
+      .select(keyStateSummary)
       .from(keyState)
       .where(opts.toolName ? and(eq(keyState.workspaceId, workspaceId), eq(keyState.toolName, opts.toolName)) : eq(keyState.workspaceId, workspaceId))
       .orderBy(keyState.failureKey)
       .limit(10_000),
   );
   const keys = rows.map((r) => {
-    const st = (r.data as KeyContext).state;
+    const st = r.trust;
     return {
       failureKey: r.failureKey,
       toolName: r.toolName,

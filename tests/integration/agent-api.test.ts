@@ -176,7 +176,7 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
     const rows1 = await app.db.select().from(keyState).where(eq(keyState.workspaceId, workspaceId));
     expect((await ingest(key, batch)).body.result!.data).toMatchObject({ accepted: 0, duplicates: 2, effects: [] });
     const rows2 = await app.db.select().from(keyState).where(eq(keyState.workspaceId, workspaceId));
-    expect(rows2.map((r) => r.data)).toEqual(rows1.map((r) => r.data));
+    expect(rows2.map((r) => [r.trust, r.data])).toEqual(rows1.map((r) => [r.trust, r.data]));
     const events = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
     expect(events).toHaveLength(2);
     // Arguments are not stored verbatim; the failure carries its classification.

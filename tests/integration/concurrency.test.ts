@@ -89,7 +89,7 @@ describe("concurrency on postgres", () => {
 
     const a = await keyRow(workspaceId, "http_request|domain=api.c.com|path_prefix=v1");
     expect({ totalCalls: a.totalCalls, totalFailures: a.totalFailures }).toEqual({ totalCalls: expectedA, totalFailures: expectedAFailures });
-    expect((a.data as any).state.totalCalls).toBe(expectedA);
+    expect(a.trust.totalCalls).toBe(expectedA);
     const b = await keyRow(workspaceId, "http_request|domain=api.c.com|path_prefix=v2");
     expect(b.totalCalls).toBe(expectedB);
     const dom = await keyRow(workspaceId, "@domain:api.c.com");

@@ -309,11 +309,14 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
     const w = big.workspaceId;
     await app.db.execute(sql`
       insert into key_state (workspace_id, failure_key, tool_name, level, state, effective_state, effective_failures, threshold,
-                             consecutive_failures, total_calls, total_failures, last_failure_at, data)
+                             consecutive_failures, total_calls, total_failures, last_failure_at, trust, data)
       select ${w}, 'tool' || (g % 50) || '|args_hash=' || lpad(to_hex(g), 8, '0'), 'tool' || (g % 50), 'key',
              (array['trusted','trusted','trusted','escalated','recovering','blocked'])[1 + g % 6],
              (array['trusted','trusted','trusted','escalated','recovering','blocked'])[1 + g % 6],
-             (g % 4)::float8, 3, g % 3, 100, g % 40, now() - (g || ' minutes')::interval, '{}'::jsonb
+             (g % 4)::float8, 3, g % 3, 100, g % 40, now() - (g || ' minutes')::interval,
+             jsonb_build_object('state', (array['trusted','trusted','trusted','escalated','recovering','blocked'])[1 + g % 6],
+                                'escalationReason', null, 'recoverySuccesses', 1, 'recoveryNeeded', 3, 'approvalPending', false),
+             '{"failures": [], "results": {"firstSeq": 1, "ts": []}}'::jsonb
       from generate_series(1, 10000) g`);
     await app.db.execute(sql`
       insert into failure (workspace_id, event_id, failure_key, tool_name, severity, weight, ts, session_id, agent, model, error_message)

@@ -5,8 +5,7 @@
  * next batch goes through; the event rows, written before the trust states are locked, get the
  * severity the trust phase settles; a string that is not valid in jsonb (an error message cut in the middle
  * of a character) is stored with U+FFFD instead of failing the batch; a trust-state row this
- * process has seen but that is gone (a recreated database) is created again; a trust state stored by
- * an older engine is carried on.
+ * process has seen but that is gone (a recreated database) is created again.
  */
 import net from "node:net";
 import { once } from "node:events";
@@ -168,30 +167,6 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(after).toEqual([{ key: before.key, failures: 1, calls: 1 }]);
   });
 
-  it("a trust state stored with one record per result (before results were kept as times) is read and carried on", async () => {
-    const rated = await app.seedWorkspace();
-    const put = await app.mutation("config.put", { default_rule: { count_threshold: 100, rate_threshold: 0.5, rate_min_calls: 4 } }, { key: rated.key });
-    expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const args = { url: "https://rated.example.com/v1/items/1" };
-    const s = uid("s");
-    const send = (ok: boolean) => app.mutation("ingest.events", { events: [result(s, "http_request", args, ok ? { success: true } : { success: false, error: "503 Service Unavailable", httpStatus: 503 })] }, { key: rated.key });
-    for (const ok of [true, true, false]) expect((await send(ok)).status).toBe(200);
-    const where = and(eq(keyState.workspaceId, rated.workspaceId), eq(keyState.level, "key"));
-    const [row] = await app.db.select({ data: keyState.data }).from(keyState).where(where);
-    const data = row.data as { state: { seq: number }; failures: { seq: number }[]; results: { firstSeq: number; ts: number[] } };
-    expect(data.results).toEqual({ firstSeq: 1, ts: [expect.any(Number), expect.any(Number), expect.any(Number)] });
-    // The same history as the engine stored it before: one {ts, failed, seq} per result.
-    const legacy = data.results.ts.map((ts, i) => ({ ts, failed: data.failures.some((f) => f.seq === i + 1), seq: i + 1 }));
-    await app.db.update(keyState).set({ data: { ...data, results: legacy } }).where(where);
-    // 2 failures in 4 results: 50 %, the rule's rate threshold.
-    const res = await send(false);
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const [after] = await app.db.select({ state: keyState.state, data: keyState.data }).from(keyState).where(where);
-    expect(after.state).toBe("escalated");
-    expect((after.data as { state: { escalationReason: string } }).state.escalationReason).toBe("50% failure rate");
-    expect((after.data as typeof data).results).toEqual({ firstSeq: 1, ts: [...data.results.ts, expect.any(Number)] });
-  });
-
   it("sessions written by the JSON path read back as written (times, counters, behaviour)", async () => {
     const s = uid("s");
     const t = Date.parse("2026-11-20T10:00:00.000Z");
@@ -257,7 +232,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       expect(stat, wire.join("\n")).toBeGreaterThan(0);
       expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
       // The read of the sessions session decay needs goes right behind the trust-state lock.
-      const lock = wire.findLastIndex((w) => w.startsWith('send select "failure_key", "data" from "key_state"'));
+      const lock = wire.findLastIndex((w) => w.startsWith('send select "failure_key", "trust", "data" from "key_state"'));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
       expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with f as/);
       // And the batch is there.

@@ -169,6 +169,7 @@ async function snapshot(app: TestApp, workspaceId: string) {
     lastFailureAt: iso(r.lastFailureAt),
     lastEventAt: iso(r.lastEventAt),
     escalationExpires: iso(r.escalationExpires),
+    trust: r.trust,
     data: r.data,
   }));
   const failures = (await db.select().from(failure).where(eq(failure.workspaceId, workspaceId)))
@@ -308,7 +309,7 @@ describe.each(DATABASE_KINDS)("ingest properties on %s", (kind) => {
           for (const k of blocked) expect({ k, state: byKey.get(k)?.state }).toEqual({ k, state: "blocked" });
           for (const r of rows) {
             if (r.state === "blocked") blocked.add(r.failureKey);
-            expect((r.data as any).state.state).toBe(r.state);
+            expect(r.trust.state).toBe(r.state);
             // A key under a blocked tool- or domain-level state is effectively blocked.
             if (r.level === "key") {
               const tool = byKey.get(`@tool:${r.toolName}`);

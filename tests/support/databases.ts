@@ -14,10 +14,11 @@ import { selectedDatabaseKinds, type DatabaseKind } from "./database-kinds";
 export type { DatabaseKind };
 export const DATABASE_KINDS: readonly DatabaseKind[] = selectedDatabaseKinds();
 
-export async function createTestDatabase(kind: DatabaseKind): Promise<Database> {
+/** `migrations`: a folder of migrations to run instead of the committed ones (PGlite and PostgreSQL). */
+export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?: string } = {}): Promise<Database> {
   if (kind === "pglite") {
     const db = await openDatabase({ dataDir: null });
-    await migrateDatabase(db);
+    await migrateDatabase(db, opts.migrations);
     return db;
   }
   if (kind === "citus") {
@@ -31,11 +32,12 @@ export async function createTestDatabase(kind: DatabaseKind): Promise<Database> 
   const adminUrl = inject("pgAdminUrl");
   const name = `vigil_test_${randomBytes(6).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name} template vigil_template`);
+  await admin.unsafe(`create database ${name} template ${opts.migrations ? "template0" : "vigil_template"}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const db = await openDatabase({ url: url.toString(), poolSize: 12 });
+  if (opts.migrations) await migrateDatabase(db, opts.migrations);
   const close = db.close;
   return {
     ...db,

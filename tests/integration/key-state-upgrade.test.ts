@@ -1,0 +1,83 @@
+/**
+ * A database written by the engine before migration 0011 (the KeyState inside `key_state.data`,
+ * one `{ts, failed, seq}` record per result) is migrated in place and carried on: the state moves
+ * to `trust`, the history stays in `data`, and the next result is counted with the old ones.
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq, sql } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { result, uid } from "../support/agent";
+import { keyState } from "@/db/schema";
+import { migrateDatabase } from "@/db/client";
+import { BUILTIN_RULE } from "@/server/engine/rules";
+import { emptyTimeline } from "@/server/engine/decay";
+import { extractFailureKey } from "@/server/engine/failure-key";
+import { applyOutcome, newKeyContext } from "@/server/engine/trust";
+
+/** The committed migrations up to and including `last`. */
+function migrationsUpTo(last: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-migrations-"));
+  fs.cpSync("drizzle", dir, { recursive: true });
+  const journalPath = path.join(dir, "meta", "_journal.json");
+  const journal = JSON.parse(fs.readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
+  const upTo = journal.entries.findIndex((e) => e.tag === last);
+  expect(upTo).toBeGreaterThan(0);
+  journal.entries = journal.entries.slice(0, upTo + 1);
+  fs.writeFileSync(journalPath, JSON.stringify(journal));
+  return dir;
+}
+
+const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
+
+describe.each(kinds)("key_state written before migration 0011 on %s", (kind) => {
+  let app: TestApp;
+  let folder: string;
+  beforeAll(async () => {
+    folder = migrationsUpTo("0010_tool_lock_and_key_rollups");
+    app = await TestApp.create(await createTestDatabase(kind, { migrations: folder }));
+  });
+  afterAll(async () => {
+    await app.database.close();
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
+  it("moves the state to `trust`, keeps the history in `data`, and counts the next result with the old ones", async () => {
+    const ws = await app.seedWorkspace();
+    const args = { url: "https://rated.example.com/v1/items/1" };
+    const failureKey = extractFailureKey("http_request", args).failureKey;
+    // The engine's context after success, success, failure under a 50 % rate rule (4 results needed),
+    // stored as that engine stored it: the whole context in `data`, one record per result.
+    const rule = { ...BUILTIN_RULE, countThreshold: 100, rateThreshold: 0.5, rateMinCalls: 4 };
+    const t0 = Date.now() - 60_000;
+    let ctx = newKeyContext(failureKey, "http_request");
+    for (const [i, failed] of [false, false, true].entries()) {
+      ctx = applyOutcome(ctx, { failed, severity: failed ? "server_error" : undefined, sessionId: "old" }, rule, "auto", emptyTimeline(), t0 + i * 1000).ctx;
+    }
+    expect(ctx.state.state).toBe("trusted");
+    const legacy = { state: ctx.state, failures: ctx.failures, results: ctx.results.ts.map((ts, i) => ({ ts, failed: i === 2, seq: i + 1 })) };
+    await app.db.execute(sql`
+      insert into key_state (workspace_id, failure_key, tool_name, level, state, effective_state, total_calls, total_failures, data)
+      values (${ws.workspaceId}, ${failureKey}, 'http_request', 'key', 'trusted', 'trusted', 3, 1, ${JSON.stringify(legacy)}::jsonb)`);
+
+    await migrateDatabase(app.database);
+    const where = and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey));
+    const [migrated] = await app.db.select({ trust: keyState.trust, data: keyState.data }).from(keyState).where(where);
+    expect(migrated.trust).toEqual(ctx.state);
+    expect(migrated.data).toEqual({ failures: ctx.failures, results: legacy.results });
+
+    const put = await app.mutation("config.put", { default_rule: { count_threshold: 100, rate_threshold: 0.5, rate_min_calls: 4 } }, { key: ws.key });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const res = await app.mutation("ingest.events", { events: [result(uid("s"), "http_request", args, { success: false, error: "503 Service Unavailable", httpStatus: 503 })] }, { key: ws.key });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    // 2 failures in 4 results: the rule's 50 %.
+    const [after] = await app.db.select({ state: keyState.state, trust: keyState.trust, data: keyState.data }).from(keyState).where(where);
+    expect(after.state).toBe("escalated");
+    expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", totalCalls: 4, seq: 4 });
+    expect(after.data.results).toEqual({ firstSeq: 1, ts: [...ctx.results.ts, expect.any(Number)] });
+    expect(after.data.failures.map((f) => f.seq)).toEqual([3, 4]);
+  });
+});
