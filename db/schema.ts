@@ -334,8 +334,9 @@ export const keyState = pgTable(
   ],
 );
 
+const { data: _history, ...keyStateSummaryColumns } = getTableColumns(keyState);
 /** key_state's columns but the history (`data`): what lists, details and status read. */
-export const { data: _keyHistory, ...keyStateSummary } = getTableColumns(keyState);
+export const keyStateSummary = keyStateSummaryColumns;
 export type KeyStateSummary = Omit<typeof keyState.$inferSelect, "data">;
 
 /**
