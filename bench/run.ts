@@ -447,6 +447,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
       figure: `${f0(warm.rate)} events/s = ${ratio(warm.rate)} raw INSERT (${f0(raw)} rows/s); the first 16,000 events of a fresh process ${f0(fresh.rate)}/s = ${ratio(fresh.rate)}${failed ? `; ${failed} failed` : ""}`,
       target: "≥ 0.3× raw insert",
     });
+    await hotKey(kind, rows, databaseUrl);
   } finally {
     await vigil.stop();
   }
@@ -475,6 +476,56 @@ async function throughNext(kind: string, rows: FleetRow[], databaseUrl?: string)
  * The same server with group commit off (VIGIL_GUARD_BATCH_SIZE=1): every guard.check sends its own
  * read and write — what sharing statements between checks that arrive together saves, side by side.
  */
+/**
+ * A hot key under a rate rule: one key holding the 36,000 results of its one-hour window (called
+ * 10 times a second), then 500-event batches with 250 results of it, and guard.checks of it
+ * interleaved with checks of a cold key. Runs last, on its own server: it puts a rate rule on the
+ * workspace's default rule.
+ */
+async function hotKey(kind: string, rows: FleetRow[], databaseUrl?: string) {
+  const server = await startVigil({ databaseUrl });
+  const post = async (procedure: string, body: unknown) => {
+    const res = await fetch(`${server.url}/api/trpc/${procedure}`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${procedure}: ${res.status} ${text.slice(0, 300)}`);
+  };
+  try {
+    await post("config.put", { default_rule: { count_threshold: 1_000_000, rate_threshold: 0.9, rate_min_calls: 4 } });
+    const RESULTS = 36_000;
+    const start = Date.now() - 3_500_000;
+    const result = (id: string, url: string, ts?: number) => ({
+      type: "tool.result", id, sessionId: `${kind}-hot-s${Math.floor(Math.random() * 50)}`, callId: id, toolName: "http_request", args: { url }, ts, durationMs: 5,
+      ...(Math.random() < 0.03 ? { success: false, error: "503 Service Unavailable", httpStatus: 503 } : { success: true }),
+    });
+    const HOT = "https://hot.example.com/v1/items";
+    for (let n = 0; n < RESULTS; n += BATCH_SIZE) {
+      await post("ingest.events", { events: Array.from({ length: BATCH_SIZE }, (_, j) => result(`${kind}-hot-${n + j}`, HOT, Math.round(start + ((n + j) * 3_400_000) / RESULTS))) });
+    }
+    const batches: number[] = [];
+    for (let b = 0; b < 12; b++) {
+      const events = Array.from({ length: BATCH_SIZE }, (_, j) => (j % 2 ? result(`${kind}-hb-${b}-${j}`, HOT) : result(`${kind}-cb-${b}-${j}`, `https://cold${j % 40}.example.com/v1/items`)));
+      const t0 = performance.now();
+      await post("ingest.events", { events });
+      if (b >= 2) batches.push(performance.now() - t0);
+    }
+    const checks: Record<"hot" | "cold", number[]> = { hot: [], cold: [] };
+    for (let i = 0; i < 600; i++) {
+      for (const [which, url] of [["hot", HOT], ["cold", "https://cold3.example.com/v1/items"]] as const) {
+        const t0 = performance.now();
+        await post("guard.check", { id: `${kind}-hg-${which}-${i}`, sessionId: `${kind}-hg-${which}-${i % 40}`, callId: `${kind}-hg-${which}-${i}`, toolName: "http_request", args: { url } });
+        if (i >= 100) checks[which].push(performance.now() - t0);
+      }
+    }
+    rows.push({
+      measure: "a hot key: 36,000 results in a rate rule's window",
+      figure: `500-event batch with 250 of its results p50 ${f1(stats(batches).p50)} ms; guard.check of it p50 ${f1(stats(checks.hot).p50)} ms, of a cold key ${f1(stats(checks.cold).p50)} ms`,
+      target: "—",
+    });
+  } finally {
+    await server.stop();
+  }
+}
+
 async function eachCheckAlone(kind: string, rows: FleetRow[], databaseUrl?: string) {
   const alone = await startVigil({ databaseUrl, env: { VIGIL_GUARD_BATCH_SIZE: "1" } });
   try {
