@@ -1,3 +1,5 @@
+import { Fragment } from "react";
+
 /**
  * Renders a failure key like `http_request|domain=api.example.com|path_prefix=v1`
  * with the tool name emphasised and parameter names muted. Monospace, no wrapping
@@ -16,7 +18,7 @@ export function FailureKey({ value, wrap = false, title }: { value: string; wrap
             {eq > 0 ? (
               <>
                 <span className="fkey-k">{p.slice(0, eq + 1)}</span>
-                {p.slice(eq + 1)}
+                {wrap ? withPathBreaks(p.slice(eq + 1)) : p.slice(eq + 1)}
               </>
             ) : (
               p
@@ -26,4 +28,15 @@ export function FailureKey({ value, wrap = false, title }: { value: string; wrap
       })}
     </span>
   );
+}
+
+/** A value with a break opportunity after each `/`, so a wrapped path breaks between segments. */
+function withPathBreaks(value: string): React.ReactNode {
+  if (!value.includes("/")) return value;
+  return value.split(/(?<=\/)/).map((part, i) => (
+    <Fragment key={i}>
+      {i > 0 && <wbr />}
+      {part}
+    </Fragment>
+  ));
 }

@@ -52,13 +52,27 @@ test("approve a pending recovery in ask mode and see the key become trusted", as
       toolResult("billing-1", "fetch", { url }, false, minutesAgo(29)),
       toolResult("billing-1", "fetch", { url }, true, minutesAgo(20)),
       toolResult("billing-1", "fetch", { url }, true, minutesAgo(19)),
+      toolResult("billing-1", "fetch", { url }, true, minutesAgo(18)),
     ],
   }, key);
   expect(res.body.result.data.effects.map((e: { type: string }) => e.type)).toContain("recovery_pending");
+  // The engine keeps counting while the recovery waits (SPEC 4.3); every page shows it as ready.
+  const waiting = await query(page.request, "reliability.status", { toolName: "fetch" }, key);
+  expect(waiting.body.result.data.keys[0].recovery).toEqual({ successes: 3, needed: 2 });
+  await page.goto(`/w/${slug}/tools`);
+  const row = page.getByRole("table", { name: "Failure keys" }).getByRole("row").filter({ hasText: "billing.example" });
+  await expect(row).toContainText("2 / 2 ok · ready");
+  await expect(row).toContainText("awaiting approval");
 
   await page.goto(`/w/${slug}/approvals`);
   const card = page.getByRole("article", { name: /Pending recovery of fetch\|domain=billing.example/ });
   await expect(card).toBeVisible();
+  const progress = card.getByText("2 / 2 successes · ready");
+  const requested = card.getByText(/^requested/);
+  await expect(progress).toBeVisible();
+  // Side by side, not drawn over each other (the label used to run past its meter).
+  const [a, b] = [await progress.boundingBox(), await requested.boundingBox()];
+  expect(a && b && (a.x + a.width <= b.x || b.y >= a.y + a.height)).toBe(true);
   // The sidebar badge counts it.
   await expect(page.getByRole("link", { name: /Approvals/ }).first()).toContainText("1");
   await card.getByRole("button", { name: "Approve" }).click();

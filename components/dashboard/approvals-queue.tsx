@@ -13,12 +13,12 @@ import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
 import { Button, Field, Textarea } from "@/components/form";
 import { Icon } from "@/components/icons";
-import { Meter } from "@/components/meter";
 import { RelativeTime } from "@/components/relative-time";
 import { SeverityBadge, StateBadge } from "@/components/state-badge";
 import { toast } from "@/components/toast";
 import { errorMessage, useTRPC } from "@/lib/trpc/client";
 import type { PendingApproval } from "@/server/dashboard/approvals";
+import { RecoveryMeter } from "./key-status";
 import { StateTimeline } from "./state-timeline";
 
 export const APPROVALS_QUEUE_POLL_MS = 5_000;
@@ -115,7 +115,7 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
           <span className="row row-wrap text-sm muted" style={{ gap: 8 }}>
             {h.effectiveState && <StateBadge state={h.effectiveState} />}
             {h.recovery && (
-              <Meter value={Math.min(h.recovery.successes, h.recovery.needed)} max={h.recovery.needed} tone="recovering" label={h.recovery.successes >= h.recovery.needed ? `${h.recovery.needed} / ${h.recovery.needed} successes · ready` : `${h.recovery.successes} / ${h.recovery.needed} successes`} />
+              <RecoveryMeter recovery={h.recovery} noun="successes" />
             )}
             <span>
               requested <RelativeTime date={a.createdAt} />

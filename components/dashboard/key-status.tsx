@@ -19,7 +19,7 @@ export function KeyProgress({
   if (state === "recovering" && recovery) {
     return (
       <span className="stack" style={{ gap: 2 }}>
-        <Meter value={Math.min(recovery.successes, recovery.needed)} max={recovery.needed} tone="recovering" label={`${recovery.successes} / ${recovery.needed} ok`} ariaLabel="Recovery progress" />
+        <RecoveryMeter recovery={recovery} noun="ok" />
         {approvalPending && <span className="text-xs text-warning">awaiting approval</span>}
       </span>
     );
@@ -39,6 +39,27 @@ export function KeyProgress({
   }
   if (state === "blocked") return <span className="text-sm text-danger nowrap">until reset</span>;
   return <span className="subtle">—</span>;
+}
+
+/**
+ * Recovery progress. In ask mode the engine keeps counting successes while the recovery waits for
+ * a person (SPEC 4.3), so past `needed` it reads "3 / 3 · ready" with the full count in its title —
+ * the same on Tools, key detail and Approvals.
+ */
+export function RecoveryMeter({ recovery, noun }: { recovery: { successes: number; needed: number }; noun: "ok" | "successes" }) {
+  const { successes, needed } = recovery;
+  const ready = successes >= needed;
+  return (
+    <span title={`${successes} successful call${successes === 1 ? "" : "s"} since recovery started; ${needed} needed`}>
+      <Meter
+        value={Math.min(successes, needed)}
+        max={needed}
+        tone="recovering"
+        label={ready ? `${needed} / ${needed} ${noun} · ready` : `${successes} / ${needed} ${noun}`}
+        ariaLabel="Recovery progress"
+      />
+    </span>
+  );
 }
 
 /** Effective failures vs threshold. */

@@ -2,7 +2,7 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, failure, keyState, stateTransition } from "@/db/schema";
-import type { KeyState } from "@/server/engine/types";
+import { recoveryOf } from "@/server/engine/trust";
 import { iso } from "./util";
 
 export interface ApprovalRow {
@@ -172,8 +172,3 @@ export async function listResolvedApprovals(db: Db, workspaceId: string, opts: {
   return { total, page, pageSize, rows: rows.map(toRow) };
 }
 
-/** `recoverySuccesses / recoveryNeeded` of the engine state, when recovering. */
-export function recoveryOf(s: KeyState): { successes: number; needed: number } | null {
-  if (s.state !== "recovering" || s.recoveryNeeded <= 0) return null;
-  return { successes: s.recoverySuccesses, needed: s.recoveryNeeded };
-}

@@ -4,7 +4,7 @@ import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
 import { countKeyStates, failuresInWindowSql, keyWindowCond, type KeyWindow } from "./key-counts";
 import type { Db } from "@/db/client";
 import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
-import { recoveryOf } from "./approvals";
+import { recoveryOf } from "@/server/engine/trust";
 import { iso, likeEscape } from "./util";
 
 export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;

@@ -17,6 +17,7 @@ import {
   keyMetrics,
   newKeyContext,
   newKeyState,
+  recoveryOf,
   resetKey,
   strictestState,
   upgradeKeyContext,
@@ -356,11 +357,14 @@ describe("recovering", () => {
     k.ok(EXPIRES + 4);
     expect(k.s).toMatchObject({ state: "recovering", recoverySuccesses: 5 });
     expect(k.effects.filter((e) => e.type === "recovery_pending")).toHaveLength(1);
+    // What status, Tools and Approvals read: the engine's count, past `needed` while it waits.
+    expect(recoveryOf(k.s)).toEqual({ successes: 5, needed: 3 });
 
     const approved = approveRecovery(k.s, EXPIRES + 10);
     expect(approved.applied).toBe(true);
     expect(approved.state).toMatchObject({ state: "trusted", approvalPending: false, escalationReason: null });
     expect(approved.effects[0]).toMatchObject({ type: "recovered" });
+    expect(recoveryOf(approved.state)).toBeNull();
   });
 
   it("ask: deny → escalated with a fresh escalation window", () => {

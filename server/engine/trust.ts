@@ -222,6 +222,16 @@ function recoveredEffect(s: KeyState, toolName: string, how: string): Effect {
   };
 }
 
+/**
+ * A recovering key's progress, `{successes, needed}`, else null — what `reliability.status`, Tools,
+ * key detail and Approvals show. Successes go past `needed` while an ask-mode recovery waits for
+ * approval (SPEC 4.3); displays clamp, this keeps the engine's count.
+ */
+export function recoveryOf(s: KeyState): { successes: number; needed: number } | null {
+  if (s.state !== "recovering" || s.recoveryNeeded <= 0) return null;
+  return { successes: s.recoverySuccesses, needed: s.recoveryNeeded };
+}
+
 function recoveringEffect(s: KeyState): Effect {
   return { type: "recovering", failureKey: s.failureKey, successes: s.recoverySuccesses, needed: s.recoveryNeeded };
 }

@@ -2,6 +2,7 @@
 import { and, desc, eq, inArray } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { failure, keyState, keyStateSummary } from "@/db/schema";
+import { recoveryOf } from "@/server/engine/trust";
 import { withThresholdsInForce } from "./thresholds-in-force";
 
 export async function reliabilityStatus(db: Db, workspaceId: string, opts: { toolName?: string; includeHistory?: boolean }) {
@@ -29,7 +30,7 @@ export async function reliabilityStatus(db: Db, workspaceId: string, opts: { too
       totalFailures: r.totalFailures,
       escalationReason: st.escalationReason,
       escalationExpires: r.escalationExpires ? r.escalationExpires.toISOString() : null,
-      recovery: st.state === "recovering" ? { successes: st.recoverySuccesses, needed: st.recoveryNeeded } : null,
+      recovery: recoveryOf(st),
     };
   });
   if (!opts.includeHistory) return { keys };
