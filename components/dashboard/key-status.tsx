@@ -1,4 +1,4 @@
-import { formatDuration } from "@/components/format";
+import { formatCount, formatDuration } from "@/components/format";
 import { Meter } from "@/components/meter";
 import { Badge, type TrustState } from "@/components/state-badge";
 
@@ -50,7 +50,7 @@ export function RecoveryMeter({ recovery, noun }: { recovery: { successes: numbe
   const { successes, needed } = recovery;
   const ready = successes >= needed;
   return (
-    <span title={`${successes} successful call${successes === 1 ? "" : "s"} since recovery started; ${needed} needed`}>
+    <span title={`${formatCount(successes, "successful call")} since recovery started; ${needed} needed`}>
       <Meter
         value={Math.min(successes, needed)}
         max={needed}

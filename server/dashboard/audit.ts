@@ -86,7 +86,8 @@ export async function listOrgWorkspacesWithStats(db: Db, organizationId: string)
       slug: workspace.slug,
       name: workspace.name,
       createdAt: workspace.createdAt,
-      keys: sql<number>`count(${keyState.failureKey}) filter (where ${keyState.level} = 'key')::int`,
+      // Every level, as Overview and Tools count them (key-counts.ts): "Not trusted" is a part of it.
+      keys: sql<number>`count(${keyState.failureKey})::int`,
       alerts: sql<number>`count(${keyState.failureKey}) filter (where ${keyState.effectiveState} <> 'trusted')::int`,
     })
     .from(workspace)

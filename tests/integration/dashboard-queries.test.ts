@@ -11,6 +11,7 @@ import { member, modelSuggestion } from "@/db/schema";
 import { recentSuggestions } from "@/server/dashboard/patterns-data";
 import { listPendingApprovals, listResolvedApprovals, countPendingApprovals } from "@/server/dashboard/approvals";
 import { listOrgWorkspacesWithStats, listWorkspaceAudit } from "@/server/dashboard/audit";
+import { countKeyStates } from "@/server/dashboard/key-counts";
 import { getFailureFilterOptions, listFailures, NO_MODEL, resolveTimeRange } from "@/server/dashboard/failures";
 import { getKeyDetail } from "@/server/dashboard/key-detail";
 import { getFailureRateSeries, getLiveCounts, getPausedSessions, getTopFailingKeys, hasAnyEvents } from "@/server/dashboard/overview";
@@ -302,6 +303,9 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
     const orgWs = await listOrgWorkspacesWithStats(app.db, ws.organizationId);
     expect(orgWs.map((w) => w.slug)).toEqual([ws.slug]);
     expect(orgWs[0].keys).toBeGreaterThanOrEqual(16);
+    // The same counts as Overview and Tools (key-counts.ts), level states included.
+    const counts = await countKeyStates(app.db, ws.workspaceId);
+    expect(orgWs[0]).toMatchObject({ keys: counts.total, alerts: counts.total - counts.byState.trusted });
   });
 
   it("stays fast at volume: 10k keys and 100k failures, filtered and paginated", async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { categoryTick, percentTicks } from "@/components/chart-theme";
 import { humanSeconds } from "@/components/config/meta";
+import { formatCount } from "@/components/format";
 import { presetParams, readTimeWindow, windowDays } from "@/server/dashboard/time-range";
 
 describe("percentTicks", () => {
@@ -51,5 +52,13 @@ describe("categoryTick (chart category labels that fit their column)", () => {
     expect(label.startsWith("model-very")).toBe(true);
     expect(label.endsWith("tune-v1")).toBe(true);
     expect(label).toContain("…");
+  });
+});
+
+describe("formatCount", () => {
+  it("says one thing in the singular and groups thousands", () => {
+    expect(formatCount(1, "attempt")).toBe("1 attempt");
+    expect(formatCount(0, "attempt")).toBe("0 attempts");
+    expect(formatCount(1200, "successful call")).toBe("1,200 successful calls");
   });
 });

@@ -3,7 +3,7 @@ import { MiddleTruncate } from "@/components/middle-truncate";
 import { DataTable, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
-import { formatNumber, formatPercent, humanize } from "@/components/format";
+import { formatCount, formatNumber, formatPercent, humanize } from "@/components/format";
 import { Icon } from "@/components/icons";
 import { PageHeader, Section } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
@@ -156,7 +156,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
                       <th scope="col">Failure key</th>
                       {matrix.models.map((m) => (
                         <th key={m} scope="col" data-align="center">
-                          <MiddleTruncate value={m} mono maxWidth="16ch" tail={6} />
+                          <MiddleTruncate value={m} mono maxWidth="24ch" tail={6} />
                         </th>
                       ))}
                     </tr>
@@ -169,7 +169,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
                             <FailureKey value={k.failureKey} />
                           </Link>
                           <div className="subtle text-xs">
-                            {formatNumber(k.failures)} of {formatNumber(k.attempts)} attempts failed
+                            {formatNumber(k.failures)} of {formatCount(k.attempts, "attempt")} failed
                           </div>
                         </th>
                         {matrix.models.map((m) => {
@@ -190,7 +190,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
                               title={`${m} on ${k.failureKey}: ${formatNumber(c.attempts - c.failures)} of ${formatNumber(c.attempts)} attempts succeeded (${formatNumber(c.failures)} failed)`}
                             >
                               {formatPercent(c.rate, 0)}
-                              <span className="dash2-cell-n">{formatNumber(c.attempts)} attempts</span>
+                              <span className="dash2-cell-n">{formatCount(c.attempts, "attempt")}</span>
                             </td>
                           );
                         })}
