@@ -16,6 +16,7 @@ import {
   guardDecision,
   keyMetrics,
   newKeyContext,
+  historyOf,
   newKeyState,
   recoveryOf,
   resetKey,
@@ -558,6 +559,11 @@ describe("results kept for the failure rate (property)", () => {
           const upgraded = upgradeKeyContext(copied.state, { failures: copied.failures, results: records });
           expect(upgraded.results.ts).toEqual(copied.results.ts);
           if (records.length) expect(upgraded).toEqual(copied);
+          // Stored as gaps and read back through JSON, and stored as absolute times (before gaps): the same context.
+          const stored = JSON.parse(JSON.stringify(historyOf(copied)));
+          expect(stored.results.gaps).toHaveLength(copied.results.ts.length);
+          expect(upgradeKeyContext(copied.state, stored)).toEqual(copied);
+          expect(upgradeKeyContext(copied.state, { failures: copied.failures, results: copied.results })).toEqual(copied);
         }
       }),
       { numRuns: 300 },
@@ -967,5 +973,29 @@ describe("properties", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("historyOf (the history as stored)", () => {
+  it("stores result times as gaps, the first from 0, and reads them back", () => {
+    const ctx = newKeyContext("k", "t");
+    ctx.results = { firstSeq: 7, ts: [T0, T0 + 95, T0 + 95, T0 + 190] };
+    const stored = historyOf(ctx);
+    expect(stored.results).toEqual({ firstSeq: 7, gaps: [T0, 95, 0, 95] });
+    expect(upgradeKeyContext(ctx.state, JSON.parse(JSON.stringify(stored)))).toEqual(ctx);
+  });
+
+  it("a busy key's times take a fraction of the text", () => {
+    const ctx = newKeyContext("k", "t");
+    ctx.results = { firstSeq: 1, ts: Array.from({ length: 36_000 }, (_, i) => T0 + i * 94) };
+    const asGaps = JSON.stringify(historyOf(ctx)).length;
+    expect(asGaps).toBeLessThan(JSON.stringify(ctx.results).length / 3);
+  });
+
+  it("keeps times that are not whole milliseconds absolute (gaps between them need not add up exactly)", () => {
+    const ctx = newKeyContext("k", "t");
+    ctx.results = { firstSeq: 1, ts: [T0 + 0.1, T0 + 0.3] };
+    expect(historyOf(ctx).results).toEqual(ctx.results);
+    expect(upgradeKeyContext(ctx.state, historyOf(ctx))).toEqual(ctx);
   });
 });

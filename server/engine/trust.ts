@@ -15,6 +15,7 @@ import type {
   RecoveryMode,
   ResolvedRule,
   ResultLog,
+  StoredResultLog,
   Rule,
   SessionTimeline,
   Severity,
@@ -102,21 +103,38 @@ export function newKeyContext(failureKey: string, toolName: string, level?: Stat
 }
 
 /**
- * A stored state and its history (`key_state.trust` and `.data`) as this engine keeps them.
- * Histories stored before results became a `ResultLog` carry one `{ts, failed, seq}` record per
- * result: their times are kept from the first one's seq (their seqs ran on, and trimming only ever
- * cut the front), and which failed is in `failures`.
+ * A stored state and its history (`key_state.trust` and `.data`) as this engine keeps them. Results
+ * are stored as gaps (StoredResultLog); every earlier form still reads:
+ * - a ResultLog with absolute times (stored so until stop 29);
+ * - one `{ts, failed, seq}` record per result (before results became a ResultLog): their times
+ *   are kept from the first one's seq (their seqs ran on, and trimming only ever cut the front),
+ *   and which failed is in `failures`.
  */
 export function upgradeKeyContext(state: KeyState, history: unknown): KeyContext {
   const { failures, results } = history as { failures: FailureRecord[]; results: unknown };
-  if (!Array.isArray(results)) return { state, failures, results: results as ResultLog };
-  const records = results as { ts: number; seq: number }[];
-  return { state, failures, results: { firstSeq: records[0]?.seq ?? state.seq + 1, ts: records.map((r) => r.ts) } };
+  if (Array.isArray(results)) {
+    const records = results as { ts: number; seq: number }[];
+    return { state, failures, results: { firstSeq: records[0]?.seq ?? state.seq + 1, ts: records.map((r) => r.ts) } };
+  }
+  const stored = results as StoredResultLog | ResultLog;
+  if (!("gaps" in stored)) return { state, failures, results: stored };
+  const ts = new Array<number>(stored.gaps.length);
+  let t = 0;
+  for (let i = 0; i < ts.length; i++) ts[i] = t += stored.gaps[i];
+  return { state, failures, results: { firstSeq: stored.firstSeq, ts } };
 }
 
-/** A context's history, stored apart from its state (`key_state.data`). */
+/** A context's history, stored apart from its state (`key_state.data`): results as gaps (StoredResultLog). */
 export function historyOf(ctx: KeyContext): KeyHistory {
-  return { failures: ctx.failures, results: ctx.results };
+  const { firstSeq, ts } = ctx.results;
+  const gaps = new Array<number>(ts.length);
+  let previous = 0;
+  for (let i = 0; i < ts.length; i++) {
+    if (!Number.isInteger(ts[i])) return { failures: ctx.failures, results: ctx.results };
+    gaps[i] = ts[i] - previous;
+    previous = ts[i];
+  }
+  return { failures: ctx.failures, results: { firstSeq, gaps } };
 }
 
 /** A copy of a context whose history its owner may change in place (`ApplyOptions.inPlace`). */

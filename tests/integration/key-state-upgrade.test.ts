@@ -1,7 +1,9 @@
 /**
- * A database written by the engine before migration 0011 (the KeyState inside `key_state.data`,
- * one `{ts, failed, seq}` record per result) is migrated in place and carried on: the state moves
- * to `trust`, the history stays in `data`, and the next result is counted with the old ones.
+ * Key states stored by earlier engines are carried on. A database written before migration 0011
+ * (the KeyState inside `key_state.data`, one `{ts, failed, seq}` record per result) is migrated in
+ * place: the state moves to `trust`, the history stays in `data`, and the next result is counted
+ * with the old ones. A history with absolute result times (before they were stored as gaps) reads
+ * the same way.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -16,7 +18,7 @@ import { migrateDatabase } from "@/db/client";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import { emptyTimeline } from "@/server/engine/decay";
 import { extractFailureKey } from "@/server/engine/failure-key";
-import { applyOutcome, newKeyContext } from "@/server/engine/trust";
+import { applyOutcome, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
 
 /** The committed migrations up to and including `last`. */
 function migrationsUpTo(last: string): string {
@@ -33,7 +35,7 @@ function migrationsUpTo(last: string): string {
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
-describe.each(kinds)("key_state written before migration 0011 on %s", (kind) => {
+describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
   let app: TestApp;
   let folder: string;
   beforeAll(async () => {
@@ -77,7 +79,33 @@ describe.each(kinds)("key_state written before migration 0011 on %s", (kind) => 
     const [after] = await app.db.select({ state: keyState.state, trust: keyState.trust, data: keyState.data }).from(keyState).where(where);
     expect(after.state).toBe("escalated");
     expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", totalCalls: 4, seq: 4 });
-    expect(after.data.results).toEqual({ firstSeq: 1, ts: [...ctx.results.ts, expect.any(Number)] });
+    // Written back in today's form: the times as gaps.
+    expect(after.data.results).toEqual({ firstSeq: 1, gaps: [ctx.results.ts[0], 1000, 1000, expect.any(Number)] });
+    expect(upgradeKeyContext(after.trust, after.data).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
     expect(after.data.failures.map((f) => f.seq)).toEqual([3, 4]);
+  });
+
+  it("reads a history stored with absolute result times (stop 28's form) and counts its results", async () => {
+    await migrateDatabase(app.database); // the latest schema, whichever test ran first
+    const ws = await app.seedWorkspace();
+    const args = { url: "https://rated-abs.example.com/v1/items/1" };
+    const failureKey = extractFailureKey("http_request", args).failureKey;
+    const rule = { ...BUILTIN_RULE, countThreshold: 100, rateThreshold: 0.5, rateMinCalls: 4 };
+    const t0 = Date.now() - 60_000;
+    let ctx = newKeyContext(failureKey, "http_request");
+    for (const [i, failed] of [false, false, true].entries()) {
+      ctx = applyOutcome(ctx, { failed, severity: failed ? "server_error" : undefined, sessionId: "old" }, rule, "auto", emptyTimeline(), t0 + i * 1000).ctx;
+    }
+    await app.db.execute(sql`
+      insert into key_state (workspace_id, failure_key, tool_name, level, state, effective_state, total_calls, total_failures, trust, data)
+      values (${ws.workspaceId}, ${failureKey}, 'http_request', 'key', 'trusted', 'trusted', 3, 1, ${JSON.stringify(ctx.state)}::jsonb,
+              ${JSON.stringify({ failures: ctx.failures, results: ctx.results })}::jsonb)`);
+    const put = await app.mutation("config.put", { default_rule: { count_threshold: 100, rate_threshold: 0.5, rate_min_calls: 4 } }, { key: ws.key });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const res = await app.mutation("ingest.events", { events: [result(uid("s"), "http_request", args, { success: false, error: "503 Service Unavailable", httpStatus: 503 })] }, { key: ws.key });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [after] = await app.db.select({ trust: keyState.trust, data: keyState.data }).from(keyState).where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey)));
+    expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", seq: 4 });
+    expect(upgradeKeyContext(after.trust, after.data).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
   });
 });
