@@ -38,7 +38,7 @@ export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCou
   return (
     <div className="stack" aria-live="polite">
       <div className="grid-stats">
-        <StatCard label="Trusted keys" state="trusted" value={formatNumber(c.keys.trusted)} hint={`of ${formatNumber(c.totalKeys)} failure keys`} href={toolsHref("trusted")} />
+        <StatCard label="Trusted keys" state="trusted" value={formatNumber(c.keys.trusted)} hint={`of ${formatNumber(c.totalKeys)} tracked keys`} href={toolsHref("trusted")} />
         <StatCard label="Recovering" state="recovering" value={formatNumber(c.keys.recovering)} hint="counting successes" href={toolsHref("recovering")} />
         <StatCard label="Escalated" state="escalated" value={formatNumber(c.keys.escalated)} hint="need approval to run" href={toolsHref("escalated")} />
         <StatCard label="Blocked" state="blocked" value={formatNumber(c.keys.blocked)} hint="only a reset unblocks" href={toolsHref("blocked")} />

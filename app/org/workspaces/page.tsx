@@ -31,7 +31,7 @@ export default async function OrgWorkspacesPage() {
         </span>
       ),
     },
-    { id: "keys", header: "Failure keys", align: "right", width: 120, cell: (r) => formatNumber(r.keys) },
+    { id: "keys", header: "Tracked keys", align: "right", width: 120, cell: (r) => formatNumber(r.keys) },
     {
       id: "alerts",
       header: "Not trusted",

@@ -109,8 +109,16 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
                   hint: k.totalCalls > 0 ? `${formatPercent(k.totalFailures / k.totalCalls)} failed` : undefined,
                 },
                 { label: "Recovery / escalation", value: <KeyProgress state={k.state} recovery={k.recovery} escalationExpires={k.escalationExpires} approvalPending={k.approvalPending} now={now} /> },
-                { label: "Last failure", value: k.lastFailureAt ? <RelativeTime date={k.lastFailureAt} now={now} /> : "—" },
-                { label: "Last event", value: k.lastEventAt ? <RelativeTime date={k.lastEventAt} now={now} /> : "—" },
+                {
+                  label: "Last failure",
+                  value: k.lastFailureAt ? <RelativeTime date={k.lastFailureAt} now={now} /> : "—",
+                  // Six items fill the grid's row; the last event rides along instead of wrapping alone.
+                  hint: k.lastEventAt ? (
+                    <>
+                      last event <RelativeTime date={k.lastEventAt} now={now} />
+                    </>
+                  ) : undefined,
+                },
               ]}
             />
           </div>
