@@ -35,6 +35,18 @@ function migrationsUpTo(last: string): string {
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
+/** The engine's context of a key after success, success, failure under a 50 % rate rule (4 results needed). */
+function successSuccessFailure(args: { url: string }) {
+  const failureKey = extractFailureKey("http_request", args).failureKey;
+  const rule = { ...BUILTIN_RULE, countThreshold: 100, rateThreshold: 0.5, rateMinCalls: 4 };
+  const t0 = Date.now() - 60_000;
+  let ctx = newKeyContext(failureKey, "http_request");
+  for (const [i, failed] of [false, false, true].entries()) {
+    ctx = applyOutcome(ctx, { failed, severity: failed ? "server_error" : undefined, sessionId: "old" }, rule, "auto", emptyTimeline(), t0 + i * 1000).ctx;
+  }
+  return { failureKey, ctx };
+}
+
 describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
   let app: TestApp;
   let folder: string;
@@ -50,15 +62,8 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
   it("moves the state to `trust`, keeps the history in `data`, and counts the next result with the old ones", async () => {
     const ws = await app.seedWorkspace();
     const args = { url: "https://rated.example.com/v1/items/1" };
-    const failureKey = extractFailureKey("http_request", args).failureKey;
-    // The engine's context after success, success, failure under a 50 % rate rule (4 results needed),
-    // stored as that engine stored it: the whole context in `data`, one record per result.
-    const rule = { ...BUILTIN_RULE, countThreshold: 100, rateThreshold: 0.5, rateMinCalls: 4 };
-    const t0 = Date.now() - 60_000;
-    let ctx = newKeyContext(failureKey, "http_request");
-    for (const [i, failed] of [false, false, true].entries()) {
-      ctx = applyOutcome(ctx, { failed, severity: failed ? "server_error" : undefined, sessionId: "old" }, rule, "auto", emptyTimeline(), t0 + i * 1000).ctx;
-    }
+    const { failureKey, ctx } = successSuccessFailure(args);
+    // Stored as that engine stored it: the whole context in `data`, one record per result.
     expect(ctx.state.state).toBe("trusted");
     const legacy = { state: ctx.state, failures: ctx.failures, results: ctx.results.ts.map((ts, i) => ({ ts, failed: i === 2, seq: i + 1 })) };
     await app.db.execute(sql`
@@ -89,13 +94,7 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     await migrateDatabase(app.database); // the latest schema, whichever test ran first
     const ws = await app.seedWorkspace();
     const args = { url: "https://rated-abs.example.com/v1/items/1" };
-    const failureKey = extractFailureKey("http_request", args).failureKey;
-    const rule = { ...BUILTIN_RULE, countThreshold: 100, rateThreshold: 0.5, rateMinCalls: 4 };
-    const t0 = Date.now() - 60_000;
-    let ctx = newKeyContext(failureKey, "http_request");
-    for (const [i, failed] of [false, false, true].entries()) {
-      ctx = applyOutcome(ctx, { failed, severity: failed ? "server_error" : undefined, sessionId: "old" }, rule, "auto", emptyTimeline(), t0 + i * 1000).ctx;
-    }
+    const { failureKey, ctx } = successSuccessFailure(args);
     await app.db.execute(sql`
       insert into key_state (workspace_id, failure_key, tool_name, level, state, effective_state, total_calls, total_failures, trust, data)
       values (${ws.workspaceId}, ${failureKey}, 'http_request', 'key', 'trusted', 'trusted', 3, 1, ${JSON.stringify(ctx.state)}::jsonb,
