@@ -4,7 +4,7 @@
  * request on every app instance (two database clients on one PostgreSQL = two instances).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
@@ -222,6 +222,26 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       // And back: every change is seen at once, not only the first.
       expect((await app.mutation("config.put", { settings: { blocked_decision: "deny" } }, { key: ws.key })).status).toBe(200);
       expect((await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key })).body.result!.data.decision).toBe("deny");
+    });
+
+    it("a configuration changed by SQL behind every instance's back changes the very next answer, at either level", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      await app.mutation("ingest.events", { events: [result(s, "bash", { command: "sudo rm -rf /" }, { success: false, error: "Permission denied" })] }, { key: ws.key });
+      const decision = async () => (await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key })).body.result!.data.decision;
+      // The stored documents are camelCase (server/services/workspace-config.ts).
+      const setBlockedDecision = (table: "organization" | "workspace", id: string, value: string) =>
+        app.db.execute(sql`update ${sql.identifier(table)} set config = jsonb_set(config, '{settings}', coalesce(config->'settings', '{}') || jsonb_build_object('blockedDecision', ${value}::text)) where id = ${id}`);
+      // "deny" is the answer the hot path gives from the configuration it holds; "ask" goes on to the
+      // full path, which reads the documents itself. So each step below starts from a held "deny".
+      await setBlockedDecision("organization", ws.organizationId, "deny");
+      expect(await decision()).toBe("deny");
+      await setBlockedDecision("organization", ws.organizationId, "ask");
+      expect(await decision()).toBe("ask");
+      await setBlockedDecision("organization", ws.organizationId, "deny");
+      expect(await decision()).toBe("deny");
+      await setBlockedDecision("workspace", ws.workspaceId, "ask");
+      expect(await decision()).toBe("ask");
     });
   });
 });
