@@ -9,7 +9,8 @@ import { query, signIn, trpc } from "./support";
  * a workspace and organization seeded through the public API with script-bearing strings, very long
  * names and secrets in tool arguments; then every dashboard page at 1440×900 and 390×844 must keep
  * `window.__pwned` unset, open no dialog, carry no `javascript:` link, show no secret, never scroll
- * sideways, and keep every table inside its card without an inner scroll bar.
+ * sideways, keep every table inside its card without an inner scroll bar, and break a failure key
+ * inside a parameter only when the parameter is wider than its line.
  * HOSTILE_SCREENSHOTS=<dir> saves a screenshot of the first screen of every page and size.
  */
 
@@ -134,6 +135,20 @@ async function inspect(page: Page): Promise<string[]> {
           const widths = [...region.querySelectorAll<HTMLElement>("thead th")].map((th) => `${th.textContent?.trim() || "·"} ${Math.round(th.getBoundingClientRect().width)}`);
           problems.push(`table "${region.getAttribute("aria-label")}" clipped: ${region.scrollWidth} > ${region.clientWidth} (${widths.join(", ")})`);
         }
+      }
+      // A wrapped failure key breaks inside a parameter only when that parameter is wider than its line.
+      for (const part of document.querySelectorAll<HTMLElement>(".fkey-wrap > span")) {
+        // The key is an inline block as wide as its widest line: where a part broke, the width it had.
+        const line = part.closest(".fkey")!.getBoundingClientRect().width;
+        const range = document.createRange();
+        range.selectNodeContents(part);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
+        const probe = part.cloneNode(true) as HTMLElement;
+        probe.style.cssText = "position:absolute;visibility:hidden;display:inline-block;white-space:nowrap;max-width:none;width:max-content;overflow-wrap:normal";
+        part.parentElement!.appendChild(probe);
+        const natural = probe.getBoundingClientRect().width;
+        probe.remove();
+        if (lines > 1 && natural <= line - 1) problems.push(`failure key part "${part.textContent}" (${Math.round(natural)} px) broken on a ${Math.round(line)} px line`);
       }
       for (const a of document.querySelectorAll("a[href]")) {
         if (/^\s*javascript:/i.test(a.getAttribute("href") ?? "")) problems.push(`javascript: link ${a.outerHTML.slice(0, 120)}`);
