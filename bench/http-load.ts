@@ -75,6 +75,60 @@ export async function startBareServer(): Promise<Server> {
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: stopper(child) };
 }
 
+/**
+ * The second baseline: the least a server can do per check against the same PostgreSQL with two
+ * round trips, as guard.check makes — node:http and postgres-js, no Vigil. Per request it reads
+ * a session row by primary key, then in one autocommit statement upserts that row (a 2.5 KB
+ * document, the size of a session's behaviour) and inserts an event row for the request. No
+ * indexes beyond the primary keys, no batching, no validation, no decision: what separates
+ * guard.check from this is Vigil's own work; what separates this from the bare server is the
+ * database and the machine.
+ */
+export async function startFloorServer(databaseUrl: string): Promise<Server> {
+  const port = await freePort();
+  const code = `
+const postgres = require("postgres");
+const sql = postgres(process.env.FLOOR_DATABASE_URL, { max: 10, onnotice: () => {} });
+const doc = { behaviour: "x".repeat(2500) };
+(async () => {
+  await sql\`create table if not exists bench_floor_session (id text primary key, doc jsonb not null, calls integer not null)\`;
+  await sql\`create table if not exists bench_floor_event (id text primary key, session_id text not null, ts timestamptz not null, payload jsonb not null)\`;
+  require("node:http").createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (c) => chunks.push(c));
+    req.on("end", async () => {
+      try {
+        const call = JSON.parse(Buffer.concat(chunks).toString());
+        await sql\`select doc, calls from bench_floor_session where id = \${call.sessionId}\`;
+        await sql\`with s as (insert into bench_floor_session (id, doc, calls) values (\${call.sessionId}, \${sql.json(doc)}, 1)
+            on conflict (id) do update set doc = excluded.doc, calls = bench_floor_session.calls + 1 returning id)
+          insert into bench_floor_event (id, session_id, ts, payload) select \${call.id}, s.id, now(), \${sql.json({ tool: call.toolName, args: call.args })} from s\`;
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end('{"result":{"data":{"decision":"allow"}}}');
+      } catch (e) {
+        res.writeHead(500);
+        res.end(String(e));
+      }
+    });
+  }).listen(${port}, "127.0.0.1");
+})();`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "ignore", "inherit"], detached: true, env: { ...process.env, FLOOR_DATABASE_URL: databaseUrl } });
+  const url = `http://127.0.0.1:${port}`;
+  const until = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`floor server exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(url, { method: "POST", body: JSON.stringify({ id: "floor-up", sessionId: "floor-up", toolName: "Read", args: {} }) });
+      if (res.ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > until) throw new Error("floor server did not come up");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, pid: child.pid!, stop: stopper(child) };
+}
+
 /** Vigil's production build (`next build` must have run), on PostgreSQL (`databaseUrl`) or PGlite. */
 export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
   const port = await freePort();

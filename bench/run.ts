@@ -2,7 +2,8 @@
  * `npm run bench` — figures, not assertions. In one run, on a throwaway PostgreSQL cluster (fsync
  * on, as in production) and on PGlite:
  *  (1) fleet load against the production build (scripts/serve.mjs, as `npm start` runs it), beside
- *      a bare `node:http` server answering a constant JSON: GET /api/health; guard.check with one
+ *      a bare `node:http` server answering a constant JSON and (on PostgreSQL) a floor server making
+ *      guard.check's two round trips with nothing else: GET /api/health; guard.check with one
  *      client, with 64 concurrent sessions (closed loop) — both also through Next's pipeline with the
  *      agent API fast path off, and 64 sessions with group commit off —, at 500/s and 2,000/s offered (open loop); ingest.events with 4
  *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
@@ -30,7 +31,7 @@ import os from "node:os";
 import path from "node:path";
 // @ts-expect-error — a plain ESM script without types
 import { BUILD_SOURCES, needsBuild, newestMtime } from "../scripts/start-plan.mjs";
-import { BENCH_KEY, closedLoop, openLoop, startBareServer, startVigil, summarize, type RequestSpec, type Server } from "./http-load";
+import { BENCH_KEY, closedLoop, openLoop, startBareServer, startFloorServer, startVigil, summarize, type RequestSpec, type Server } from "./http-load";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, def: number) => {
@@ -380,6 +381,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
       figure: `${f0(many.okPerSecond)}/s = ${(many.okPerSecond / bareRate).toFixed(2)}× bare at the start, ${(many.okPerSecond / bareBeside).toFixed(2)}× bare measured right after (${f0(bareBeside)}/s), p50 ${f1(many.p50)} ms, non-200 ${many.errors}`,
       target: "≥ 0.25× bare",
     });
+    if (databaseUrl) await floorBaseline(rows, databaseUrl, { one, many });
     const looping = summarize(await closedLoop(vigil.url, loopingGuardSpec(`${kind}-loop`), 64, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 64 looping sessions (patterns, nudges, pauses)", figure: `${f0(looping.okPerSecond)}/s = ${(looping.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(looping.p50)} ms, non-200 ${looping.errors}`, target: "—" });
     await throughNext(kind, rows, databaseUrl);
@@ -459,6 +461,34 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
  * The same server with the agent API fast path off (VIGIL_AGENT_FAST_PATH=off): every request
  * through Next's pipeline, as `next start` serves it — what the fast path saves, side by side.
  */
+/**
+ * The floor beside guard.check (bench/http-load.ts startFloorServer): node:http and postgres-js
+ * making the same two round trips per request to the same PostgreSQL, and nothing else. It tells
+ * apart what Vigil's own work costs from what the database and this machine cost.
+ */
+type LoadSummary = ReturnType<typeof summarize>;
+
+async function floorBaseline(rows: FleetRow[], databaseUrl: string, guard: { one: LoadSummary; many: LoadSummary }) {
+  const floor = await startFloorServer(databaseUrl);
+  try {
+    await closedLoop(floor.url, guardSpec("floor-warm"), 8, 2);
+    const one = summarize(await closedLoop(floor.url, guardSpec("floor-one", 1), 1, Math.min(LOAD_SECONDS, 5)));
+    const many = summarize(await closedLoop(floor.url, guardSpec("floor-64"), 64, LOAD_SECONDS));
+    rows.push({
+      measure: "floor: node:http + postgres-js, a read and a write per request (no Vigil), one client",
+      figure: `p50 ${f1(one.p50)} ms, p99 ${f1(one.p99)} ms (guard.check's p50 is ${(guard.one.p50 / one.p50).toFixed(1)}× this)`,
+      target: "baseline",
+    });
+    rows.push({
+      measure: "floor: the same, 64 clients",
+      figure: `${f0(many.okPerSecond)}/s, p50 ${f1(many.p50)} ms, non-200 ${many.errors} (guard.check, 64 sessions, is ${(guard.many.okPerSecond / many.okPerSecond).toFixed(2)}× this)`,
+      target: "baseline",
+    });
+  } finally {
+    await floor.stop();
+  }
+}
+
 async function throughNext(kind: string, rows: FleetRow[], databaseUrl?: string) {
   const viaNext = await startVigil({ databaseUrl, env: { VIGIL_AGENT_FAST_PATH: "off" } });
   try {
