@@ -457,17 +457,13 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
   fleetRows.push({ kind, rows });
 }
 
-/**
- * The same server with the agent API fast path off (VIGIL_AGENT_FAST_PATH=off): every request
- * through Next's pipeline, as `next start` serves it — what the fast path saves, side by side.
- */
+type LoadSummary = ReturnType<typeof summarize>;
+
 /**
  * The floor beside guard.check (bench/http-load.ts startFloorServer): node:http and postgres-js
  * making the same two round trips per request to the same PostgreSQL, and nothing else. It tells
  * apart what Vigil's own work costs from what the database and this machine cost.
  */
-type LoadSummary = ReturnType<typeof summarize>;
-
 async function floorBaseline(rows: FleetRow[], databaseUrl: string, guard: { one: LoadSummary; many: LoadSummary }) {
   const floor = await startFloorServer(databaseUrl);
   try {
@@ -489,6 +485,10 @@ async function floorBaseline(rows: FleetRow[], databaseUrl: string, guard: { one
   }
 }
 
+/**
+ * The same server with the agent API fast path off (VIGIL_AGENT_FAST_PATH=off): every request
+ * through Next's pipeline, as `next start` serves it — what the fast path saves, side by side.
+ */
 async function throughNext(kind: string, rows: FleetRow[], databaseUrl?: string) {
   const viaNext = await startVigil({ databaseUrl, env: { VIGIL_AGENT_FAST_PATH: "off" } });
   try {
