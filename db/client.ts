@@ -34,6 +34,11 @@ export function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
 }
 
+/** A json column of `db.execute(sql)`: postgres-js hands over its text, PGlite the parsed value. */
+export function jsonValue<T>(value: unknown): T {
+  return (typeof value === "string" ? JSON.parse(value) : value) as T;
+}
+
 /** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
 export function isEmbedded(db: Db | Tx): boolean {
   return "waitReady" in clientOf(db);

@@ -212,7 +212,7 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
   const events = normalizeEvents(eventSchema.array().parse(plan.events), receivedAt);
   const result = await withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
-      const batch = await applyBatch(tx, ctx.scope, events, { recheckApiKeyId: ctx.cachedKey?.apiKeyId });
+      const batch = await applyBatch(tx, ctx.scope, events, { recheckApiKeyId: ctx.cachedKey?.apiKeyId, db });
       const session = batch.sessions.get(plan.sessionId);
       return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null, accepted: batch.accepted };
     }),

@@ -7,7 +7,7 @@
  * the rows are held for the trust phase, its writes and the commit only.
  */
 import { randomUUID } from "node:crypto";
-import type { Tx } from "@/db/client";
+import type { Db, Tx } from "@/db/client";
 import { applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { buildSessionTimeline } from "@/server/engine/decay";
 import type { AgentEvent, Effect } from "@/server/engine/types";
@@ -58,6 +58,8 @@ export interface ApplyOptions {
    * trip and throw ApiKeyRevokedError (nothing is written) when it was revoked meanwhile.
    */
   recheckApiKeyId?: string | null;
+  /** The database handle under the transaction: its configuration cache is used (config-cache.ts). */
+  db?: Db;
 }
 
 const nothingToWrite = async () => {};
@@ -75,7 +77,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   // other transaction) and repeats within this one. Claiming is the idempotency record itself.
   const claimsMade = claimEventIds(tx, workspaceId, events);
   if (!pipelined) await claimsMade;
-  const configsLoaded = loadConfigs(tx, workspaceId);
+  const configsLoaded = loadConfigs(tx, workspaceId, options.db ?? tx);
   const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : Promise.resolve(true);
   for (const behind of [claimsMade, configsLoaded, keyActive]) behind.catch(() => {}); // awaited below
   const sessions = await sessionsLocked;

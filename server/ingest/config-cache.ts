@@ -9,12 +9,12 @@
  * every instance, with no notification channel and no extra query.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { perDatabase, type Db, type Tx } from "@/db/client";
+import { jsonValue, perDatabase, rowsOf, type Db, type Tx } from "@/db/client";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
-import type { WorkspaceConfigs } from "./load";
+import type { BatchConfigs } from "@/server/engine/batch";
 
-export interface CachedConfigs extends WorkspaceConfigs {
+export interface CachedConfigs extends BatchConfigs {
   fingerprint: string;
 }
 
@@ -54,4 +54,27 @@ export function configFingerprintSql(workspaceId: string): SQL {
 /** SQL for both documents as one JSON value `{ ws, org }`. */
 export function configDocumentsSql(workspaceId: string): SQL {
   return sql`(select json_build_object('ws', w.config, 'org', o.config) from workspace w join organization o on o.id = w.organization_id where w.id = ${workspaceId})`;
+}
+
+/**
+ * A workspace's configuration through the cache, in one statement: the fingerprint, the documents
+ * only when it moved from the cached one, and the organization's number of workspaces. `db` runs
+ * the statement (a transaction's handle, so it sees what the transaction sees); the cache is kept
+ * under `cacheOwner`'s database client. Null when the workspace does not exist.
+ */
+export async function readConfigs(db: Db | Tx, cacheOwner: Db | Tx, workspaceId: string): Promise<{ configs: CachedConfigs; organizationWorkspaces: number } | null> {
+  const cached = cachedConfigs(cacheOwner, workspaceId);
+  const [row] = rowsOf<{ f: string | null; docs: unknown; workspaces: number | string | null }>(
+    await db.execute(sql`
+      with current_config as (select ${configFingerprintSql(workspaceId)} as f)
+      select c.f,
+        case when c.f is distinct from ${cached?.fingerprint ?? null}::text then ${configDocumentsSql(workspaceId)} end as docs,
+        (select count(*)::int from workspace w2 where w2.organization_id = (select w.organization_id from workspace w where w.id = ${workspaceId})) as workspaces
+      from current_config c`),
+  );
+  if (!row?.f) return null;
+  const organizationWorkspaces = Number(row.workspaces ?? 0);
+  if (row.docs == null && cached) return { configs: cached, organizationWorkspaces };
+  const docs = jsonValue<{ ws: unknown; org: unknown }>(row.docs);
+  return { configs: rememberConfigs(cacheOwner, workspaceId, row.f, docs.ws, docs.org), organizationWorkspaces };
 }

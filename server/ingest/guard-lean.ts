@@ -18,7 +18,7 @@
  * full transactional path, which owns those rules.
  */
 import { sql } from "drizzle-orm";
-import { isEmbedded, rowsOf, type Db } from "@/db/client";
+import { isEmbedded, jsonValue, rowsOf, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -26,7 +26,7 @@ import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
 import { callInfo } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
-import { cachedConfigs, configDocumentsSql, configFingerprintSql, rememberConfigs } from "./config-cache";
+import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs } from "./config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { textArray } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
@@ -77,7 +77,6 @@ interface Inputs {
  */
 const SESSION_UNCHANGED = sql`u.version is not null and s.xmin = u.version::xid`;
 
-const json = <T>(v: unknown): T => (typeof v === "string" ? JSON.parse(v) : v) as T;
 const distinct = (values: Iterable<string | null>) => [...new Set(values)];
 
 /**
@@ -124,14 +123,14 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
           cross join lateral (select 1 from api_key a where a.workspace_id = ${ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
       from cfg`),
   );
-  const docs = row.configs ? json<{ ws: unknown; org: unknown }>(row.configs) : null;
+  const docs = row.configs ? jsonValue<{ ws: unknown; org: unknown }>(row.configs) : null;
   // Stale cached documents are replaced here, once for the batch; each check compares with what it used.
   if (docs && row.config_fingerprint) rememberConfigs(db, ws, row.config_fingerprint, docs.ws, docs.org);
-  const sessions = new Map((json<(SessionRead & { session_id: string })[] | null>(row.sessions) ?? []).map((s) => [s.session_id, s]));
-  const states = new Map((json<{ k: string; s: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, json<KeyState>(s.s)]));
-  const globalTools = new Set(json<string[] | null>(row.global_tools) ?? []);
-  const duplicates = new Set(json<string[] | null>(row.duplicates) ?? []);
-  const activeKeys = new Set(json<string[] | null>(row.active_keys) ?? []);
+  const sessions = new Map((jsonValue<(SessionRead & { session_id: string })[] | null>(row.sessions) ?? []).map((s) => [s.session_id, s]));
+  const states = new Map((jsonValue<{ k: string; s: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, jsonValue<KeyState>(s.s)]));
+  const globalTools = new Set(jsonValue<string[] | null>(row.global_tools) ?? []);
+  const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
+  const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
   return requests.map((r) => ({
     configFingerprint: row.config_fingerprint,
     session: sessions.get(r.sessionId) ?? null,
@@ -264,12 +263,9 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     let configs = cachedConfigs(db, scope.workspaceId);
     // Without cached configuration the level keys are unknown: read the documents first (once).
     if (!configs) {
-      const [r] = rowsOf<{ f: string | null; c: unknown }>(
-        await db.execute(sql`select ${configFingerprintSql(scope.workspaceId)} as f, ${configDocumentsSql(scope.workspaceId)} as c`),
-      );
-      if (!r?.f) return null;
-      const docs = json<{ ws: unknown; org: unknown }>(r.c);
-      configs = rememberConfigs(db, scope.workspaceId, r.f, docs.ws, docs.org);
+      const read = await readConfigs(db, db, scope.workspaceId);
+      if (!read) return null;
+      configs = read.configs;
     }
     let keys = guardLevelKeys(ev, configs);
     const inputs = await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys: keys.levelKeys, apiKeyId });

@@ -46,7 +46,7 @@ export async function ingestEvents(
   const normalized = normalizeEvents(events, receivedAt);
   const out = await withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
-      const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId });
+      const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId, db });
       return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
     }),
   );
@@ -96,7 +96,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
   if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
   return withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
-      const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true });
+      const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true, db });
       const session = batch.sessions.get(ev.sessionId)!;
       const keys = guardLevelKeys(ev, batch.configs);
       const { states, global } = await loadDecisionInputs(tx, scope, keys.levelKeys, ev.toolName);

@@ -1,13 +1,14 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { rowsOf, type Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
+import { readConfigs } from "./config-cache";
 import { textArray } from "@/db/sql-arrays";
 import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
-import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, organization, toolLock, workspace } from "@/db/schema";
+import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
-import type { ConfigDocument, KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import type { KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
@@ -24,15 +25,16 @@ export type WorkspaceConfigs = BatchConfigs & {
   organizationWorkspaces?: number;
 };
 
-export async function loadConfigs(tx: Tx, workspaceId: string): Promise<WorkspaceConfigs> {
-  const [row] = await tx
-    .select({ ws: workspace.config, org: organization.config, workspaces: sql<number>`(select count(*)::int from workspace w2 where w2.organization_id = ${organization.id})` })
-    .from(workspace)
-    .innerJoin(organization, eq(organization.id, workspace.organizationId))
-    .where(eq(workspace.id, workspaceId));
-  const workspaceDoc = (row?.ws ?? {}) as ConfigDocument;
-  const orgDoc = (row?.org ?? {}) as ConfigDocument;
-  return { workspaceDoc, orgDoc, effective: mergeEffectiveConfig(workspaceDoc, orgDoc), organizationWorkspaces: row ? Number(row.workspaces) : 0 };
+/**
+ * The workspace's configuration for a batch or a service, through the per-instance cache
+ * (config-cache.ts): the documents are read and merged again only when they changed. Pass the
+ * database handle as `cacheOwner` when `tx` is a transaction, whose own handle has no cache to share.
+ */
+export async function loadConfigs(tx: Tx, workspaceId: string, cacheOwner: Db | Tx = tx): Promise<WorkspaceConfigs> {
+  const read = await readConfigs(tx, cacheOwner, workspaceId);
+  if (!read) return { workspaceDoc: {}, orgDoc: {}, effective: mergeEffectiveConfig({}, {}), organizationWorkspaces: 0 };
+  const { workspaceDoc, orgDoc, effective } = read.configs;
+  return { workspaceDoc, orgDoc, effective, organizationWorkspaces: read.organizationWorkspaces };
 }
 
 /** In-memory copy of an agent_session row while a batch is applied. */

@@ -8,7 +8,7 @@ import { and, eq, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
-import { agentSession, apiKey, event } from "@/db/schema";
+import { agentSession, apiKey, event, keyState } from "@/db/schema";
 import type { Database, Db } from "@/db/client";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
@@ -222,6 +222,23 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       // And back: every change is seen at once, not only the first.
       expect((await app.mutation("config.put", { settings: { blocked_decision: "deny" } }, { key: ws.key })).status).toBe(200);
       expect((await other.app.mutation("guard.check", call(s, "bash", { command: "ls" }), { key: ws.key })).body.result!.data.decision).toBe("deny");
+    });
+
+    it("ingest on one instance applies a rule changed by SQL behind its back at its very next batch", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      expect((await app.mutation("config.put", { tool_rules: { deploy: { consecutive_threshold: 5 } } }, { key: ws.key })).status).toBe(200);
+      const timeout = () =>
+        other.app.mutation("ingest.events", { events: [result(s, "deploy", { target: "prod" }, { success: false, error: "Request timed out after 30s" })] }, { key: ws.key });
+      const states = async () =>
+        (await app.db.select().from(keyState).where(eq(keyState.workspaceId, ws.workspaceId))).filter((k) => k.failureKey.startsWith("deploy")).map((k) => k.trust.state);
+      // Two timeouts under a threshold of 5: the other instance now holds that configuration.
+      for (let i = 0; i < 2; i++) expect((await timeout()).status).toBe(200);
+      expect(await states()).toEqual(["trusted"]);
+      await app.db.execute(sql`update workspace set config = jsonb_set(config, '{toolRules,deploy,consecutiveThreshold}', '3') where id = ${ws.workspaceId}`);
+      // The third timeout meets the threshold in force now (3), not the one held (5).
+      expect((await timeout()).status).toBe(200);
+      expect(await states()).not.toContain("trusted");
     });
 
     it("a configuration changed by SQL behind every instance's back changes the very next answer, at either level", async () => {
