@@ -38,7 +38,8 @@ const { default: next } = await import("next");
 const { default: nextConfig } = await import(path.join(root, "next.config.mjs"));
 const app = next({ dev: false, dir: root, hostname, port });
 const handleWithNext = app.getRequestHandler();
-// Loads the build and runs instrumentation.ts: the database is opened and migrated (a failure exits).
+// Loads the build and starts instrumentation.ts, which opens and migrates the database (a failure
+// exits) and then registers the agent routes.
 await app.prepare();
 
 /** The headers next.config.mjs puts on every answer and every API answer (`/:path*`, `/api/:path*`): fast-path answers are all API answers. */
@@ -51,6 +52,26 @@ const commonHeaders = await everyAnswerHeaders();
 
 const AGENT_ROUTES_KEY = Symbol.for("vigil.agentRoutes");
 const EARLY_REFUSAL_KEY = Symbol.for("vigil.agentEarlyRefusal");
+
+/**
+ * `app.prepare()` resolves before instrumentation.ts has finished (it is not awaited in production):
+ * listening then would hand the first requests — a load balancer's health probe, an agent's first
+ * guard.check — to Next before the runtime is up, and "ready" would be printed before the database
+ * was even opened. Wait for the routes (a start-up failure exits meanwhile). Through Next, a request
+ * also switches on AsyncLocalStorage, whose async hooks Node 20 then runs on every promise of the
+ * process: ~10 % of the server's CPU per guard.check on an instance that serves only agents.
+ */
+async function agentRoutesRegistered(timeoutMs = 120_000) {
+  const until = Date.now() + timeoutMs;
+  while (typeof globalThis[AGENT_ROUTES_KEY] !== "function") {
+    if (Date.now() > until) {
+      console.warn(`[vigil] the agent routes were not registered within ${timeoutMs / 1000} s; Next answers every request`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+await agentRoutesRegistered();
 
 /**
  * The agent API's bodies are small JSON or protobuf documents, capped at 1 MiB by the handlers

@@ -11,7 +11,7 @@ import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";
-import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import { OVERLOAD_MESSAGE, withCapacity, type CapacitySlot } from "@/server/http/capacity";
 import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "./claude-code";
 import { answerCodex, planCodexHook } from "./codex";
 import { answerGemini, planGeminiHook } from "./gemini";
@@ -53,12 +53,12 @@ const REVOKED_MESSAGE = "Invalid or revoked API key";
 export function handleHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
   // The CLIs fail open on errors: an overloaded instance says so at once rather than timing out.
   return withCapacity(
-    () => serveHookRequest(req, runtime, cli),
+    (slot) => serveHookRequest(req, runtime, cli, slot),
     (retryAfter) => json(503, { error: OVERLOAD_MESSAGE }, { "retry-after": String(retryAfter) }),
   );
 }
 
-async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
+async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName, capacitySlot: CapacitySlot): Promise<Response> {
   if (req.method !== "POST") return json(405, { error: "Use POST" }, { allow: "POST" });
   const db = runtime.database.db;
   const token = bearerToken(req);
@@ -104,6 +104,7 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName): P
       sessionUrl: (sessionId) => `${origin}/w/${key.workspaceSlug}/sessions/${encodeURIComponent(sessionId)}`,
       // A CLI that gives up (its hook time-out) stops the wait for a person.
       signal: req.signal,
+      capacitySlot,
       cachedKey,
     };
     const adapter = ADAPTERS[cli];

@@ -10,6 +10,7 @@ import { perDatabase, type Db } from "@/db/client";
 import { agentSession, event } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { guardCheck, withRetry } from "@/server/ingest";
+import type { CapacitySlot } from "@/server/http/capacity";
 import { applyBatch, type BatchScope } from "@/server/ingest/apply";
 import { transactionCommittedBehind } from "@/server/ingest/pipeline";
 import { MAX_ARGS_BYTES, eventSchema, guardInputSchema, normalizeEvents, type EventInput } from "@/server/ingest/schema";
@@ -33,6 +34,8 @@ export interface HookRequestContext {
   sessionUrl: (sessionId: string) => string;
   /** Aborted when the CLI disconnects: a wait for a person ends with it. */
   signal?: AbortSignal;
+  /** The request's capacity slot, given back while waiting for a person. */
+  capacitySlot?: CapacitySlot;
   /**
    * Set when the request's API key came from the in-memory cache (authenticateApiKeyCached): it
    * must be checked before anything is written or shown: guard.check re-checks it in its own read
@@ -299,7 +302,7 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
       waitForApprovalSeconds: plan.waitSeconds,
     }),
     receivedAt,
-    { signal: ctx.signal, apiKeyId: ctx.cachedKey?.apiKeyId ?? null },
+    { signal: ctx.signal, apiKeyId: ctx.cachedKey?.apiKeyId ?? null, capacitySlot: ctx.capacitySlot },
   );
   const approvalId = out.approvalId ?? null;
   return {

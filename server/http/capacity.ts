@@ -5,18 +5,21 @@
  * flat instead of a queue growing inside the database pool; likewise while the process's thread is
  * too far behind to read new requests in time (event-loop-lag.ts). A request waiting for a person
  * (waitForApprovalSeconds) holds no database connection, so it gives its slot back while it waits.
+ *
+ * The slot is handed to the handler and passed down explicitly (tRPC context, hook context, guard
+ * options), not found through AsyncLocalStorage: on Node 20 one AsyncLocalStorage in use switches on
+ * async hooks for every promise of the process, ~10 % of the server's CPU per guard.check.
  */
-import { AsyncLocalStorage } from "node:async_hooks";
 import { lagging } from "./event-loop-lag";
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
 
-interface Slot {
+/** A request's place among the instance's concurrent requests. */
+export interface CapacitySlot {
   held: boolean;
 }
 
-const current = new AsyncLocalStorage<Slot>();
 let inFlight = 0;
 // Start-up (server/runtime.ts) rejects a bad value with its name; here it never throws.
 let limit = (() => {
@@ -53,25 +56,21 @@ export function atCapacity(): boolean {
 
 /**
  * Runs `handler` in a slot, or answers `refuse(retryAfterSeconds)` at once when every slot is taken.
+ * The handler gets its slot, to give it back early (releaseSlot) when it is about to wait.
  */
-export async function withCapacity<T>(handler: () => Promise<T>, refuse: (retryAfterSeconds: number) => T): Promise<T> {
+export async function withCapacity<T>(handler: (slot: CapacitySlot) => Promise<T>, refuse: (retryAfterSeconds: number) => T): Promise<T> {
   if (atCapacity()) return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
   inFlight++;
-  const slot: Slot = { held: true };
+  const slot: CapacitySlot = { held: true };
   try {
-    return await current.run(slot, handler);
+    return await handler(slot);
   } finally {
-    release(slot);
+    releaseSlot(slot);
   }
 }
 
-/** Gives the current request's slot back early: it is about to wait without using the database. */
-export function releaseSlotWhileWaiting(): void {
-  const slot = current.getStore();
-  if (slot) release(slot);
-}
-
-function release(slot: Slot) {
+/** Gives a request's slot back (early, when it is about to wait without using the database); once. */
+export function releaseSlot(slot: CapacitySlot): void {
   if (!slot.held) return;
   slot.held = false;
   inFlight--;

@@ -16,6 +16,7 @@ import { leanGuardCheck } from "./guard-lean";
 import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
+import type { CapacitySlot } from "@/server/http/capacity";
 
 /** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
 export async function withRetry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
@@ -73,6 +74,8 @@ export interface GuardOptions {
    * active) in the same round trip as the decision's inputs; a revoked key gets ApiKeyRevokedError.
    */
   apiKeyId?: string | null;
+  /** The request's capacity slot: given back while the check waits for a person (it holds no connection then). */
+  capacitySlot?: CapacitySlot | null;
 }
 
 /**
@@ -84,7 +87,7 @@ export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, r
   noteEventsWritten(db, 1);
   if (!waitFor) return out;
   const deadline = receivedAt + (input.waitForApprovalSeconds ?? 0) * 1000;
-  const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal);
+  const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal, options.capacitySlot ?? null);
   return decided ? { ...out, ...decided } : out;
 }
 

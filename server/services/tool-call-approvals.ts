@@ -15,7 +15,7 @@ import { approval } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
 import { redactedPreview } from "@/server/engine/redact";
 import { waitForApprovalDecision } from "./approval-waiters";
-import { releaseSlotWhileWaiting } from "@/server/http/capacity";
+import { releaseSlot, type CapacitySlot } from "@/server/http/capacity";
 
 export const MAX_WAIT_FOR_APPROVAL_SECONDS = 120;
 const ARGS_PREVIEW_BYTES = 1024;
@@ -132,11 +132,12 @@ export async function awaitToolCallDecision(
   approvalId: string,
   deadline: number,
   signal?: AbortSignal,
+  capacitySlot: CapacitySlot | null = null,
 ): Promise<{ decision: Decision; reason: string | null } | null> {
   const remaining = deadline - Date.now();
   if (remaining > 0) {
     // Waiting for a person uses no connection: it does not count against the instance's capacity.
-    releaseSlotWhileWaiting();
+    if (capacitySlot) releaseSlot(capacitySlot);
     await waitForApprovalDecision(
       db,
       approvalId,

@@ -18,7 +18,7 @@ import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import { appRouter } from "./root";
 import { createContext } from "./init";
 import { serveTrpcRequest, trpcOverloadResponse, trpcResponseMeta, TRPC_ENDPOINT } from "./handler";
-import { withCapacity } from "@/server/http/capacity";
+import { withCapacity, type CapacitySlot } from "@/server/http/capacity";
 
 export interface DirectCall {
   /** The URL path, without the query string. */
@@ -67,14 +67,14 @@ async function directMutation(call: DirectCall) {
  * Runs the call, or returns null (having run nothing) when the adapter must answer it. Capacity is
  * the caller's: this runs inside the request's slot like the adapter does.
  */
-export async function callMutationDirect(runtime: Runtime, call: DirectCall): Promise<RawAnswer | null> {
+export async function callMutationDirect(runtime: Runtime, call: DirectCall, slot: CapacitySlot | null = null): Promise<RawAnswer | null> {
   const found = await directMutation(call);
   if (!found) return null;
   const { path, procedure, input } = found;
   const resHeaders = new Headers();
   // The context sees what the adapter's would: the request's headers, URL, method and signal.
   const req = { headers: call.headers, url: call.url, method: "POST", signal: call.signal } as Request;
-  const ctx = await createContext(runtime, { req, resHeaders, info: undefined as never });
+  const ctx = await createContext(runtime, { req, resHeaders, info: undefined as never }, slot);
   let error: TRPCError | null = null;
   let response: { result: { data: unknown } } | { error: ReturnType<typeof getErrorShape> };
   try {
@@ -103,5 +103,5 @@ export async function callMutationDirect(runtime: Runtime, call: DirectCall): Pr
  * answered directly, anything else by the adapter with the `Request` built only then.
  */
 export function handleTrpcCall(runtime: Runtime, call: DirectCall, toRequest: () => Request): Promise<RawAnswer | Response> {
-  return withCapacity<RawAnswer | Response>(async () => (await callMutationDirect(runtime, call)) ?? serveTrpcRequest(toRequest(), runtime), trpcOverloadResponse);
+  return withCapacity<RawAnswer | Response>(async (slot) => (await callMutationDirect(runtime, call, slot)) ?? serveTrpcRequest(toRequest(), runtime, slot), trpcOverloadResponse);
 }

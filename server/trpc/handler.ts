@@ -8,7 +8,7 @@ import type { Runtime } from "@/server/runtime";
 import { appRouter } from "./root";
 import { createContext } from "./init";
 import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
-import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, withCapacity } from "@/server/http/capacity";
+import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, withCapacity, type CapacitySlot } from "@/server/http/capacity";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
 export { MAX_BODY_BYTES };
@@ -32,11 +32,11 @@ export function trpcResponseMeta(errors: readonly TRPCError[]): { status?: numbe
 }
 
 export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
-  return withCapacity(() => serveTrpcRequest(req, runtime), trpcOverloadResponse);
+  return withCapacity((slot) => serveTrpcRequest(req, runtime, slot), trpcOverloadResponse);
 }
 
-/** The adapter's answer, without the capacity check (the caller holds a slot). */
-export async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
+/** The adapter's answer, without the capacity check (the caller holds `slot`). */
+export async function serveTrpcRequest(req: Request, runtime: Runtime, slot: CapacitySlot | null = null): Promise<Response> {
   let request = req;
   if (req.method !== "GET" && req.method !== "HEAD") {
     const body = await readLimitedBody(req);
@@ -47,7 +47,7 @@ export async function serveTrpcRequest(req: Request, runtime: Runtime): Promise<
     endpoint: TRPC_ENDPOINT,
     req: request,
     router: appRouter,
-    createContext: (opts) => createContext(runtime, opts),
+    createContext: (opts) => createContext(runtime, opts, slot),
     responseMeta: ({ errors }) => trpcResponseMeta(errors),
   });
 }

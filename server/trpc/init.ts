@@ -13,6 +13,7 @@ import { z, ZodError } from "zod";
 import type { Role } from "@/db/schema";
 import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import type { Runtime } from "@/server/runtime";
+import type { CapacitySlot } from "@/server/http/capacity";
 import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
 import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import type { Actor } from "@/server/services/audit";
@@ -29,13 +30,15 @@ export interface SessionUser {
   name: string;
 }
 
-export async function createContext(runtime: Runtime, opts: FetchCreateContextFnOptions) {
+export async function createContext(runtime: Runtime, opts: FetchCreateContextFnOptions, capacitySlot: CapacitySlot | null = null) {
   let userPromise: Promise<SessionUser | null> | undefined;
   return {
     runtime,
     db: runtime.database.db,
     req: opts.req,
     resHeaders: opts.resHeaders,
+    /** The request's place among the instance's concurrent requests (given back while waiting for a person). */
+    capacitySlot,
     /** The signed-in user from the session cookie (memoised per request). */
     getUser: () =>
       (userPromise ??= runtime.auth.api

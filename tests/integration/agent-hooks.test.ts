@@ -14,6 +14,7 @@ import { TestApp } from "../support/app";
 import { agentSession, apiKey, event, failure } from "@/db/schema";
 import { handleHookRequest } from "@/server/hooks/handler";
 import type { CliName } from "@/server/hooks/shared";
+import { requestsInFlight } from "@/server/http/capacity";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/agent-hooks");
 
@@ -326,6 +327,10 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     // PreToolUse waits; a person approves once: the answer is empty (the CLI's own rules apply) and arrives within a second.
     const waiting = hook("claude-code", variant("PreToolUse.Bash", { session_id: sid, tool_use_id: "toolu_w1", tool_input }), { query: "?wait=10" });
     const approvalId = await pendingFor("toolu_w1");
+    // Waiting for a person, the hook holds no capacity slot (it uses no connection meanwhile).
+    const until = Date.now() + 2000;
+    while (requestsInFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(requestsInFlight()).toBe(0);
     const decidedAt = Date.now();
     expect((await app.mutation("approvals.resolve", { approvalId, decision: "approve", scope: "once" }, { key: ws.key })).status).toBe(200);
     const approved = await waiting;

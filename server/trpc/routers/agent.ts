@@ -26,7 +26,7 @@ export const ingestRouter = router({
 
 export const guardRouter = router({
   check: cachedApiKeyProcedure.input(syncInput(guardInputSchema)).mutation(({ ctx, input, signal }) =>
-    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal, apiKeyId: ctx.recheckApiKeyId }),
+    guardCheck(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId }, input, Date.now(), { signal, apiKeyId: ctx.recheckApiKeyId, capacitySlot: ctx.capacitySlot }),
   ),
 });
 
