@@ -69,9 +69,10 @@ export interface SessionScope {
 }
 
 function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
-  // session_ws_last_event_idx serves the lower bound; the rest filters the workspace's rows in range.
+  // session_ws_active_minute_idx serves the lower bound (the minute of `from`, then the exact
+  // time); the rest filters the workspace's rows in range.
   const conds: SQL[] = [eq(agentSession.workspaceId, workspaceId)];
-  if (scope.from) conds.push(gte(agentSession.lastEventAt, scope.from));
+  if (scope.from) conds.push(gte(agentSession.activeMinute, Math.floor(scope.from.getTime() / 60_000)), gte(agentSession.lastEventAt, scope.from));
   if (scope.to) conds.push(sql`coalesce(${agentSession.startedAt}, ${agentSession.firstEventAt}) < ${scope.to.toISOString()}::timestamptz`);
   if (scope.q) conds.push(ilike(agentSession.sessionId, `%${likeEscape(scope.q)}%`));
   if (scope.pattern) {
@@ -104,21 +105,22 @@ export async function listSessions(
   const where = and(...conds);
 
   const sort = input.sort ?? { key: "last", dir: "desc" };
-  const col = {
-    last: agentSession.lastEventAt,
-    started: agentSession.startedAt,
-    events: agentSession.eventCount,
-    failures: agentSession.failureCount,
-    patterns: agentSession.patternCount,
+  // By last event: the indexed minute first, then the exact time within it (an incremental sort).
+  const cols = {
+    last: [agentSession.activeMinute, agentSession.lastEventAt],
+    started: [agentSession.startedAt],
+    events: [agentSession.eventCount],
+    failures: [agentSession.failureCount],
+    patterns: [agentSession.patternCount],
   }[sort.key];
-  const primary = sort.dir === "asc" ? sql`${col} asc nulls first` : sql`${col} desc nulls last`;
+  const primary = cols.map((col) => (sort.dir === "asc" ? sql`${col} asc nulls first` : sql`${col} desc nulls last`));
 
   const [rows, [{ n }]] = await Promise.all([
     db
       .select()
       .from(agentSession)
       .where(where)
-      .orderBy(primary, asc(agentSession.sessionId))
+      .orderBy(...primary, asc(agentSession.sessionId))
       .limit(input.pageSize)
       .offset((input.page - 1) * input.pageSize),
     db.select({ n: count() }).from(agentSession).where(where),

@@ -112,6 +112,24 @@ describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) =>
     expect((await listFailures(app.db, ws.workspaceId, { text: "gateway", from: week.from })).total).toBe(2);
   });
 
+  it("sessions by last event: exact order within a minute and across one, and a window starting inside a minute", async () => {
+    const own = await app.seedWorkspace();
+    const minute = Math.floor((now.getTime() - 3600_000) / 60_000) * 60_000;
+    const lastAt = { a: minute + 59_900, b: minute + 60_100, c: minute + 30_000, d: minute + 59_950 };
+    const ids = Object.fromEntries(Object.keys(lastAt).map((k) => [k, uid(`order-${k}`)]));
+    const res = await app.mutation(
+      "ingest.events",
+      { events: Object.entries(lastAt).map(([k, ts]) => result(ids[k], "fetch", { url: "https://x.example.com/a" }, { success: true }, { ts: new Date(ts).toISOString() })) },
+      { key: own.key },
+    );
+    expect(res.status).toBe(200);
+    const list = async (dir: "asc" | "desc", from?: Date) =>
+      (await listSessions(app.db, { workspaceId: own.workspaceId, page: 1, pageSize: 50, sort: { key: "last", dir }, from })).rows.map((r) => r.sessionId);
+    expect(await list("desc")).toEqual([ids.b, ids.d, ids.a, ids.c]);
+    expect(await list("asc")).toEqual([ids.c, ids.a, ids.d, ids.b]);
+    expect(await list("desc", new Date(minute + 59_920))).toEqual([ids.b, ids.d]);
+  });
+
   it("sessions: the window selects sessions active in it; search by part of the id", async () => {
     const week = readTimeWindow({ range: "7d" }, "all", now);
     const inWeek = await listSessions(app.db, { workspaceId: ws.workspaceId, page: 1, pageSize: 50, from: week.from, to: week.to });

@@ -161,6 +161,40 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       expect(stored).toMatchObject({ agent: "claude-code", callCount: 4 });
     });
 
+    it("sessions rewritten by guard.check and trust states rewritten by ingest are updated in place (HOT), even on full pages", async () => {
+      const ws = await app.seedWorkspace();
+      const pg = other.database.pg!;
+      // The statistics of this instance's one connection, flushed so that the next statement sees them.
+      const updates = async (table: string) => {
+        await pg`select pg_stat_force_next_flush()`;
+        const [r] = await pg`select n_tup_upd::int as upd, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = ${table}`;
+        return r as { upd: number; hot: number };
+      };
+      // Enough sessions and keys to fill their pages before they are rewritten; every event within
+      // one minute, so that no update changes the indexed minute of its session.
+      const minute = Math.floor(Date.now() / 60_000) * 60_000 - 10 * 60_000;
+      let n = 0;
+      const check = (s: string, path: string) => other.app.mutation("guard.check", { ...call(s, "read_file", { path }), ts: minute + n++ }, { key: ws.key });
+      const bashResults = (s: string) => Array.from({ length: 24 }, (_, i) => ({ ...result(s, "bash", { command: `tool${i} --flag` }, { success: true }), ts: minute + n++ }));
+      const sessions = Array.from({ length: 12 }, () => uid("s"));
+      for (const s of sessions) await check(s, "/a");
+      await other.app.mutation("ingest.events", { events: bashResults(sessions[0]) }, { key: ws.key });
+
+      const s0 = await updates("agent_session");
+      for (let round = 0; round < 4; round++) for (const s of sessions) await check(s, `/f${round}`);
+      const s1 = await updates("agent_session");
+      expect(s1.upd - s0.upd).toBe(48);
+      // Measured: 44 of 48 (without room kept on the pages 34; with last_event_at indexed 0).
+      expect(s1.hot - s0.hot).toBeGreaterThanOrEqual(42);
+
+      const k0 = await updates("key_state");
+      for (let round = 0; round < 4; round++) await other.app.mutation("ingest.events", { events: bashResults(sessions[1]) }, { key: ws.key });
+      const k1 = await updates("key_state");
+      expect(k1.upd - k0.upd).toBeGreaterThanOrEqual(4 * 24);
+      // Measured: 84 of 96 (without room kept on the pages 21).
+      expect(k1.hot - k0.hot).toBeGreaterThanOrEqual(0.8 * (k1.upd - k0.upd));
+    });
+
     it("the decision's read is planned once per connection, not on every check", async () => {
       // As production opens PostgreSQL: statements prepared (db/client.ts), here on one connection,
       // whose prepared statements and plan counters pg_prepared_statements shows.

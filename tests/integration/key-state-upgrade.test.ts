@@ -6,11 +6,9 @@
  * the same way.
  */
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { DATABASE_KINDS, createTestDatabase, migrationsUpTo } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { keyState } from "@/db/schema";
@@ -19,19 +17,6 @@ import { BUILTIN_RULE } from "@/server/engine/rules";
 import { emptyTimeline } from "@/server/engine/decay";
 import { extractFailureKey } from "@/server/engine/failure-key";
 import { applyOutcome, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
-
-/** The committed migrations up to and including `last`. */
-function migrationsUpTo(last: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-migrations-"));
-  fs.cpSync("drizzle", dir, { recursive: true });
-  const journalPath = path.join(dir, "meta", "_journal.json");
-  const journal = JSON.parse(fs.readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
-  const upTo = journal.entries.findIndex((e) => e.tag === last);
-  expect(upTo).toBeGreaterThan(0);
-  journal.entries = journal.entries.slice(0, upTo + 1);
-  fs.writeFileSync(journalPath, JSON.stringify(journal));
-  return dir;
-}
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 

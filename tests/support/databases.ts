@@ -7,6 +7,9 @@
 import { inject } from "vitest";
 import postgres from "postgres";
 import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { createCitusDatabase } from "./citus-cluster";
 import { selectedDatabaseKinds, type DatabaseKind } from "./database-kinds";
@@ -14,7 +17,7 @@ import { selectedDatabaseKinds, type DatabaseKind } from "./database-kinds";
 export type { DatabaseKind };
 export const DATABASE_KINDS: readonly DatabaseKind[] = selectedDatabaseKinds();
 
-/** `migrations`: a folder of migrations to run instead of the committed ones (PGlite and PostgreSQL). */
+/** `migrations`: a folder of migrations to run instead of the committed ones (see `migrationsUpTo`). */
 export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?: string } = {}): Promise<Database> {
   if (kind === "pglite") {
     const db = await openDatabase({ dataDir: null });
@@ -25,7 +28,7 @@ export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?
     const cluster = inject("citusCluster");
     const citus = await createCitusDatabase(cluster);
     const db = await openDatabase({ url: citus.url, poolSize: 12 });
-    await migrateDatabase(db);
+    await migrateDatabase(db, opts.migrations);
     const close = db.close;
     return { ...db, close: async () => (await close(), await citus.drop()) };
   }
@@ -48,4 +51,17 @@ export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?
       await a.end();
     },
   };
+}
+
+/** A copy of the committed migrations up to and including `last` (a database as an earlier release left it). */
+export function migrationsUpTo(last: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-migrations-"));
+  fs.cpSync("drizzle", dir, { recursive: true });
+  const journalPath = path.join(dir, "meta", "_journal.json");
+  const journal = JSON.parse(fs.readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
+  const upTo = journal.entries.findIndex((e) => e.tag === last);
+  if (upTo < 0) throw new Error(`no migration ${last}`);
+  journal.entries = journal.entries.slice(0, upTo + 1);
+  fs.writeFileSync(journalPath, JSON.stringify(journal));
+  return dir;
 }
