@@ -38,7 +38,25 @@ function statusOf(r: { paused: boolean; endedAt: Date | null }): SessionStatus {
   return r.endedAt ? "ended" : "active";
 }
 
-function toRow(r: typeof agentSession.$inferSelect): SessionRow {
+/** What a session's row in the list needs: not its behaviour state, a few KB per session. */
+const ROW_COLUMNS = {
+  sessionId: agentSession.sessionId,
+  agent: agentSession.agent,
+  model: agentSession.model,
+  startedAt: agentSession.startedAt,
+  firstEventAt: agentSession.firstEventAt,
+  endedAt: agentSession.endedAt,
+  lastEventAt: agentSession.lastEventAt,
+  paused: agentSession.paused,
+  pauseReason: agentSession.pauseReason,
+  pausedAt: agentSession.pausedAt,
+  eventCount: agentSession.eventCount,
+  callCount: agentSession.callCount,
+  failureCount: agentSession.failureCount,
+  patternCount: agentSession.patternCount,
+};
+
+function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMNS>): SessionRow {
   return {
     sessionId: r.sessionId,
     agent: r.agent,
@@ -117,7 +135,7 @@ export async function listSessions(
 
   const [rows, [{ n }]] = await Promise.all([
     db
-      .select()
+      .select(ROW_COLUMNS)
       .from(agentSession)
       .where(where)
       .orderBy(...primary, asc(agentSession.sessionId))
@@ -155,7 +173,7 @@ export async function listSessionAgents(db: Db, workspaceId: string): Promise<st
 
 export async function getSessionRow(db: Db, workspaceId: string, sessionId: string) {
   const [r] = await db
-    .select()
+    .select({ ...ROW_COLUMNS, settings: agentSession.settings })
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
   if (!r) return null;
