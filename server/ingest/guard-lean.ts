@@ -172,11 +172,17 @@ interface WriteRequest {
  * concurrent claim of one of the ids fails the statement (unique violation), and the coalescer
  * runs its checks one by one. Answers whether each check was written.
  *
+ * The sessions are locked in id order first, as ingest locks them (server/ingest/load.ts): two
+ * statements on their way with the same sessions in another order deadlocked, and PostgreSQL takes
+ * a second (deadlock_timeout) to find that and fail one of them. An update's own order follows its
+ * plan (a bitmap scan's is the rows' places on disk).
+ *
  * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
  * of the behaviour documents, not one per column and escaping level.
  */
 async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<boolean[]> {
   const ws = scope.workspaceId;
+  const updated = requests.filter((r) => r.version !== null).map((r) => r.session_id).sort();
   const written = rowsOf<{ id: string }>(
     await db.execute(sql`
       with u as (
@@ -185,19 +191,27 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
           call_count integer, model text, behaviour jsonb, event_id text, event_ts timestamptz, tool_name text, call_id text,
           failure_key text, turn_index integer, payload jsonb)
       ),
+      -- Sessions are locked in one order (by id) before they are updated: batches on their way at
+      -- once may hold the same sessions (a coding agent's parallel tool calls), in any order.
+      locked as materialized (
+        select s.session_id from agent_session s
+        where s.workspace_id = ${ws} and s.session_id = any(${textArray(updated)})
+        order by s.session_id
+        for update
+      ),
       upd as (
         update agent_session s set clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,
           event_count = u.event_count, call_count = u.call_count, model = u.model, behaviour = u.behaviour
-        from u
+        from u join locked l on l.session_id = u.session_id
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
-        where s.workspace_id = ${ws} and s.session_id = any(${textArray(requests.map((r) => r.session_id))}) and s.session_id = u.session_id
+        where s.workspace_id = ${ws} and s.session_id = any(${textArray(updated)}) and s.session_id = u.session_id
           and ${SESSION_UNCHANGED}
         returning s.session_id
       ),
       ins as (
         insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
         select ${ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
-        from u where u.version is null
+        from u where u.version is null order by u.session_id
         on conflict do nothing
         returning session_id
       ),

@@ -161,6 +161,39 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       expect(stored).toMatchObject({ agent: "claude-code", callCount: 4 });
     });
 
+    it("parallel calls of the same sessions (a coding agent's parallel tools) lock their sessions in one order: no deadlock", async () => {
+      // An instance of its own, so that its backends' statistics are flushed when it closes.
+      const url = app.database.url!;
+      const pg = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: "vigil-deadlock-check" } });
+      const database: Database = { db: drizzle(pg, { schema }) as unknown as Db, kind: "postgres", pg, url, close: () => pg.end({ timeout: 5 }) };
+      const instance = await TestApp.create(database);
+      const deadlocks = async () => {
+        const [r] = await app.database.pg!`select deadlocks::int as n from pg_stat_database where datname = current_database()`;
+        return (r as { n: number }).n;
+      };
+      const before = await deadlocks();
+      const ws = await app.seedWorkspace();
+      const sessions = Array.from({ length: 6 }, () => uid("par"));
+      // Each round: every session makes 4 calls at once, half of them listed in the reverse order, so
+      // that batches on their way together hold the same sessions in different orders.
+      for (let round = 0; round < 12; round++) {
+        const calls = Array.from({ length: 4 }, (_, k) => (k % 2 ? [...sessions].reverse() : sessions).map((s, j) => call(s, "read_file", { path: `/r${round}/${k}/${j}` }))).flat();
+        const answers = await Promise.all(calls.map((c) => instance.mutation("guard.check", c, { key: ws.key })));
+        expect(answers.map((a) => a.body.result?.data.decision)).toEqual(calls.map(() => "allow"));
+      }
+      await database.close();
+      // A backend reports its counters as it exits.
+      for (let i = 0; i < 100; i++) {
+        const [r] = await app.database.pg!`select count(*)::int as n from pg_stat_activity where application_name = 'vigil-deadlock-check'`;
+        if ((r as { n: number }).n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await app.database.pg!`select pg_stat_clear_snapshot()`;
+      const stored = await app.db.select().from(agentSession).where(eq(agentSession.workspaceId, ws.workspaceId));
+      expect(stored.map((s) => s.callCount)).toEqual(sessions.map(() => 48));
+      expect(await deadlocks()).toBe(before);
+    });
+
     it("sessions rewritten by guard.check and trust states rewritten by ingest are updated in place (HOT), even on full pages", async () => {
       const ws = await app.seedWorkspace();
       const pg = other.database.pg!;
