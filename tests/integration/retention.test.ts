@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { dailyToolStat, event, failure, keyState } from "@/db/schema";
+import { dailyToolStat, event, eventId, failure, keyState } from "@/db/schema";
 import { pruneAll } from "@/server/services/retention";
 
 describe.each(DATABASE_KINDS)("retention on %s", (kind) => {
@@ -30,6 +30,9 @@ describe.each(DATABASE_KINDS)("retention on %s", (kind) => {
     await pruneAll(app.db);
     const events = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
     expect(events).toHaveLength(1);
+    // The deleted event's id goes with it; the kept one's stays (a re-send is still a duplicate).
+    const ids = await app.db.select({ id: eventId.id }).from(eventId).where(eq(eventId.workspaceId, workspaceId));
+    expect(ids.map((r) => r.id)).toEqual([events[0].id]);
     expect(await app.db.select().from(failure).where(eq(failure.workspaceId, workspaceId))).toHaveLength(1);
     expect(await app.db.select().from(keyState).where(eq(keyState.workspaceId, workspaceId))).toHaveLength(1);
     expect((await app.db.select().from(dailyToolStat).where(eq(dailyToolStat.workspaceId, workspaceId))).length).toBe(2);
