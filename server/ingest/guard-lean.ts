@@ -182,7 +182,7 @@ interface WriteRequest {
  */
 async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<boolean[]> {
   const ws = scope.workspaceId;
-  const updated = requests.filter((r) => r.version !== null).map((r) => r.session_id).sort();
+  const updated = requests.filter((r) => r.version !== null).map((r) => r.session_id);
   const written = rowsOf<{ id: string }>(
     await db.execute(sql`
       with u as (

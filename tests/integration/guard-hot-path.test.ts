@@ -16,20 +16,25 @@ import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
 
-/** A second app instance on the same PostgreSQL database whose client counts the statements it sends. */
+/** Another app instance on the same PostgreSQL database, with a client of its own. */
+async function instanceOn(url: string, options: postgres.Options<Record<string, never>>) {
+  const pg = postgres(url, { onnotice: () => {}, ...options });
+  const database: Database = { db: drizzle(pg, { schema }) as unknown as Db, kind: "postgres", pg, url, close: () => pg.end({ timeout: 5 }) };
+  return { app: await TestApp.create(database), database };
+}
+
+/** A second app instance whose client counts the statements it sends. */
 async function countingInstance(url: string) {
   const counter = { statements: 0, texts: [] as string[] };
   // One connection: every statement, BEGIN and COMMIT included, is a round trip on it.
-  const pg = postgres(url, {
+  const instance = await instanceOn(url, {
     max: 1,
-    onnotice: () => {},
     debug: (_conn, text) => {
       counter.statements += 1;
       counter.texts.push(text);
     },
   });
-  const database: Database = { db: drizzle(pg, { schema }) as unknown as Db, kind: "postgres", pg, url, close: () => pg.end({ timeout: 5 }) };
-  return { app: await TestApp.create(database), counter, database };
+  return { ...instance, counter };
 }
 
 const call = (sessionId: string, toolName: string, args: Record<string, unknown>) => ({ id: uid(), sessionId, callId: uid(), toolName, args });
@@ -163,10 +168,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
 
     it("parallel calls of the same sessions (a coding agent's parallel tools) lock their sessions in one order: no deadlock", async () => {
       // An instance of its own, so that its backends' statistics are flushed when it closes.
-      const url = app.database.url!;
-      const pg = postgres(url, { max: 10, onnotice: () => {}, connection: { application_name: "vigil-deadlock-check" } });
-      const database: Database = { db: drizzle(pg, { schema }) as unknown as Db, kind: "postgres", pg, url, close: () => pg.end({ timeout: 5 }) };
-      const instance = await TestApp.create(database);
+      const { app: instance, database } = await instanceOn(app.database.url!, { max: 10, connection: { application_name: "vigil-deadlock-check" } });
       const deadlocks = async () => {
         const [r] = await app.database.pg!`select deadlocks::int as n from pg_stat_database where datname = current_database()`;
         return (r as { n: number }).n;

@@ -5,10 +5,9 @@
  * with the old ones. A history with absolute result times (before they were stored as gaps) reads
  * the same way.
  */
-import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase, migrationsUpTo } from "../support/databases";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { keyState } from "@/db/schema";
@@ -34,14 +33,11 @@ function successSuccessFailure(args: { url: string }) {
 
 describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
   let app: TestApp;
-  let folder: string;
   beforeAll(async () => {
-    folder = migrationsUpTo("0010_tool_lock_and_key_rollups");
-    app = await TestApp.create(await createTestDatabase(kind, { migrations: folder }));
+    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0010_tool_lock_and_key_rollups" }));
   });
   afterAll(async () => {
     await app.database.close();
-    fs.rmSync(folder, { recursive: true, force: true });
   });
 
   it("moves the state to `trust`, keeps the history in `data`, and counts the next result with the old ones", async () => {

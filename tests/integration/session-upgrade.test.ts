@@ -4,10 +4,9 @@
  * updates, and the sessions list and guard.check go on with the old rows — on Citus too, where the
  * tables were distributed by the release before.
  */
-import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase, migrationsUpTo } from "../support/databases";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { uid } from "../support/agent";
 import { agentSession } from "@/db/schema";
@@ -16,14 +15,11 @@ import { listSessions } from "@/server/dashboard/sessions-data";
 
 describe.each(DATABASE_KINDS)("sessions stored before 0012 on %s", (kind) => {
   let app: TestApp;
-  let folder: string;
   beforeAll(async () => {
-    folder = migrationsUpTo("0011_key_state_trust");
-    app = await TestApp.create(await createTestDatabase(kind, { migrations: folder }));
+    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0011_key_state_trust" }));
   });
   afterAll(async () => {
     await app.database.close();
-    fs.rmSync(folder, { recursive: true, force: true });
   });
 
   it("get their minute from their clock, keep their order in the list, and take the next guard.check", async () => {

@@ -17,30 +17,42 @@ import { selectedDatabaseKinds, type DatabaseKind } from "./database-kinds";
 export type { DatabaseKind };
 export const DATABASE_KINDS: readonly DatabaseKind[] = selectedDatabaseKinds();
 
-/** `migrations`: a folder of migrations to run instead of the committed ones (see `migrationsUpTo`). */
-export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?: string } = {}): Promise<Database> {
+/**
+ * `migratedUpTo`: the tag of the last migration to run (a database as an earlier release left it),
+ * instead of all the committed ones; `migrateDatabase` brings it up to date afterwards.
+ */
+export async function createTestDatabase(kind: DatabaseKind, opts: { migratedUpTo?: string } = {}): Promise<Database> {
+  const folder = opts.migratedUpTo ? migrationsUpTo(opts.migratedUpTo) : undefined;
+  try {
+    return await createMigrated(kind, folder);
+  } finally {
+    if (folder) fs.rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+async function createMigrated(kind: DatabaseKind, migrations: string | undefined): Promise<Database> {
   if (kind === "pglite") {
     const db = await openDatabase({ dataDir: null });
-    await migrateDatabase(db, opts.migrations);
+    await migrateDatabase(db, migrations);
     return db;
   }
   if (kind === "citus") {
     const cluster = inject("citusCluster");
     const citus = await createCitusDatabase(cluster);
     const db = await openDatabase({ url: citus.url, poolSize: 12 });
-    await migrateDatabase(db, opts.migrations);
+    await migrateDatabase(db, migrations);
     const close = db.close;
     return { ...db, close: async () => (await close(), await citus.drop()) };
   }
   const adminUrl = inject("pgAdminUrl");
   const name = `vigil_test_${randomBytes(6).toString("hex")}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name} template ${opts.migrations ? "template0" : "vigil_template"}`);
+  await admin.unsafe(`create database ${name} template ${migrations ? "template0" : "vigil_template"}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   const db = await openDatabase({ url: url.toString(), poolSize: 12 });
-  if (opts.migrations) await migrateDatabase(db, opts.migrations);
+  if (migrations) await migrateDatabase(db, migrations);
   const close = db.close;
   return {
     ...db,
@@ -53,8 +65,8 @@ export async function createTestDatabase(kind: DatabaseKind, opts: { migrations?
   };
 }
 
-/** A copy of the committed migrations up to and including `last` (a database as an earlier release left it). */
-export function migrationsUpTo(last: string): string {
+/** A copy of the committed migrations up to and including `last`. */
+function migrationsUpTo(last: string): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-migrations-"));
   fs.cpSync("drizzle", dir, { recursive: true });
   const journalPath = path.join(dir, "meta", "_journal.json");
