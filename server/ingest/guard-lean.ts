@@ -20,7 +20,7 @@
 import { sql } from "drizzle-orm";
 import { isEmbedded, jsonValue, rowsOf, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
-import { createSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { createSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
 import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
@@ -32,6 +32,7 @@ import { textArray } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
+import { cachedBehaviour, rememberBehaviour } from "./session-cache";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
@@ -41,6 +42,7 @@ interface SessionRead {
   paused: boolean;
   pause_reason: string | null;
   settings: SessionSettingsInput;
+  /** Null when the read found the version this process holds (session-cache.ts). */
   behaviour: unknown;
   clock: number | string | null;
   first_event_at: string | null;
@@ -63,6 +65,8 @@ interface Inputs {
   /** Null when the workspace is gone. */
   configFingerprint: string | null;
   session: SessionRead | null;
+  /** The session's behaviour when the row is still the version this process wrote last. */
+  cachedBehaviour: SessionBehaviour | null;
   states: Map<string, KeyState>;
   globalPattern: boolean;
   duplicate: boolean;
@@ -77,7 +81,7 @@ interface Inputs {
  */
 const SESSION_UNCHANGED = sql`u.version is not null and s.xmin = u.version::xid`;
 
-const distinct = (values: Iterable<string | null>) => [...new Set(values)];
+const distinct = <T extends string | null>(values: Iterable<T>): T[] => [...new Set(values)];
 
 /**
  * The values a read probes for, one row each. The array goes through a sub-select so that the
@@ -99,16 +103,20 @@ const probeList = (values: (string | null)[]) => sql`unnest((select ${textArray(
 async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): Promise<Inputs[]> {
   const ws = scope.workspaceId;
   const cached = cachedConfigs(db, ws);
+  const sessionIds = distinct(requests.map((r) => r.sessionId));
+  // The behaviour documents this process holds, taken now: the statement compares their versions.
+  const held = sessionIds.map((id) => cachedBehaviour(db, ws, id));
   const [row] = rowsOf<{ config_fingerprint: string | null; configs: unknown; sessions: unknown; states: unknown; global_tools: unknown; duplicates: unknown; active_keys: unknown }>(
     await db.execute(sql`
       with cfg as (select ${configFingerprintSql(ws)} as fingerprint)
       select
         cfg.fingerprint as config_fingerprint,
         case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text then ${configDocumentsSql(ws)} end as configs,
-        (select json_agg(l.j) from ${probeList(distinct(requests.map((r) => r.sessionId)))} as x(id)
+        (select json_agg(l.j) from unnest((select ${textArray(sessionIds)}), (select ${textArray(held.map((h) => h?.version ?? null))})) as x(id, held)
           cross join lateral (select json_build_object(
               'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
-              'settings', s.settings, 'behaviour', s.behaviour, 'clock', s.clock, 'first_event_at', s.first_event_at,
+              'settings', s.settings, 'behaviour', case when s.xmin::text = x.held then null else s.behaviour end,
+              'clock', s.clock, 'first_event_at', s.first_event_at,
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
             from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
         (select json_agg(l.j) from ${probeList(distinct(requests.flatMap((r) => r.levelKeys)))} as x(k)
@@ -131,14 +139,20 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   const globalTools = new Set(jsonValue<string[] | null>(row.global_tools) ?? []);
   const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
-  return requests.map((r) => ({
+  const heldBy = new Map(sessionIds.map((id, i) => [id, held[i]]));
+  return requests.map((r) => {
+    const session = sessions.get(r.sessionId) ?? null;
+    const mine = heldBy.get(r.sessionId);
+    return {
     configFingerprint: row.config_fingerprint,
-    session: sessions.get(r.sessionId) ?? null,
+    session,
+    cachedBehaviour: session && mine && session.version === mine.version ? mine.behaviour : null,
     states,
     globalPattern: globalTools.has(r.toolName),
     duplicate: duplicates.has(r.eventId),
     keyActive: r.apiKeyId === null || activeKeys.has(r.apiKeyId),
-  }));
+    };
+  });
 }
 
 /**
@@ -170,7 +184,8 @@ interface WriteRequest {
  * the version its check read (or created if it was new), then each such check claims its event id
  * and inserts its event. A check whose session changed meanwhile writes nothing and reads again; a
  * concurrent claim of one of the ids fails the statement (unique violation), and the coalescer
- * runs its checks one by one. Answers whether each check was written.
+ * runs its checks one by one. Answers, per check, the version its session row has now (the
+ * `xmin` this statement gave it), or null when the check was not written.
  *
  * The sessions are locked in id order first, as ingest locks them (server/ingest/load.ts): two
  * statements on their way with the same sessions in another order deadlocked, and PostgreSQL takes
@@ -180,10 +195,10 @@ interface WriteRequest {
  * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
  * of the behaviour documents, not one per column and escaping level.
  */
-async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<boolean[]> {
+async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<(string | null)[]> {
   const ws = scope.workspaceId;
   const updated = requests.filter((r) => r.version !== null).map((r) => r.session_id);
-  const written = rowsOf<{ id: string }>(
+  const written = rowsOf<{ id: string; version: string }>(
     await db.execute(sql`
       with u as (
         select * from jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) as u(
@@ -206,16 +221,16 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
         where s.workspace_id = ${ws} and s.session_id = any(${textArray(updated)}) and s.session_id = u.session_id
           and ${SESSION_UNCHANGED}
-        returning s.session_id
+        returning s.session_id, s.xmin::text as version
       ),
       ins as (
         insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
         select ${ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
         from u where u.version is null order by u.session_id
         on conflict do nothing
-        returning session_id
+        returning session_id, xmin::text as version
       ),
-      ok as (select session_id from upd union all select session_id from ins),
+      ok as (select session_id, version from upd union all select session_id, version from ins),
       claim as (
         insert into event_id (workspace_id, id, ts)
         select ${ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
@@ -225,17 +240,17 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
         insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
         select ${ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
         from claim join u on u.event_id = claim.id
-        returning id
+        returning id, session_id
       )
-      select id from ev`),
+      select ev.id, ok.version from ev join ok on ok.session_id = ev.session_id`),
   );
-  const ids = new Set(written.map((r) => r.id));
-  return requests.map((r) => ids.has(r.event_id));
+  const versions = new Map(written.map((r) => [r.id, r.version]));
+  return requests.map((r) => versions.get(r.event_id) ?? null);
 }
 
 /** Readers and writers per database client and workspace. */
 const readers = new WeakMap<object, Map<string, Coalescer<ReadRequest, Inputs>>>();
-const writers = new WeakMap<object, Map<string, Coalescer<WriteRequest, boolean>>>();
+const writers = new WeakMap<object, Map<string, Coalescer<WriteRequest, string | null>>>();
 /**
  * Batches on their way at once per workspace and kind: below this, a check goes at once (no added
  * latency at light load); beyond it, checks gather. 8 + 8 fit the default pool of 10 connections.
@@ -311,7 +326,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     const t = prevClock === null ? ev.ts : Math.max(prevClock, ev.ts);
     const model = ev.model ?? stored?.model ?? null;
     const settings = resolveSettings(session.settings, configs.workspaceDoc.settings, configs.orgDoc.settings);
-    const behaviour = stored?.behaviour ? upgradeSessionBehaviour(stored.behaviour, ev.sessionId) : createSessionBehaviour(ev.sessionId);
+    const behaviour = inputs.cachedBehaviour ?? (stored?.behaviour ? upgradeSessionBehaviour(stored.behaviour, ev.sessionId) : createSessionBehaviour(ev.sessionId));
     const observed = observeSessionEvent(behaviour, { ...ev, failureKey: info.failureKey, argsHash: info.argsHash }, { patterns: configs.effective.patterns, settings }, t);
     const st = observed.stats;
     if (observed.effects.length || observed.verdicts.length || st.turns || st.stalledTurns || st.nudgesSent || st.nudgesEffective || Object.keys(st.patterns).length) return null;
@@ -335,7 +350,10 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       turn_index: ev.turnIndex ?? null,
       payload: { call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) },
     });
-    if (written) return verdict;
+    if (written !== null) {
+      rememberBehaviour(db, scope.workspaceId, ev.sessionId, written, observed.state);
+      return verdict;
+    }
     // The session changed between the two round trips: decide again from its new state.
   }
   return null;

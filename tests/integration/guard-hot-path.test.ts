@@ -15,6 +15,8 @@ import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
+import { cachedBehaviour } from "@/server/ingest/session-cache";
+import type { SessionBehaviour } from "@/server/engine/behaviour-state";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */
 async function instanceOn(url: string, options: postgres.Options<Record<string, never>>) {
@@ -25,19 +27,29 @@ async function instanceOn(url: string, options: postgres.Options<Record<string, 
 
 /** A second app instance whose client counts the statements it sends. */
 async function countingInstance(url: string) {
-  const counter = { statements: 0, texts: [] as string[] };
+  const counter = { statements: 0, texts: [] as string[], params: [] as unknown[][] };
   // One connection: every statement, BEGIN and COMMIT included, is a round trip on it.
   const instance = await instanceOn(url, {
     max: 1,
-    debug: (_conn, text) => {
+    debug: (_conn, text, params) => {
       counter.statements += 1;
       counter.texts.push(text);
+      counter.params.push(params);
     },
   });
   return { ...instance, counter };
 }
 
 const call = (sessionId: string, toolName: string, args: Record<string, unknown>) => ({ id: uid(), sessionId, callId: uid(), toolName, args });
+
+/** The session row's version (`xmin`) and its stored behaviour. */
+async function storedSession(db: Db, workspaceId: string, sessionId: string) {
+  const [row] = await db
+    .select({ version: sql<string>`${agentSession}.xmin::text`, behaviour: agentSession.behaviour })
+    .from(agentSession)
+    .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
+  return { version: row.version, behaviour: row.behaviour as SessionBehaviour };
+}
 
 describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
   let app: TestApp;
@@ -106,6 +118,27 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     expect(stored.every((s) => s.eventCount === 2 && s.callCount === 2)).toBe(true);
   });
 
+  it("a session's behaviour is kept in memory under the row version its write made, and read again once ingest changed the row", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const [c1, c2, c3] = [1, 2, 3].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
+    for (const c of [c1, c2]) expect((await app.mutation("guard.check", c, { key })).body.result?.data.decision).toBe("allow");
+    let stored = await storedSession(app.db, workspaceId, s);
+    const held = cachedBehaviour(app.db, workspaceId, s);
+    expect(held?.version).toBe(stored.version);
+    expect(held?.behaviour).toEqual(stored.behaviour);
+    // The result of c1 goes through ingest (the full path): the row changes, the memory does not.
+    const ingested = await app.mutation("ingest.events", { events: [result(s, "read_file", c1.args, { success: false, error: "ENOENT: no such file" }, { callId: c1.callId })] }, { key });
+    expect(ingested.status).toBe(200);
+    expect((await storedSession(app.db, workspaceId, s)).version).not.toBe(held?.version);
+    expect((await app.mutation("guard.check", c3, { key })).body.result?.data.decision).toBe("allow");
+    // c3 was decided from the row ingest wrote (c1's outcome kept), not from the document in memory.
+    stored = await storedSession(app.db, workspaceId, s);
+    expect(stored.behaviour.calls.map((c) => c.callId)).toEqual([c1.callId, c2.callId, c3.callId]);
+    expect(stored.behaviour.calls[0].outcome).toMatch(/^F:/);
+    expect(cachedBehaviour(app.db, workspaceId, s)).toMatchObject({ version: stored.version, behaviour: stored.behaviour });
+  });
+
   if (kind !== "postgres") return;
 
   describe("two app instances on one PostgreSQL", () => {
@@ -115,6 +148,28 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     });
     afterAll(async () => {
       await other.database.close();
+    });
+
+    it("a session changed by another instance is read again in full; one this instance wrote last is not sent back", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      const calls = [1, 2, 3, 4, 5].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
+      const check = async (on: TestApp, c: (typeof calls)[number]) => expect((await on.mutation("guard.check", c, { key: ws.key })).body.result?.data.decision).toBe("allow");
+      await check(other.app, calls[0]);
+      await check(other.app, calls[1]);
+      const mine = cachedBehaviour(other.database.db, ws.workspaceId, s)!;
+      expect(mine.version).toBe((await storedSession(app.db, ws.workspaceId, s)).version);
+      // The read of the next check sends the version it holds; the answer leaves the document out.
+      const before = other.counter.texts.length;
+      await check(other.app, calls[2]);
+      const read = other.counter.texts.slice(before).findIndex((t) => t.includes("x.held"));
+      expect(other.counter.params[before + read]).toContain(`{"${mine.version}"}`);
+      // The other instance writes the session: this one's memory is now an older version.
+      await check(app, calls[3]);
+      await check(other.app, calls[4]);
+      const stored = await storedSession(app.db, ws.workspaceId, s);
+      expect(stored.behaviour.calls.map((c) => c.callId)).toEqual(calls.map((c) => c.callId));
+      expect(cachedBehaviour(other.database.db, ws.workspaceId, s)).toMatchObject({ version: stored.version, behaviour: stored.behaviour });
     });
 
     it("the common answer takes at most 2 round trips, with the key and the configuration from memory", async () => {
