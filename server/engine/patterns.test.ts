@@ -13,7 +13,7 @@ import {
   type BehaviourEvent,
   type SessionBehaviour,
 } from "./patterns";
-import { activePatterns, RECENT_CALLS_KEPT } from "./behaviour-state";
+import { activePatterns, RECENT_CALLS_KEPT, storedSessionBehaviour } from "./behaviour-state";
 import { PATTERN_TYPES, type Effect, type PatternSeverity, type PatternType } from "./types";
 import { Trace } from "@/tests/unit/peer-suites/trace";
 
@@ -331,5 +331,44 @@ describe("recent calls kept in the state", () => {
     const late = calls[40 - 12] as Extract<BehaviourEvent, { type: "tool.call" }>;
     s.feed({ ...base(), type: "tool.result", callId: late.callId, toolName: late.toolName, failureKey: late.toolName, argsHash: "h", failed: false, result: { ok: 1 } });
     expect(s.state.calls.find((c) => c.callId === late.callId)?.outcome).toMatch(/^S:/);
+  });
+});
+
+describe("the stored form of a session's state (storedSessionBehaviour)", () => {
+  const roundTrip = (s: SessionBehaviour) => upgradeSessionBehaviour(JSON.parse(JSON.stringify(storedSessionBehaviour(s))), s.sessionId);
+  const asJson = (s: SessionBehaviour) => JSON.parse(JSON.stringify(s));
+
+  it("reads back as the state it was made from, at every step of any mix of events", () => {
+    const moves = Object.values(steps).map((step) => (t: Trace, k: number) => step(t, k));
+    moves.push((t, k) => void t.user(`again ${k}`), (t, k) => void t.turn(k), (t, k) => void t.call("Edit", { file_path: `/f${k}.ts` }));
+    fc.assert(
+      fc.property(fc.array(fc.nat(moves.length - 1), { maxLength: 60 }), (picks) => {
+        const t = new Trace();
+        picks.forEach((m, k) => {
+          moves[m](t, k + 1);
+          expect(roundTrip(t.state)).toEqual(asJson(t.state));
+        });
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("leaves out what a fresh state has, keeps calls as tuples, and is much smaller", () => {
+    const fresh = createSessionBehaviour(SID);
+    expect(storedSessionBehaviour(fresh)).toEqual({ v: 3 });
+    expect(upgradeSessionBehaviour({ v: 3 }, SID)).toEqual(fresh);
+    const t = new Trace();
+    for (let i = 0; i < 40; i++) t.call("Read", { file_path: `/repo/pkg${i % 8}/src/file${i}.ts` });
+    t.result(t.state.calls.at(-1)!.callId, "Read", { error: "ENOENT" });
+    const stored = storedSessionBehaviour(t.state);
+    expect((stored.calls as unknown[][]).at(-1)).toEqual([t.state.calls.at(-1)!.callId, "Read", t.state.calls.at(-1)!.argsHash, t.state.calls.at(-1)!.outcome]);
+    expect(JSON.stringify(stored).length).toBeLessThan(0.75 * JSON.stringify(t.state).length);
+    expect(roundTrip(t.state)).toEqual(asJson(t.state));
+  });
+
+  it("a state stored in the full form (version 2) is still read as it is", () => {
+    const t = new Trace();
+    t.act("bash", { command: "ls" }, { ok: "a" });
+    expect(upgradeSessionBehaviour(asJson(t.state), SID)).toEqual(asJson(t.state));
   });
 });

@@ -20,7 +20,7 @@
 import { sql } from "drizzle-orm";
 import { isEmbedded, jsonValue, rowsOf, type Db } from "@/db/client";
 import { observeSessionEvent } from "@/server/engine/patterns";
-import { createSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
 import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
@@ -341,7 +341,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       event_count: (stored?.event_count ?? 0) + 1,
       call_count: (stored?.call_count ?? 0) + 1,
       model,
-      behaviour: observed.state,
+      behaviour: storedSessionBehaviour(observed.state),
       event_id: ev.id,
       event_ts: new Date(ev.ts).toISOString(),
       tool_name: ev.toolName,

@@ -19,6 +19,7 @@ import {
   stateTransition,
 } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, historyOf } from "@/server/engine/trust";
+import { storedSessionBehaviour } from "@/server/engine/behaviour-state";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import type { WorkspaceConfigs } from "./load";
@@ -225,7 +226,7 @@ function sessionWrites(tx: Tx, workspaceId: string, sessions: Map<string, BatchS
       pauseReason: s.pauseReason,
       pausedAt: date(s.pausedAt),
       settings: s.settings,
-      behaviour: s.behaviour,
+      behaviour: s.behaviour && storedSessionBehaviour(s.behaviour),
       eventCount: s.eventCount,
       callCount: s.callCount,
       failureCount: s.failureCount,

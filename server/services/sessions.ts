@@ -2,7 +2,7 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { agentSession } from "@/db/schema";
-import { activePatterns, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { activePatterns, storedSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { resumeSession as resumeBehaviour } from "@/server/engine/nudges";
 import { redactString } from "@/server/engine/redact";
 import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/server/engine/settings";
@@ -74,7 +74,7 @@ export async function resumeSession(db: Db, input: ResumeSessionInput) {
     const nextBehaviour = resumed.ok ? resumed.state : { ...behaviour, paused: false, pendingGuidance: guidance };
     await tx
       .update(agentSession)
-      .set({ paused: false, pauseReason: null, pausedAt: null, behaviour: nextBehaviour })
+      .set({ paused: false, pauseReason: null, pausedAt: null, behaviour: storedSessionBehaviour(nextBehaviour) })
       .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)));
     await writeAudit(tx, {
       organizationId: input.organizationId,

@@ -8,6 +8,7 @@ import { createTestDatabase } from "../support/databases";
 import { TestApp, type TrpcResponse } from "../support/app";
 import { uid } from "../support/agent";
 import { agentSession, event, failure, keyState, modelToolProfile, patternDetection, stateTransition } from "@/db/schema";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 const WRITERS = 8;
 
@@ -158,8 +159,8 @@ describe("concurrency on postgres", () => {
     for (const r of responses) expect(r.status, JSON.stringify(r.body)).toBe(200);
     const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
     expect({ events: row.eventCount, calls: row.callCount }).toEqual({ events: 1 + N + 3 * N, calls: 2 * N });
-    const behaviour = row.behaviour as any;
-    expect({ calls: behaviour.stretch.callCount, rereads: behaviour.stretch.rereads, run: behaviour.run.length }).toEqual({ calls: 2 * N, rereads: 2 * N - 1, run: 2 * N });
+    const behaviour = upgradeSessionBehaviour(row.behaviour, s);
+    expect({ calls: behaviour.stretch.callCount, rereads: behaviour.stretch.rereads, run: behaviour.run?.length }).toEqual({ calls: 2 * N, rereads: 2 * N - 1, run: 2 * N });
     expect(await count(event, workspaceId)).toBe(1 + N + 3 * N);
     // 16 identical reads however the requests interleave: each severity of each pattern reported once.
     const detections = await app.db.select().from(patternDetection).where(eq(patternDetection.workspaceId, workspaceId));

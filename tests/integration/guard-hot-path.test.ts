@@ -16,7 +16,7 @@ import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
 import { cachedBehaviour } from "@/server/ingest/session-cache";
-import type { SessionBehaviour } from "@/server/engine/behaviour-state";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */
 async function instanceOn(url: string, options: postgres.Options<Record<string, never>>) {
@@ -48,7 +48,7 @@ async function storedSession(db: Db, workspaceId: string, sessionId: string) {
     .select({ version: sql<string>`${agentSession}.xmin::text`, behaviour: agentSession.behaviour })
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
-  return { version: row.version, behaviour: row.behaviour as SessionBehaviour };
+  return { version: row.version, behaviour: upgradeSessionBehaviour(row.behaviour, sessionId) };
 }
 
 describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {

@@ -22,6 +22,7 @@ import { result, uid } from "../support/agent";
 import { agentSession, event, failure, keyState } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
@@ -179,7 +180,9 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(row.startedAt?.toISOString()).toBe("2026-11-20T10:00:00.000Z");
     expect(row.lastEventAt?.toISOString()).toBe("2026-11-20T10:00:01.500Z");
     expect([row.agent, row.model, row.eventCount, row.clock]).toEqual(["writer", "m-1", 2, t + 1500]);
-    expect((row.behaviour as { version: number }).version).toBeGreaterThan(0);
+    // Stored in its compact form (storedSessionBehaviour), read back whole.
+    expect(row.behaviour).toMatchObject({ v: 3 });
+    expect(upgradeSessionBehaviour(row.behaviour, s)).toMatchObject({ version: 2, sessionId: s, seq: 2 });
   });
 
   it("args over 64 KiB of UTF-8 are refused naming the field, also when few characters carry many bytes", async () => {

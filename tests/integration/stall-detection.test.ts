@@ -10,6 +10,7 @@ import { TestApp } from "../support/app";
 import { at, uid } from "../support/agent";
 import { agentSession, event, nudge } from "@/db/schema";
 import { patternStats } from "@/server/dashboard/patterns-data";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 /** A call and its result (the result borrows the call's args by callId, as agents send them). */
 function act(sessionId: string, toolName: string, args: Record<string, unknown>, outcome: Record<string, unknown>, ts: string) {
@@ -141,7 +142,9 @@ describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
     const g = await ingest(key, act(s, "grep", { pattern: "new" }, { success: true, result: [] }, at(base, 2)));
     expect(g.effects.filter((e) => e.patternType === "repetitive_calls")).toEqual([]);
     const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
-    expect((row!.behaviour as { version: number }).version).toBe(2);
+    // Written back in the current stored form, which reads as the current version.
+    expect(row!.behaviour).toMatchObject({ v: 3 });
+    expect(upgradeSessionBehaviour(row!.behaviour, s).version).toBe(2);
     const view = await app.query("sessions.get", { sessionId: s }, { key });
     expect(view.status).toBe(200);
     expect((view.body.result!.data as any).activePatterns.map((p: any) => p.patternType)).toEqual(["announce_no_action"]);
