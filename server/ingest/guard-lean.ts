@@ -32,7 +32,7 @@ import { textArray } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
-import { cachedBehaviour, rememberBehaviour } from "./session-cache";
+import { sessionBehaviours, trustStates } from "./row-version-cache";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
@@ -42,7 +42,7 @@ interface SessionRead {
   paused: boolean;
   pause_reason: string | null;
   settings: SessionSettingsInput;
-  /** Null when the read found the version this process holds (session-cache.ts). */
+  /** Null when the read found the version this process holds (row-version-cache.ts). */
   behaviour: unknown;
   clock: number | string | null;
   first_event_at: string | null;
@@ -105,7 +105,9 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   const cached = cachedConfigs(db, ws);
   const sessionIds = distinct(requests.map((r) => r.sessionId));
   // The behaviour documents this process holds, taken now: the statement compares their versions.
-  const held = sessionIds.map((id) => cachedBehaviour(db, ws, id));
+  const held = sessionIds.map((id) => sessionBehaviours.get(db, ws, id));
+  const levelKeys = distinct(requests.flatMap((r) => r.levelKeys));
+  const heldStates = levelKeys.map((k) => trustStates.get(db, ws, k));
   const [row] = rowsOf<{ config_fingerprint: string | null; configs: unknown; sessions: unknown; states: unknown; global_tools: unknown; duplicates: unknown; active_keys: unknown }>(
     await db.execute(sql`
       with cfg as (select ${configFingerprintSql(ws)} as fingerprint)
@@ -119,8 +121,9 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
               'clock', s.clock, 'first_event_at', s.first_event_at,
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
             from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
-        (select json_agg(l.j) from ${probeList(distinct(requests.flatMap((r) => r.levelKeys)))} as x(k)
-          cross join lateral (select json_build_object('k', k.failure_key, 's', k.trust) as j
+        (select json_agg(l.j) from unnest((select ${textArray(levelKeys)}), (select ${textArray(heldStates.map((h) => h?.version ?? null))})) as x(k, held)
+          cross join lateral (select json_build_object('k', k.failure_key, 'v', k.xmin::text,
+              's', case when k.xmin::text = x.held then null else k.trust end) as j
             from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
         (select json_agg(x.t) from ${probeList(distinct(requests.map((r) => r.toolName)))} as x(t)
           cross join lateral (select 1 from global_tool_pattern g
@@ -135,7 +138,17 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   // Stale cached documents are replaced here, once for the batch; each check compares with what it used.
   if (docs && row.config_fingerprint) rememberConfigs(db, ws, row.config_fingerprint, docs.ws, docs.org);
   const sessions = new Map((jsonValue<(SessionRead & { session_id: string })[] | null>(row.sessions) ?? []).map((s) => [s.session_id, s]));
-  const states = new Map((jsonValue<{ k: string; s: unknown }[] | null>(row.states) ?? []).map((s) => [s.k, jsonValue<KeyState>(s.s)]));
+  const states = new Map<string, KeyState>();
+  const heldByKey = new Map(levelKeys.map((k, i) => [k, heldStates[i]]));
+  for (const st of jsonValue<{ k: string; v: string; s: unknown }[] | null>(row.states) ?? []) {
+    const mine = heldByKey.get(st.k);
+    if (st.s === null && mine?.version === st.v) states.set(st.k, mine.value);
+    else {
+      const state = jsonValue<KeyState>(st.s);
+      states.set(st.k, state);
+      trustStates.remember(db, ws, st.k, st.v, state);
+    }
+  }
   const globalTools = new Set(jsonValue<string[] | null>(row.global_tools) ?? []);
   const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
@@ -146,7 +159,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
     return {
     configFingerprint: row.config_fingerprint,
     session,
-    cachedBehaviour: session && mine && session.version === mine.version ? mine.behaviour : null,
+    cachedBehaviour: session && mine && session.version === mine.version ? mine.value : null,
     states,
     globalPattern: globalTools.has(r.toolName),
     duplicate: duplicates.has(r.eventId),
@@ -351,7 +364,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       payload: { call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) },
     });
     if (written !== null) {
-      rememberBehaviour(db, scope.workspaceId, ev.sessionId, written, observed.state);
+      sessionBehaviours.remember(db, scope.workspaceId, ev.sessionId, written, observed.state);
       return verdict;
     }
     // The session changed between the two round trips: decide again from its new state.

@@ -15,7 +15,7 @@ import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
-import { cachedBehaviour } from "@/server/ingest/session-cache";
+import { sessionBehaviours, trustStates } from "@/server/ingest/row-version-cache";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */
@@ -124,9 +124,9 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     const [c1, c2, c3] = [1, 2, 3].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
     for (const c of [c1, c2]) expect((await app.mutation("guard.check", c, { key })).body.result?.data.decision).toBe("allow");
     let stored = await storedSession(app.db, workspaceId, s);
-    const held = cachedBehaviour(app.db, workspaceId, s);
+    const held = sessionBehaviours.get(app.db, workspaceId, s);
     expect(held?.version).toBe(stored.version);
-    expect(held?.behaviour).toEqual(stored.behaviour);
+    expect(held?.value).toEqual(stored.behaviour);
     // The result of c1 goes through ingest (the full path): the row changes, the memory does not.
     const ingested = await app.mutation("ingest.events", { events: [result(s, "read_file", c1.args, { success: false, error: "ENOENT: no such file" }, { callId: c1.callId })] }, { key });
     expect(ingested.status).toBe(200);
@@ -136,7 +136,26 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     stored = await storedSession(app.db, workspaceId, s);
     expect(stored.behaviour.calls.map((c) => c.callId)).toEqual([c1.callId, c2.callId, c3.callId]);
     expect(stored.behaviour.calls[0].outcome).toMatch(/^F:/);
-    expect(cachedBehaviour(app.db, workspaceId, s)).toMatchObject({ version: stored.version, behaviour: stored.behaviour });
+    expect(sessionBehaviours.get(app.db, workspaceId, s)).toMatchObject({ version: stored.version, value: stored.behaviour });
+  });
+
+  it("a trust state is kept in memory under its row version, and the check right after ingest changed it decides from the new state", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const url = "https://api.example.com/v1/users";
+    const failureKey = "http_request|domain=api.example.com|path_prefix=v1";
+    const served = (success: boolean) => result(s, "http_request", { url }, success ? { success: true, httpStatus: 200 } : { success: false, httpStatus: 503, error: "Service Unavailable" });
+    const check = async () => (await app.mutation("guard.check", call(s, "http_request", { url }), { key })).body.result!.data;
+    const stored = async () =>
+      (await app.db.select({ version: sql<string>`${keyState}.xmin::text` }).from(keyState).where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, failureKey))))[0].version;
+    expect((await app.mutation("ingest.events", { events: [served(true)] }, { key })).status).toBe(200);
+    expect(await check()).toMatchObject({ decision: "allow", failureKey, state: "trusted" });
+    expect(trustStates.get(app.db, workspaceId, failureKey)).toMatchObject({ version: await stored(), value: { state: "trusted" } });
+    expect(await check()).toMatchObject({ decision: "allow", state: "trusted" });
+    // Three server errors escalate the key: its row changes, the memory does not.
+    expect((await app.mutation("ingest.events", { events: [served(false), served(false), served(false)] }, { key })).status).toBe(200);
+    expect(await check()).toMatchObject({ decision: "ask", failureKey, state: "escalated" });
+    expect(trustStates.get(app.db, workspaceId, failureKey)).toMatchObject({ version: await stored(), value: { state: "escalated" } });
   });
 
   if (kind !== "postgres") return;
@@ -157,7 +176,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       const check = async (on: TestApp, c: (typeof calls)[number]) => expect((await on.mutation("guard.check", c, { key: ws.key })).body.result?.data.decision).toBe("allow");
       await check(other.app, calls[0]);
       await check(other.app, calls[1]);
-      const mine = cachedBehaviour(other.database.db, ws.workspaceId, s)!;
+      const mine = sessionBehaviours.get(other.database.db, ws.workspaceId, s)!;
       expect(mine.version).toBe((await storedSession(app.db, ws.workspaceId, s)).version);
       // The read of the next check sends the version it holds; the answer leaves the document out.
       const before = other.counter.texts.length;
@@ -169,7 +188,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       await check(other.app, calls[4]);
       const stored = await storedSession(app.db, ws.workspaceId, s);
       expect(stored.behaviour.calls.map((c) => c.callId)).toEqual(calls.map((c) => c.callId));
-      expect(cachedBehaviour(other.database.db, ws.workspaceId, s)).toMatchObject({ version: stored.version, behaviour: stored.behaviour });
+      expect(sessionBehaviours.get(other.database.db, ws.workspaceId, s)).toMatchObject({ version: stored.version, value: stored.behaviour });
     });
 
     it("the common answer takes at most 2 round trips, with the key and the configuration from memory", async () => {
