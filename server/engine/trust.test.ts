@@ -20,6 +20,7 @@ import {
   newKeyState,
   recoveryOf,
   resetKey,
+  sameHistory,
   strictestState,
   upgradeKeyContext,
   type Outcome,
@@ -568,6 +569,50 @@ describe("results kept for the failure rate (property)", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("sameHistory (a batch that left a key's history as it was keeps the stored one)", () => {
+  const rules: Rule[] = [{ ...baseRule, windowSeconds: 60, rateThreshold: 0.5, rateMinCalls: 2 }, { ...baseRule, windowSeconds: 600 }];
+  /** The history as the engine reads it: an empty result log's firstSeq is never read. */
+  const readable = (ctx: { failures: unknown[]; results: { firstSeq: number; ts: number[] } }) =>
+    JSON.stringify({ failures: ctx.failures, results: ctx.results.ts.length ? ctx.results : { ts: [] } });
+
+  it("is true exactly when the history reads the same, and the kept history then gives the same next states", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ dt: fc.integer({ min: -MIN, max: 15 * MIN }), failed: fc.boolean(), rule: fc.constantFrom(0, 1, 1) }), { minLength: 1, maxLength: 40 }),
+        (steps) => {
+          let owned = copyKeyContext(newKeyContext("k", "t"));
+          let at = T0;
+          for (const st of steps) {
+            at += st.dt;
+            const before = owned;
+            owned = copyKeyContext(before); // a batch's own copy, as applyTrustPhase makes it
+            applyOutcome(owned, st.failed ? fail() : ok, rules[st.rule], "auto", emptyTimeline(), at, { inPlace: true });
+            const same = sameHistory(before, owned);
+            expect(same).toBe(readable(before) === readable(owned));
+            if (!same) continue;
+            // What the shell then stores and caches: the new state over the history it had.
+            const kept = { state: owned.state, failures: before.failures, results: before.results };
+            const next = (ctx: typeof owned) => applyOutcome(ctx, fail(), rules[st.rule], "auto", emptyTimeline(), at + MIN).ctx;
+            expect(readable(next(kept))).toBe(readable(next(owned)));
+            expect(next(kept).state).toEqual(next(owned).state);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("tells a trimmed-and-added history of the same length from the one before", () => {
+    const rule: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 60 };
+    let ctx = newKeyContext("k", "t");
+    ctx = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0).ctx;
+    const later = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0 + 30 * MIN).ctx;
+    expect(later.failures).toHaveLength(1);
+    expect(sameHistory(ctx, later)).toBe(false);
+    expect(sameHistory(ctx, applyOutcome(ctx, ok, rule, "auto", emptyTimeline(), T0 + MIN).ctx)).toBe(true);
   });
 });
 

@@ -27,6 +27,11 @@ export const DOMAIN_PREFIX = "@domain:";
 export const TOOL_PREFIX = "@tool:";
 /** History kept in a context: the rule window, and at least 10 minutes (repeated_auth). */
 export const MIN_HISTORY_MS = 10 * 60 * 1000;
+/**
+ * The firstSeq of an empty result log. It is never read there (the next result sets it), so every
+ * empty log has this one: a history then reads and stores the same whichever batches reached it.
+ */
+export const EMPTY_LOG_SEQ = 0;
 
 export const SECURITY_BLOCK_REASON = "security concern detected";
 
@@ -99,7 +104,7 @@ export function newKeyState(failureKey: string, toolName: string, level: StateLe
 }
 
 export function newKeyContext(failureKey: string, toolName: string, level?: StateLevel): KeyContext {
-  return { state: newKeyState(failureKey, toolName, level), failures: [], results: { firstSeq: 1, ts: [] } };
+  return { state: newKeyState(failureKey, toolName, level), failures: [], results: { firstSeq: EMPTY_LOG_SEQ, ts: [] } };
 }
 
 /**
@@ -112,16 +117,17 @@ export function newKeyContext(failureKey: string, toolName: string, level?: Stat
  */
 export function upgradeKeyContext(state: KeyState, history: unknown): KeyContext {
   const { failures, results } = history as { failures: FailureRecord[]; results: unknown };
+  const log = (firstSeq: number, ts: number[]): ResultLog => ({ firstSeq: ts.length ? firstSeq : EMPTY_LOG_SEQ, ts });
   if (Array.isArray(results)) {
     const records = results as { ts: number; seq: number }[];
-    return { state, failures, results: { firstSeq: records[0]?.seq ?? state.seq + 1, ts: records.map((r) => r.ts) } };
+    return { state, failures, results: log(records[0]?.seq ?? 0, records.map((r) => r.ts)) };
   }
   const stored = results as StoredResultLog | ResultLog;
-  if (!("gaps" in stored)) return { state, failures, results: stored };
+  if (!("gaps" in stored)) return { state, failures, results: log(stored.firstSeq, stored.ts) };
   const ts = new Array<number>(stored.gaps.length);
   let t = 0;
   for (let i = 0; i < ts.length; i++) ts[i] = t += stored.gaps[i];
-  return { state, failures, results: { firstSeq: stored.firstSeq, ts } };
+  return { state, failures, results: log(stored.firstSeq, ts) };
 }
 
 /** A context's history, stored apart from its state (`key_state.data`): results as gaps (StoredResultLog). */
@@ -140,6 +146,25 @@ export function historyOf(ctx: KeyContext): KeyHistory {
 /** A copy of a context whose history its owner may change in place (`ApplyOptions.inPlace`). */
 export function copyKeyContext(ctx: KeyContext): KeyContext {
   return { state: ctx.state, failures: ctx.failures.slice(), results: { firstSeq: ctx.results.firstSeq, ts: ctx.results.ts.slice() } };
+}
+
+/**
+ * Whether `after` (a batch's next context of a key) holds the history `before` held: the same
+ * failure records and the same results. A batch of successes on a key without a rate rule changes
+ * neither, and its stored history (`key_state.data`, often several KB) is then left as it is
+ * instead of being sent and rewritten. Records are compared by identity: the engine copies the
+ * arrays of a context it changes but never changes a record.
+ */
+export function sameHistory(before: KeyContext, after: KeyContext): boolean {
+  const fa = before.failures;
+  const fb = after.failures;
+  if (fa.length !== fb.length) return false;
+  for (let i = 0; i < fa.length; i++) if (fa[i] !== fb[i]) return false;
+  const ra = before.results;
+  const rb = after.results;
+  if (ra.firstSeq !== rb.firstSeq || ra.ts.length !== rb.ts.length) return false;
+  for (let i = 0; i < ra.ts.length; i++) if (ra.ts[i] !== rb.ts[i]) return false;
+  return true;
 }
 
 /** SPEC 4.4: per-key/per-session clocks never go backwards. */
@@ -309,7 +334,7 @@ function trimHistory(ctx: KeyContext, rule: Rule, t: number): void {
   while (n < results.ts.length && results.ts[n] < from) n++;
   if (n) {
     results.ts.splice(0, n);
-    results.firstSeq += n;
+    results.firstSeq = results.ts.length ? results.firstSeq + n : EMPTY_LOG_SEQ;
   }
 }
 

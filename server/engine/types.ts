@@ -268,7 +268,7 @@ export interface FailureRecord {
  * keeps tens of thousands of results per window; ~14 bytes each stored, instead of ~46 as records.
  */
 export interface ResultLog {
-  /** seq of the result at `ts[0]` (meaningless while `ts` is empty). */
+  /** seq of the result at `ts[0]`; EMPTY_LOG_SEQ (never read) while `ts` is empty. */
   firstSeq: number;
   /** Applied time (epoch ms) of each result, oldest first. */
   ts: number[];

@@ -58,7 +58,7 @@ export interface ApplyOptions {
    * trip and throw ApiKeyRevokedError (nothing is written) when it was revoked meanwhile.
    */
   recheckApiKeyId?: string | null;
-  /** The database handle under the transaction: its configuration cache is used (config-cache.ts). */
+  /** The database handle under the transaction: its configuration and key-context caches are used (config-cache.ts, row-version-cache.ts). */
   db?: Db;
 }
 
@@ -101,7 +101,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   let locked: LockedKeys;
   try {
     await lockToolLevels(tx, workspaceId, plan.createKeys, plan.toolKeys);
-    locked = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys], endedSessions(sessions));
+    locked = await lockKeyStates(tx, workspaceId, plan.createKeys, [...plan.toolKeys], endedSessions(sessions), options.db ?? tx);
   } catch (err) {
     // A failed write is the cause: the lock statements behind it only saw an aborted transaction.
     await sessionWritten;
@@ -117,7 +117,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline }, sessionPhase, randomUUID);
 
   // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
-  await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters });
+  await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters, before: contexts, cacheOwner: options.db ?? tx });
   await enqueueNotifications(tx, workspaceId, outcome.effects);
   const counters = () => writeSharedCounters(tx, scope, outcome);
   return {

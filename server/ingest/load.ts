@@ -1,8 +1,9 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { rowsOf, type Db, type Tx } from "@/db/client";
+import { jsonValue, rowsOf, type Db, type Tx } from "@/db/client";
 import { readConfigs } from "./config-cache";
+import { keyContexts, type Versioned } from "./row-version-cache";
 import { textArray } from "@/db/sql-arrays";
 import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, toolLock } from "@/db/schema";
@@ -215,11 +216,22 @@ export async function lockToolLevels(
 /** Trust states whose `key_state` row this process has seen (rows are never deleted): no placeholder insert. */
 const knownKeyStates = new Set<string>();
 
+interface LockedKeyRow {
+  failure_key: string;
+  /** The row version (`xmin`) locked. */
+  version: string;
+  /** Null when the row is the version this process holds (keyContexts). */
+  trust: KeyState | string | null;
+  data: unknown;
+}
+
 /**
  * Locks the trust states a batch touches, in failure-key order. `create` keys get a row if they
  * have none; `existingOnly` keys (tool-level states) are locked only if they exist. In the steady
  * state (every key has its row) this is one round trip: placeholders are inserted only for keys
- * this process has not seen yet.
+ * this process has not seen yet. The lock sends the row versions this process holds
+ * (row-version-cache.ts) and gets a state and its history back only for a row that is another
+ * version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction).
  */
 export async function lockKeyStates(
   tx: Tx,
@@ -227,6 +239,7 @@ export async function lockKeyStates(
   create: { failureKey: string; toolName: string; domain: string | null }[],
   existingOnly: string[],
   ended: EndedSessions,
+  cacheOwner: Db | Tx = tx,
 ): Promise<LockedKeys> {
   const toCreate = [...new Map(create.map((c) => [c.failureKey, c])).values()].sort((a, b) =>
     a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0,
@@ -247,17 +260,41 @@ export async function lockKeyStates(
       .returning({ failureKey: keyState.failureKey });
     for (const r of inserted) created.add(r.failureKey);
   };
-  const lockQuery = (keys: string[]) =>
-    tx
-      .select({ failureKey: keyState.failureKey, trust: keyState.trust, data: keyState.data })
-      .from(keyState)
-      .where(and(eq(keyState.workspaceId, workspaceId), anyOf(keyState.failureKey, keys)))
-      .orderBy(keyState.failureKey)
-      .for("update");
-  const lockRows = async (keys: string[]) => (keys.length ? lockQuery(keys) : []);
+  // The contexts this process holds for the keys, taken as the lock statement is made: its answer
+  // leaves out the documents of exactly these versions (whatever the cache evicts meanwhile).
+  const held = new Map<string, Versioned<KeyContext>>();
+  const lockQuery = (keys: string[]) => {
+    for (const k of keys) {
+      const entry = keyContexts.get(cacheOwner as Db, workspaceId, k);
+      if (entry) held.set(k, entry);
+    }
+    // The held version of a row, by its place in the key list (a plain filter and no join, so the
+    // statement stays a single-shard one on Citus).
+    const mine = sql`k.xmin::text = (${textArray(keys.map((k) => held.get(k)?.version ?? null))})[array_position(${textArray(keys)}, k.failure_key)]`;
+    return sql`select k.failure_key, k.xmin::text as version,
+        case when ${mine} then null else k.trust end as trust,
+        case when ${mine} then null else k.data end as data
+      from ${keyState} k
+      where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})
+      order by k.failure_key
+      for update`;
+  };
+  const out = new Map<string, KeyContext>();
+  const take = (rows: LockedKeyRow[]) => {
+    for (const r of rows) {
+      const kept = held.get(r.failure_key);
+      if (r.trust === null && kept?.version === r.version) {
+        out.set(r.failure_key, kept.value);
+        continue;
+      }
+      const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), jsonValue(r.data));
+      out.set(r.failure_key, ctx);
+      keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
+    }
+  };
+  const lockRows = async (keys: string[]) => (keys.length ? rowsOf<LockedKeyRow>(await tx.execute(lockQuery(keys))) : []);
 
   await insertPlaceholders(toCreate.filter((c) => !knownKeyStates.has(ref(c.failureKey))));
-  const out = new Map<string, KeyContext>();
   const keys = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
   const readTimeline = () => (keys.length || ended.agents.length ? timelineOfKeys(tx, workspaceId, keys, ended) : Promise.resolve([]));
   let timeline: Promise<SessionInfo[]>;
@@ -266,19 +303,19 @@ export async function lockKeyStates(
     // The timeline read goes out right behind the lock (it reads the rows the lock took, not its
     // answer): the rows every writer shares are held one round trip less, and without waiting for
     // this process to get round to sending it.
-    const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<{ failure_key: string; trust: KeyState; data: unknown }[]>;
+    const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<LockedKeyRow[]>;
     timeline = readTimeline();
     timeline.catch(() => {}); // awaited below; a failed lock is the error reported
-    for (const r of await locked) out.set(r.failure_key, upgradeKeyContext(r.trust, r.data));
+    take(await locked);
   } else {
-    for (const r of await lockRows(keys)) out.set(r.failureKey, upgradeKeyContext(r.trust, r.data));
+    take(await lockRows(keys));
     timeline = readTimeline();
   }
   // A row this process believed present is gone (a recreated database): create and lock it.
   const missing = toCreate.filter((c) => !out.has(c.failureKey));
   if (missing.length) {
     await insertPlaceholders(missing);
-    for (const r of await lockRows(missing.map((c) => c.failureKey))) out.set(r.failureKey, upgradeKeyContext(r.trust, r.data));
+    take(await lockRows(missing.map((c) => c.failureKey)));
   }
   if (knownKeyStates.size > 100_000) knownKeyStates.clear();
   for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));

@@ -2,7 +2,9 @@
 import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { dialect, drizzleWrite, leaveInFlight, runWrites, type Write } from "./pipeline";
-import type { Tx } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
+import type { KeyContext, KeyHistory } from "@/server/engine/types";
+import { keyContexts, trustStates } from "./row-version-cache";
 import { storableJson } from "@/db/storable";
 import {
   agentSession,
@@ -18,7 +20,7 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, historyOf } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, historyOf, sameHistory } from "@/server/engine/trust";
 import { storedSessionBehaviour } from "@/server/engine/behaviour-state";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
@@ -26,6 +28,9 @@ import type { WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
 import { PROMOTION_MIN_WORKSPACES } from "@/server/engine/promotion";
 import { refreshEffectiveStates } from "./effective-state";
+
+/** `key_state.data` of a trust-state row whose history the batch left as it was: the upsert keeps the stored one. */
+const KEEP_STORED_HISTORY = "kept";
 
 /** The engine's records of a batch (server/engine/batch.ts), written as they are. */
 export type BatchWrites = BatchRecords;
@@ -53,7 +58,7 @@ export interface OnConflict<T extends PgTable> {
  * together were a fifth of the server's time per ingested event. Rows must all set the same
  * columns, as the batch writers build them; others go through drizzle.
  */
-function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][], onConflict?: OnConflict<T>): Write[] {
+function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][], onConflict?: OnConflict<T>, returning?: Returning): Write[] {
   if (!rows.length) return [];
   const columns = getTableColumns(table) as unknown as Record<string, PgColumn>;
   const props = Object.keys(rows[0] as object).filter((p) => p in columns);
@@ -75,12 +80,20 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
     });
     tail += ` on conflict (${onConflict.target.map((c) => q(c.name)).join(", ")}) do update set ${sets.join(", ")}`;
   }
+  if (returning) tail += ` returning ${returning.columns}`;
   return [
     (pg) => {
       const doc = storableJson(rows);
-      return pg ? pg.unsafe(`${head}$1::jsonb${tail}`, [doc]).execute() : tx.execute(sql`${sql.raw(head)}${doc}::jsonb${sql.raw(tail)}`);
+      const written = pg ? pg.unsafe(`${head}$1::jsonb${tail}`, [doc]).execute() : tx.execute(sql`${sql.raw(head)}${doc}::jsonb${sql.raw(tail)}`);
+      return returning ? written.then((result) => returning.onRows(rowsOf(result))) : written;
     },
   ];
+}
+
+/** What a rowsWrite statement returns (SQL column expressions), and what receives those rows. */
+interface Returning {
+  columns: string;
+  onRows: (rows: Record<string, unknown>[]) => void;
 }
 
 /**
@@ -113,7 +126,15 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  * set-based, one statement per table, rows in key order; no reads (the configuration is the one
  * the engine ran with).
  */
-export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: { sharedCounters: boolean }): Promise<void> {
+export interface TrustPhaseWriteOptions {
+  sharedCounters: boolean;
+  /** The contexts the batch locked, as the engine got them: a key whose history did not change keeps its stored one. */
+  before: ReadonlyMap<string, KeyContext>;
+  /** The database handle whose key-context cache (row-version-cache.ts) learns the written rows' versions. */
+  cacheOwner: Db | Tx;
+}
+
+export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: WorkspaceConfigs, outcome: BatchOutcome, options: TrustPhaseWriteOptions): Promise<void> {
   const { workspaceId } = scope;
   const { records: writes, contexts, keyDomains, keyPlugins, keyMetrics } = outcome;
 
@@ -127,10 +148,16 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
 
   // Trust states: the key rows carry their own state + metrics, and the effective state.
   if (writes.touchedKeys.size) {
+    // The contexts as written, by key: what the key-context cache holds once the rows' versions are known.
+    const written = new Map<string, KeyContext>();
     // The metrics are the engine's, taken at each key's last result (BatchOutcome.keyMetrics).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
+      // A history the batch left as it was stays as stored (`data` null: the upsert keeps the row's own).
+      const loaded = options.before.get(k);
+      const keep = loaded !== undefined && sameHistory(loaded, ctx);
+      written.set(k, keep ? { state: st, failures: loaded.failures, results: loaded.results } : ctx);
       const domain = storedDomain(k, st.level, keyDomains);
       const metrics = keyMetrics.get(k)!;
       const levelStates =
@@ -155,10 +182,23 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         lastEventAt: date(st.clock),
         escalationExpires: date(st.escalationExpires),
         trust: st,
-        data: historyOf(ctx),
+        // The marker only ever meets the conflict branch (the lock found the row), which then keeps
+        // the stored history. (Not SQL null: the proposed row must satisfy NOT NULL before the conflict.)
+        data: keep ? (KEEP_STORED_HISTORY as unknown as KeyHistory) : historyOf(ctx),
         updatedAt: new Date(),
       };
     });
+    const { cacheOwner } = options;
+    const learnVersions: Returning = {
+      columns: "failure_key, xmin::text as version",
+      onRows: (versions) => {
+        for (const r of versions as { failure_key: string; version: string }[]) {
+          const ctx = written.get(r.failure_key)!;
+          keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
+          trustStates.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx.state);
+        }
+      },
+    };
     statements.push(...rowsWrite(tx, keyState, rows, {
       target: [keyState.workspaceId, keyState.failureKey],
       set: {
@@ -176,10 +216,10 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         lastEventAt: sql`excluded.last_event_at`,
         escalationExpires: sql`excluded.escalation_expires`,
         trust: sql`excluded.trust`,
-        data: sql`excluded.data`,
+        data: sql`case when excluded.data = ${sql.raw(`'${JSON.stringify(KEEP_STORED_HISTORY)}'::jsonb`)} then ${keyState.data} else excluded.data end`,
         updatedAt: sql`excluded.updated_at`,
       },
-    }));
+    }, learnVersions));
   }
 
   // Approvals.

@@ -1,7 +1,8 @@
 /**
- * Documents guard.check's lean path reads on every call, kept in memory per database client and
- * workspace, each under the row version (`xmin`) it was read or written as: a session's behaviour
- * (~2–5 KB of JSON) and the key, domain and tool trust states (~0.5 KB each).
+ * Documents guard.check's lean path reads on every call, and the trust states with their history
+ * that every ingest batch locks, kept in memory per database client and workspace, each under the
+ * row version (`xmin`) it was read or written as: a session's behaviour (~2–5 KB of JSON), the
+ * key, domain and tool trust states (~0.5 KB each) and their histories (up to ~10 KB).
  *
  * They were read, serialized by PostgreSQL, sent and parsed on every check, while they change far
  * less often: a session's behaviour only by the check itself (then this process wrote it and knows
@@ -13,7 +14,7 @@
  */
 import { perDatabase, type Db } from "@/db/client";
 import type { SessionBehaviour } from "@/server/engine/behaviour-state";
-import type { KeyState } from "@/server/engine/types";
+import type { KeyContext, KeyState } from "@/server/engine/types";
 
 export interface Versioned<T> {
   /** `xmin` of the row that holds exactly this document. */
@@ -54,3 +55,12 @@ export const sessionBehaviours = new RowVersionCache<SessionBehaviour>(2048);
 
 /** Trust states (`key_state.trust`), remembered as the lean path reads them: ~1–2 KiB of objects each. */
 export const trustStates = new RowVersionCache<KeyState>(8192);
+
+/**
+ * Trust states with their history (`key_state.trust` and `.data`), remembered as ingest writes
+ * them: a batch locks the states it touches and gets the documents back only for rows another
+ * writer changed since. The history of a busy key is up to a few hundred failure records (~10 KB
+ * of JSON); with every writer of a workspace in one process, reading and writing it back whole
+ * was the largest part of the bytes a batch moved. Bounded at ~4,096 keys per client.
+ */
+export const keyContexts = new RowVersionCache<KeyContext>(4096);

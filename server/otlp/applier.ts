@@ -74,7 +74,7 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settle
       const events = mapped.events.map((e) => e.event);
       let accepted = 0;
       if (events.length) {
-        accepted = (await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now))).accepted;
+        accepted = (await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now), { db })).accepted;
       }
       const at = new Date(now);
       await tx
@@ -183,7 +183,7 @@ export async function endIdleSessions(db: Db, idleMs: number, now = Date.now()):
         }
         const endTs = Math.min(row.lastSpanAt.getTime() + idleMs, now);
         const id = `${OTEL_ID_PREFIX}end:${row.sessionId.slice(0, 80)}:${row.lastSpanAt.getTime()}`;
-        await applyBatch(tx, { workspaceId: row.workspaceId, organizationId: row.organizationId }, normalizeEvents([{ type: "session.end", id, sessionId: row.sessionId, ts: endTs }], now));
+        await applyBatch(tx, { workspaceId: row.workspaceId, organizationId: row.organizationId }, normalizeEvents([{ type: "session.end", id, sessionId: row.sessionId, ts: endTs }], now), { db });
         await tx
           .update(otlpSession)
           .set({ endedAt: new Date(endTs) })

@@ -23,6 +23,7 @@ import { agentSession, event, failure, keyState } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { keyContexts } from "@/server/ingest/row-version-cache";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
@@ -168,6 +169,73 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(after).toEqual([{ key: before.key, failures: 1, calls: 1 }]);
   });
 
+  it("a trust state and its history are kept in memory under the row version ingest wrote; one changed behind the app's back is read again", async () => {
+    const s = uid("s");
+    const args = { url: "https://history.example.com/v1/items" };
+    const served = (success: boolean) => result(s, "http_request", args, success ? { success: true, httpStatus: 200 } : { success: false, error: "503 Service Unavailable", httpStatus: 503 });
+    const failureKey = "http_request|domain=history.example.com|path_prefix=v1";
+    const stored = async () => {
+      const [row] = await app.db
+        .select({ version: sql<string>`${keyState}.xmin::text`, data: sql<string>`${keyState.data}::text`, trust: keyState.trust })
+        .from(keyState)
+        .where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey)));
+      return row;
+    };
+    expect((await ingest([served(false), served(false)])).status).toBe(200);
+    const first = await stored();
+    expect(JSON.parse(first.data).failures).toHaveLength(2);
+    expect(keyContexts.get(app.db, ws.workspaceId, failureKey)).toMatchObject({ version: first.version, value: { state: { totalFailures: 2 }, failures: [{}, {}] } });
+    // A success changes the state, not the history: the stored history is left as it was.
+    expect((await ingest([served(true)])).status).toBe(200);
+    const second = await stored();
+    expect(second.trust).toMatchObject({ totalCalls: 3, totalFailures: 2, state: "trusted" });
+    expect(second.version).not.toBe(first.version);
+    expect(second.data).toBe(first.data);
+    expect(keyContexts.get(app.db, ws.workspaceId, failureKey)?.version).toBe(second.version);
+    // The history cleared behind the app's back (another instance, SQL): the next batch must count
+    // from the row as it is — one failure, still trusted — not from the two failures held in memory
+    // (with them, the third would meet the threshold of 3 and escalate the key).
+    await app.db.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${ws.workspaceId} and failure_key = ${failureKey}`);
+    expect((await ingest([served(false)])).status).toBe(200);
+    const third = await stored();
+    expect(JSON.parse(third.data).failures).toHaveLength(1);
+    expect(third.trust).toMatchObject({ state: "trusted", totalFailures: 3 });
+  });
+
+  it("batches over trust states held in memory store what batches over states read afresh store", async () => {
+    // The same traffic into two workspaces; before each batch of the second, every trust-state row
+    // of that workspace gets a new version, so its batches read every state and history afresh.
+    const mine = await app.seedWorkspace();
+    const other = await app.seedWorkspace();
+    // A domain rule: the domain-level state (and its history) is one of the states compared.
+    for (const w of [mine, other]) expect((await app.mutation("config.put", { domain_rules: { "a.example.com": { count_threshold: 5 } } }, { key: w.key })).status).toBe(200);
+    const base = Date.parse("2026-11-20T08:00:00.000Z");
+    const urls = ["https://a.example.com/v1/x", "https://a.example.com/v2/y", "https://b.example.com/v1/z"];
+    let n = 0;
+    const batch = () =>
+      Array.from({ length: 12 }, () => {
+        n += 1;
+        const failed = n % 3 === 0 || n % 7 === 0;
+        return {
+          ...result(`hist-s${n % 2}`, "http_request", { url: urls[n % urls.length] }, failed ? { success: false, error: "503 Service Unavailable", httpStatus: 503 } : { success: true }),
+          id: `hist-${n}`,
+          ts: new Date(base + n * 20_000).toISOString(),
+        };
+      });
+    const states = async (workspaceId: string) =>
+      app.db.select({ key: keyState.failureKey, trust: keyState.trust, data: keyState.data, effective: keyState.effectiveState }).from(keyState).where(eq(keyState.workspaceId, workspaceId)).orderBy(keyState.failureKey);
+    for (let i = 0; i < 8; i++) {
+      const events = batch();
+      expect((await app.mutation("ingest.events", { events }, { key: mine.key })).status).toBe(200);
+      await app.db.execute(sql`update key_state set tool_name = tool_name where workspace_id = ${other.workspaceId}`);
+      expect((await app.mutation("ingest.events", { events }, { key: other.key })).status).toBe(200);
+    }
+    const fresh = await states(other.workspaceId);
+    expect(fresh.map((r) => r.key)).toContain("@domain:a.example.com");
+    expect(await states(mine.workspaceId)).toEqual(fresh);
+    expect(fresh.some((r) => (r.trust as { state: string }).state !== "trusted")).toBe(true);
+  });
+
   it("sessions written by the JSON path read back as written (times, counters, behaviour)", async () => {
     const s = uid("s");
     const t = Date.parse("2026-11-20T10:00:00.000Z");
@@ -235,7 +303,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       expect(stat, wire.join("\n")).toBeGreaterThan(0);
       expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
       // The read of the sessions session decay needs goes right behind the trust-state lock.
-      const lock = wire.findLastIndex((w) => w.startsWith('send select "failure_key", "trust", "data" from "key_state"'));
+      const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
       expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with f as/);
       // And the batch is there.
