@@ -60,9 +60,21 @@ export interface ApplyOptions {
   recheckApiKeyId?: string | null;
   /** The database handle under the transaction: its configuration and key-context caches are used (config-cache.ts, row-version-cache.ts). */
   db?: Db;
+  /**
+   * Claim the event ids with a plain insert: an id claimed before fails the transaction with a
+   * unique violation (23505) instead of being skipped, and the caller retries without this (as
+   * withRetry does). For callers whose batches are rarely re-sent.
+   */
+  claimsFailOnDuplicates?: boolean;
 }
 
 const nothingToWrite = async () => {};
+
+/** The SQLSTATE of a driver error, also when drizzle wrapped it. */
+export function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: string; cause?: { code?: string } } | null;
+  return e?.code ?? e?.cause?.code;
+}
 
 export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;
@@ -75,11 +87,15 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   if (!pipelined) await sessionsLocked;
   // Duplicates: ids claimed by earlier batches (a concurrent claim of the same id waits for the
   // other transaction) and repeats within this one. Claiming is the idempotency record itself.
-  const claimsMade = claimEventIds(tx, workspaceId, events);
+  const claimsMade = claimEventIds(tx, workspaceId, events, { failOnDuplicates: options.claimsFailOnDuplicates ?? false });
   if (!pipelined) await claimsMade;
   const configsLoaded = loadConfigs(tx, workspaceId, options.db ?? tx);
   const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : Promise.resolve(true);
-  for (const behind of [claimsMade, configsLoaded, keyActive]) behind.catch(() => {}); // awaited below
+  // The first statement to fail is the cause; the others then only saw an aborted transaction
+  // (25P02) — the session read goes out behind the claims, so it is not the first in the list.
+  const settled = await Promise.allSettled([sessionsLocked, claimsMade, configsLoaded, keyActive]);
+  const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failures.length) throw failures.find((err) => errorCode(err) !== "25P02") ?? failures[0];
   const sessions = await sessionsLocked;
   const claimed = await claimsMade;
   const configs = await configsLoaded;

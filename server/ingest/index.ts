@@ -9,7 +9,7 @@ import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/serve
 import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
-import { applyBatch, type BatchScope } from "./apply";
+import { applyBatch, errorCode, type BatchScope } from "./apply";
 import { transactionCommittedBehind } from "./pipeline";
 import { guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
@@ -18,13 +18,16 @@ import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
 import type { CapacitySlot } from "@/server/http/capacity";
 
-/** Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. */
-export async function withRetry<T>(fn: () => Promise<T>, attempts = 3): Promise<T> {
+/**
+ * Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. `fn` gets
+ * the attempt's number, from 1.
+ */
+export async function withRetry<T>(fn: (attempt: number) => Promise<T>, attempts = 3): Promise<T> {
   for (let i = 1; ; i++) {
     try {
-      return await fn();
+      return await fn(i);
     } catch (err) {
-      const code = (err as { code?: string; cause?: { code?: string } }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+      const code = errorCode(err);
       if (i < attempts && (code === "23505" || code === "40P01" || code === "40001")) continue;
       throw err;
     }
@@ -45,9 +48,11 @@ export async function ingestEvents(
   options: { /** A key from the in-memory cache, re-checked in the batch's first round trip (ApiKeyRevokedError). */ recheckApiKeyId?: string | null } = {},
 ): Promise<IngestOutput> {
   const normalized = normalizeEvents(events, receivedAt);
-  const out = await withRetry(() =>
+  const out = await withRetry((attempt) =>
     transactionCommittedBehind(db, async (tx) => {
-      const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId, db });
+      // A re-sent batch fails its first try at the claims (a unique violation) and is applied again,
+      // its repeated ids skipped: most batches are new, and a plain insert costs PostgreSQL less.
+      const r = await applyBatch(tx, scope, normalized, { recheckApiKeyId: options.recheckApiKeyId, db, claimsFailOnDuplicates: attempt === 1 });
       return { accepted: r.accepted, duplicates: r.duplicates, effects: r.effects };
     }),
   );
