@@ -28,10 +28,21 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, attempts
       return await fn(i);
     } catch (err) {
       const code = errorCode(err);
-      if (i < attempts && (code === "23505" || code === "40P01" || code === "40001")) continue;
+      if (i < attempts && (isUniqueViolation(err) || code === "40P01" || code === "40001")) continue;
       throw err;
     }
   }
+}
+
+/**
+ * A unique violation: 23505, or on Citus the same violation in a shard's COPY (an INSERT … SELECT
+ * is sent to the shards as COPY), which the coordinator reports as XX000 with the shard's message.
+ */
+function isUniqueViolation(err: unknown): boolean {
+  if (errorCode(err) === "23505") return true;
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const inner = e.cause ?? e;
+  return inner.code === "XX000" && /^duplicate key value violates unique constraint/.test(inner.message ?? "");
 }
 
 export interface IngestOutput {
