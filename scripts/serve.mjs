@@ -15,6 +15,7 @@
  */
 import http from "node:http";
 import path from "node:path";
+import { captureNativeDate, restoreNativeDate } from "./native-date.mjs";
 
 const root = path.dirname(path.dirname(new URL(import.meta.url).pathname));
 process.chdir(root);
@@ -34,6 +35,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const fastPathEnabled = process.env.VIGIL_AGENT_FAST_PATH !== "off";
 
+// Before Next is loaded: it replaces the global Date with a slower wrapper (see native-date.mjs).
+const nativeDate = captureNativeDate();
 const { default: next } = await import("next");
 const { default: nextConfig } = await import(path.join(root, "next.config.mjs"));
 const app = next({ dev: false, dir: root, hostname, port });
@@ -41,6 +44,7 @@ const handleWithNext = app.getRequestHandler();
 // Loads the build and starts instrumentation.ts, which opens and migrates the database (a failure
 // exits) and then registers the agent routes.
 await app.prepare();
+restoreNativeDate(nativeDate, nextConfig);
 
 /** The headers next.config.mjs puts on every answer and every API answer (`/:path*`, `/api/:path*`): fast-path answers are all API answers. */
 async function everyAnswerHeaders() {
