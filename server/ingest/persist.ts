@@ -44,6 +44,7 @@ const chunksOf = <T>(rows: T[]): T[][] => {
 
 const date = (ms: number | null) => (ms === null ? null : new Date(ms));
 
+/** A conflict rule of rowsWrite: keep it a module constant, its statements are made once per rule. */
 export interface OnConflict<T extends PgTable> {
   target: PgColumn[];
   /** Column property → SQL expression (`excluded.x`, `${table.col} + excluded.x`); no parameters. */
@@ -76,9 +77,32 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
     });
   const workspaceId = "workspaceId" in first && rows.every((r) => (r as { workspaceId?: unknown }).workspaceId === first.workspaceId) ? (first.workspaceId as string) : null;
   const carried = props.filter((p) => !(workspaceId !== null && p === "workspaceId"));
+  const statement = rowsStatement(table, props, workspaceId !== null, onConflict, returning);
+  return [
+    (pg) => {
+      const doc = storableJson(rows.map((r) => carried.map((p) => (r as Record<string, unknown>)[p])));
+      const params = workspaceId === null ? [doc] : [doc, workspaceId];
+      const written = pg ? pg.unsafe(statement, params as never).execute() : tx.execute(inlineParams(statement, params));
+      return returning ? written.then((result) => returning.onRows(rowsOf(result))) : written;
+    },
+  ];
+}
+
+/** rowsWrite's statements, made once per table (or conflict rule) and set of columns. */
+const rowsStatements = new WeakMap<object, Map<string, string>>();
+
+/** The statement of rowsWrite: the document is $1 and, with `workspaceParam`, the workspace $2. */
+function rowsStatement<T extends PgTable>(table: T, props: string[], workspaceParam: boolean, onConflict?: OnConflict<T>, returning?: Returning): string {
+  let made = rowsStatements.get(onConflict ?? table);
+  if (!made) rowsStatements.set(onConflict ?? table, (made = new Map()));
+  const signature = `${props.join(",")}|${workspaceParam}|${returning?.columns ?? ""}`;
+  const known = made.get(signature);
+  if (known) return known;
+  const columns = getTableColumns(table) as unknown as Record<string, PgColumn>;
+  const carried = props.filter((p) => !(workspaceParam && p === "workspaceId"));
   const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
   const valueOf = (p: string) => {
-    if (workspaceId !== null && p === "workspaceId") return "$2::text";
+    if (workspaceParam && p === "workspaceId") return "$2::text";
     const at = carried.indexOf(p);
     const type = columns[p].getSQLType();
     // A JSON null is SQL NULL in a jsonb column too, as jsonb_to_recordset read it.
@@ -97,14 +121,8 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
   }
   if (returning) tail += ` returning ${returning.columns}`;
   const statement = `${head}$1::jsonb${tail}`;
-  return [
-    (pg) => {
-      const doc = storableJson(rows.map((r) => carried.map((p) => (r as Record<string, unknown>)[p])));
-      const params = workspaceId === null ? [doc] : [doc, workspaceId];
-      const written = pg ? pg.unsafe(statement, params as never).execute() : tx.execute(inlineParams(statement, params));
-      return returning ? written.then((result) => returning.onRows(rowsOf(result))) : written;
-    },
-  ];
+  made.set(signature, statement);
+  return statement;
 }
 
 /** A statement with numbered parameters ($1, $2…) as drizzle SQL (PGlite runs it through drizzle). */
@@ -118,6 +136,56 @@ interface Returning {
   columns: string;
   onRows: (rows: Record<string, unknown>[]) => void;
 }
+
+/** Trust-state rows: the batch's state, metrics and (unless it kept the stored one) history. */
+const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
+  target: [keyState.workspaceId, keyState.failureKey],
+  set: {
+    toolName: sql`excluded.tool_name`,
+    domain: sql`coalesce(excluded.domain, ${keyState.domain})`,
+    pluginName: sql`coalesce(excluded.plugin_name, ${keyState.pluginName})`,
+    state: sql`excluded.state`,
+    effectiveState: sql`excluded.effective_state`,
+    effectiveFailures: sql`excluded.effective_failures`,
+    threshold: sql`excluded.threshold`,
+    consecutiveFailures: sql`excluded.consecutive_failures`,
+    totalCalls: sql`excluded.total_calls`,
+    totalFailures: sql`excluded.total_failures`,
+    lastFailureAt: sql`excluded.last_failure_at`,
+    lastEventAt: sql`excluded.last_event_at`,
+    escalationExpires: sql`excluded.escalation_expires`,
+    trust: sql`excluded.trust`,
+    data: sql`case when excluded.data = ${sql.raw(`'${JSON.stringify(KEEP_STORED_HISTORY)}'::jsonb`)} then ${keyState.data} else excluded.data end`,
+    updatedAt: sql`excluded.updated_at`,
+  },
+};
+
+/** Session rows: every column the batch sets. */
+const SESSION_UPSERT: OnConflict<typeof agentSession> = {
+  target: [agentSession.workspaceId, agentSession.sessionId],
+  set: Object.fromEntries(
+    [
+      "agent", "model", "started_at", "ended_at", "first_event_at", "last_event_at", "clock", "paused",
+      "pause_reason", "paused_at", "settings", "behaviour", "event_count", "call_count", "failure_count", "pattern_count",
+    ].map((c) => [camel(c), sql.raw(`excluded.${c}`)]),
+  ),
+};
+
+/** Model profiles: increments. */
+const MODEL_TOOL_PROFILE_INCREMENT: OnConflict<typeof modelToolProfile> = {
+  target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
+  set: {
+    attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
+    failures: sql`${modelToolProfile.failures} + excluded.failures`,
+    lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
+  },
+};
+
+/** Daily roll-ups: increments. */
+const DAILY_STAT_INCREMENT: OnConflict<typeof dailyToolStat> = {
+  target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
+  set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
+};
 
 /**
  * Writes the session phase of a batch (server/engine/batch.ts): the event log, patterns, nudges and
@@ -222,27 +290,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         }
       },
     };
-    statements.push(...rowsWrite(tx, keyState, rows, {
-      target: [keyState.workspaceId, keyState.failureKey],
-      set: {
-        toolName: sql`excluded.tool_name`,
-        domain: sql`coalesce(excluded.domain, ${keyState.domain})`,
-        pluginName: sql`coalesce(excluded.plugin_name, ${keyState.pluginName})`,
-        state: sql`excluded.state`,
-        effectiveState: sql`excluded.effective_state`,
-        effectiveFailures: sql`excluded.effective_failures`,
-        threshold: sql`excluded.threshold`,
-        consecutiveFailures: sql`excluded.consecutive_failures`,
-        totalCalls: sql`excluded.total_calls`,
-        totalFailures: sql`excluded.total_failures`,
-        lastFailureAt: sql`excluded.last_failure_at`,
-        lastEventAt: sql`excluded.last_event_at`,
-        escalationExpires: sql`excluded.escalation_expires`,
-        trust: sql`excluded.trust`,
-        data: sql`case when excluded.data = ${sql.raw(`'${JSON.stringify(KEEP_STORED_HISTORY)}'::jsonb`)} then ${keyState.data} else excluded.data end`,
-        updatedAt: sql`excluded.updated_at`,
-      },
-    }, learnVersions));
+    statements.push(...rowsWrite(tx, keyState, rows, KEY_STATE_UPSERT, learnVersions));
   }
 
   // Approvals.
@@ -295,15 +343,7 @@ function sessionWrites(tx: Tx, workspaceId: string, sessions: Map<string, BatchS
       failureCount: s.failureCount,
       patternCount: s.patternCount,
     })),
-    {
-      target: [agentSession.workspaceId, agentSession.sessionId],
-      set: Object.fromEntries(
-        [
-          "agent", "model", "started_at", "ended_at", "first_event_at", "last_event_at", "clock", "paused",
-          "pause_reason", "paused_at", "settings", "behaviour", "event_count", "call_count", "failure_count", "pattern_count",
-        ].map((c) => [camel(c), sql.raw(`excluded.${c}`)]),
-      ),
-    },
+    SESSION_UPSERT,
   );
 }
 
@@ -327,14 +367,7 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
     tx,
     modelToolProfile,
     toolDeltas.map((d) => ({ workspaceId, model: d.model, failureKey: d.failureKey, attempts: d.attempts, failures: d.failures, lastFailureAt: date(d.lastFailureAt) })),
-    {
-      target: [modelToolProfile.workspaceId, modelToolProfile.model, modelToolProfile.failureKey],
-      set: {
-        attempts: sql`${modelToolProfile.attempts} + excluded.attempts`,
-        failures: sql`${modelToolProfile.failures} + excluded.failures`,
-        lastFailureAt: sql`coalesce(excluded.last_failure_at, ${modelToolProfile.lastFailureAt})`,
-      },
-    },
+    MODEL_TOOL_PROFILE_INCREMENT,
   );
   const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   if (behaviourDeltas.length) {
@@ -359,10 +392,7 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
     tx,
     dailyToolStat,
     stats.map((d) => ({ workspaceId, ...d })),
-    {
-      target: [dailyToolStat.workspaceId, dailyToolStat.day, dailyToolStat.toolName, dailyToolStat.failureKey],
-      set: { results: sql`${dailyToolStat.results} + excluded.results`, failures: sql`${dailyToolStat.failures} + excluded.failures` },
-    },
+    DAILY_STAT_INCREMENT,
   ));
   return statements;
 }
