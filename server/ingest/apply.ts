@@ -26,6 +26,7 @@ import {
   type SessionRow,
 } from "./load";
 import { postgresJs } from "./pipeline";
+import { errorCode } from "./sql-errors";
 import { ApiKeyRevokedError } from "./api-key-revoked";
 import { writeTrustPhase, writeSessionPhase, writeSharedCounters } from "./persist";
 import type { BatchScope } from "./scope";
@@ -69,12 +70,6 @@ export interface ApplyOptions {
 }
 
 const nothingToWrite = async () => {};
-
-/** The SQLSTATE of a driver error, also when drizzle wrapped it. */
-export function errorCode(err: unknown): string | undefined {
-  const e = err as { code?: string; cause?: { code?: string } } | null;
-  return e?.code ?? e?.cause?.code;
-}
 
 export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;

@@ -9,7 +9,8 @@ import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/serve
 import type { EscalationInfo } from "@/server/engine/trust";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
-import { applyBatch, errorCode, type BatchScope } from "./apply";
+import { applyBatch, type BatchScope } from "./apply";
+import { errorCode, isUniqueViolation } from "./sql-errors";
 import { transactionCommittedBehind } from "./pipeline";
 import { guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
@@ -32,17 +33,6 @@ export async function withRetry<T>(fn: (attempt: number) => Promise<T>, attempts
       throw err;
     }
   }
-}
-
-/**
- * A unique violation: 23505, or on Citus the same violation in a shard's COPY (an INSERT … SELECT
- * is sent to the shards as COPY), which the coordinator reports as XX000 with the shard's message.
- */
-function isUniqueViolation(err: unknown): boolean {
-  if (errorCode(err) === "23505") return true;
-  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  const inner = e.cause ?? e;
-  return inner.code === "XX000" && /^duplicate key value violates unique constraint/.test(inner.message ?? "");
 }
 
 export interface IngestOutput {
