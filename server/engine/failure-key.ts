@@ -3,7 +3,7 @@
  *
  * Pure: no I/O. MD5 comes from node:crypto (deterministic hashing, not I/O).
  */
-import { createHash } from "node:crypto";
+import { hash as oneShotHash } from "node:crypto";
 import type { Extractor, ExtractorKind, JsonObject } from "./types";
 
 export const DEFAULT_FILE_TOOLS: readonly string[] = [
@@ -63,7 +63,8 @@ function sortKeysDeep(value: unknown): unknown {
 
 /** First 8 hex characters of the MD5 of the canonical JSON of `args`. */
 export function argsHash(args: unknown): string {
-  return createHash("md5").update(canonicalJson(args ?? {}), "utf8").digest("hex").slice(0, 8);
+  // One-shot: no Hash object per call (every call and result of a batch is hashed).
+  return oneShotHash("md5", canonicalJson(args ?? {}), "hex").slice(0, 8);
 }
 
 /** Glob match on tool names: `*` any run of characters, `?` one character; whole name, case-sensitive. */
