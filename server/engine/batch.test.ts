@@ -42,6 +42,19 @@ describe("engine batch: clock clamp", () => {
   });
 });
 
+describe("engine batch: event records", () => {
+  it("a call keeps its call info for later results; a result keeps what is shown of it, not its call's info again", () => {
+    const call = ev({ type: "tool.call", sessionId: "s", callId: "c-rec", toolName: "bash", args: { command: "make build" }, ts: T0 } as never);
+    const res = ev({ type: "tool.result", sessionId: "s", callId: "c-rec", toolName: "bash", args: { command: "make build" }, ts: T0 + 10, success: false, error: "exit 2", httpStatus: 500, durationMs: 12 } as never);
+    const out = applyBatch(loaded([call, res]), [call, res], ids());
+    const [callRow, resultRow] = out.records.events;
+    expect(callRow.payload.call).toMatchObject({ failureKey: callRow.failureKey, kind: "command", command: "make build" });
+    expect(resultRow.failureKey).toBe(callRow.failureKey);
+    expect(resultRow.payload).toMatchObject({ error: "exit 2", httpStatus: 500, durationMs: 12 });
+    expect(resultRow.payload).not.toHaveProperty("call");
+  });
+});
+
 describe("engine batch: session phase, then trust phase", () => {
   const denied = (ts: number) => result("s", "curl https://auth.example.com", false, ts, { error: "403 Forbidden", httpStatus: 403 });
 

@@ -556,8 +556,9 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         addDailyStat(writes, t, e.toolName, key, failed);
 
         Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: key, failed, severity });
+        // Not the call's info: nothing reads it back from a result (a result without args borrows
+        // its key from the stored tool.call), and it was half of a result's row.
         row.payload = {
-          call: info,
           pluginName: e.pluginName ?? null,
           ...(e.args ? { preview: redactedPreview(e.args) } : {}),
           ...(failed ? { error: storedErrorMessage(e) } : {}),
