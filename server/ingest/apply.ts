@@ -11,7 +11,7 @@ import type { Db, Tx } from "@/db/client";
 import { applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { buildSessionTimeline } from "@/server/engine/decay";
 import type { AgentEvent, Effect } from "@/server/engine/types";
-import { enqueueNotifications } from "@/server/notifications/outbox";
+import { enabledChannels, enqueueNotifications, type NotificationChannel } from "@/server/notifications/outbox";
 import {
   apiKeyStillActive,
   claimEventIds,
@@ -44,6 +44,8 @@ export interface BatchResult {
   keyInfoByEventId: Map<string, StoredCall>;
   /** The applied (clamped) time of each event this batch recorded; duplicates are not in it. */
   recordedAt: Map<string, Date>;
+  /** The workspace's enabled notification channels, read with the batch's first reads (for the caller's own effects). */
+  notificationChannels: readonly NotificationChannel[];
   /**
    * With `deferSharedCounters`: writes the model profiles and daily roll-ups. The caller MUST run it,
    * as the last statement of its transaction (see writeSharedCounters).
@@ -73,9 +75,9 @@ const nothingToWrite = async () => {};
 
 export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;
-  // On PostgreSQL the session locks, the event-id claims and the configuration read go out together
-  // (one round trip): the two locking statements are queued on the connection at once, in this
-  // order (the lock order), and the read behind them. They are awaited in the order sent, so the
+  // On PostgreSQL the session locks, the event-id claims and the reads (configuration, API key,
+  // notification channels) go out together (one round trip): the two locking statements are queued
+  // on the connection at once, in this order (the lock order), and the reads behind them. They are awaited in the order sent, so the
   // first failure is the one reported, not the aborted-transaction errors of those behind it.
   const pipelined = postgresJs(tx) !== null;
   const sessionsLocked = lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
@@ -86,18 +88,21 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   if (!pipelined) await claimsMade;
   const configsLoaded = loadConfigs(tx, workspaceId, options.db ?? tx);
   const keyActive = options.recheckApiKeyId ? apiKeyStillActive(tx, workspaceId, options.recheckApiKeyId) : Promise.resolve(true);
+  // Read now, not once the trust states are locked (see enabledChannels).
+  const channelsLoaded = enabledChannels(tx, workspaceId);
   // The first statement to fail is the cause; the others then only saw an aborted transaction
   // (25P02) — the session read goes out behind the claims, so it is not the first in the list.
-  const settled = await Promise.allSettled([sessionsLocked, claimsMade, configsLoaded, keyActive]);
+  const settled = await Promise.allSettled([sessionsLocked, claimsMade, configsLoaded, keyActive, channelsLoaded]);
   const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (failures.length) throw failures.find((err) => errorCode(err) !== "25P02") ?? failures[0];
   const sessions = await sessionsLocked;
   const claimed = await claimsMade;
   const configs = await configsLoaded;
+  const notificationChannels = await channelsLoaded;
   if (!(await keyActive)) throw new ApiKeyRevokedError();
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
-  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), writeSharedCounters: nothingToWrite };
+  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), notificationChannels, writeSharedCounters: nothingToWrite };
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
@@ -129,7 +134,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
   await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters, before: contexts, cacheOwner: options.db ?? tx });
-  await enqueueNotifications(tx, workspaceId, outcome.effects);
+  await enqueueNotifications(tx, workspaceId, outcome.effects, { channels: notificationChannels });
   const counters = () => writeSharedCounters(tx, scope, outcome);
   return {
     accepted: fresh.length,
@@ -139,6 +144,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     configs,
     keyInfoByEventId: outcome.keyInfoByEventId,
     recordedAt: new Map(sessionPhase.records.events.map((r) => [r.id, r.ts])),
+    notificationChannels,
     writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
   };
 }

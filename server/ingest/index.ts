@@ -127,7 +127,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
               now: receivedAt,
             })
           : null;
-      if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt });
+      if (settled?.effects.length) await enqueueNotifications(tx, scope.workspaceId, settled.effects, { now: receivedAt, channels: batch.notificationChannels });
       // A repeated call (same event id) was recorded with its answer the first time: write nothing, as the lean path.
       const recordedAt = batch.recordedAt.get(ev.id);
       if (recordedAt) await recordGuardDecision(tx, scope.workspaceId, { id: ev.id, recordedAt }, guardRecord({ ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason }));

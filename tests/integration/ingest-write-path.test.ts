@@ -269,8 +269,8 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
 
   if (kind !== "postgres") return;
 
-  it("the trust states stay locked for one round trip: the timeline read goes behind the lock, the COMMIT behind the writes", async () => {
-    // One connection whose socket logs, in order, each statement sent and each answer received.
+  /** An app instance on one connection whose socket logs, in order, each statement sent and each answer received. */
+  async function wiredInstance() {
     const wire: string[] = [];
     const url = new URL(app.database.url!);
     const pg = postgres(app.database.url!, {
@@ -288,9 +288,19 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       } as object),
     });
     const database: Database = { db: drizzle(preparingClient(pg), { schema }) as unknown as Db, kind: "postgres", pg, url: app.database.url, close: () => pg.end({ timeout: 5 }) };
+    return { wire, database, instance: await TestApp.create(database) };
+  }
+  const failed = (s: string, path = "a") => result(s, "http_request", { url: `https://svc.example.com/${path}` }, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
+  /** The COMMIT is the next thing sent after the last trust-phase write (the daily roll-up), before any answer. */
+  const expectCommitBehindWrites = (wire: string[]) => {
+    const stat = wire.findLastIndex((w) => w.startsWith('send insert into "daily_tool_stat"'));
+    expect(stat, wire.join("\n")).toBeGreaterThan(0);
+    expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
+  };
+
+  it("the trust states stay locked for one round trip: the timeline read goes behind the lock, the COMMIT behind the writes", async () => {
+    const { wire, database, instance } = await wiredInstance();
     try {
-      const instance = await TestApp.create(database);
-      const failed = (s: string) => result(s, "http_request", { url: "https://svc.example.com/a" }, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
       // A first batch prepares the statements on the connection (postgres-js waits for a new
       // statement's description before sending anything behind it).
       expect((await instance.mutation("ingest.events", { events: [failed(uid("s"))] }, { key: ws.key })).status).toBe(200);
@@ -298,10 +308,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       const s = uid("s");
       const res = await instance.mutation("ingest.events", { events: [failed(s)] }, { key: ws.key });
       expect(res.status).toBe(200);
-      // The last trust-phase write is the daily roll-up; the COMMIT is the next thing sent, before any answer.
-      const stat = wire.findLastIndex((w) => w.startsWith('send insert into "daily_tool_stat"'));
-      expect(stat, wire.join("\n")).toBeGreaterThan(0);
-      expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
+      expectCommitBehindWrites(wire);
       // The read of the sessions session decay needs goes right behind the trust-state lock.
       const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
@@ -309,6 +316,26 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(stored).toEqual([{ failed: true }]);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("a batch with effects worth notifying also sends its COMMIT right behind its writes: the channels were read with its first reads", async () => {
+    const { wire, database, instance } = await wiredInstance();
+    try {
+      // Three server errors escalate a key: an effect the notification outbox is asked about. The
+      // first such batch prepares its statements on the connection (transitions included).
+      const w = uid("s");
+      expect((await instance.mutation("ingest.events", { events: [failed(w, "w/1"), failed(w, "w/2"), failed(w, "w/3")] }, { key: ws.key })).status).toBe(200);
+      wire.length = 0;
+      const s = uid("s");
+      const res = await instance.mutation("ingest.events", { events: [failed(s, "b/1"), failed(s, "b/2"), failed(s, "b/3")] }, { key: ws.key });
+      expect(res.status).toBe(200);
+      expect(res.body.result?.data.effects.map((e: { type: string }) => e.type)).toContain("escalated");
+      expectCommitBehindWrites(wire);
+      const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
+      expect(wire.slice(lock).filter((w) => w.includes("notification_channel")), wire.join("\n")).toEqual([]);
     } finally {
       await database.close();
     }
