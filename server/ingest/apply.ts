@@ -77,8 +77,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const { workspaceId } = scope;
   // On PostgreSQL the session locks, the event-id claims and the reads (configuration, API key,
   // notification channels) go out together (one round trip): the two locking statements are queued
-  // on the connection at once, in this order (the lock order), and the reads behind them. They are awaited in the order sent, so the
-  // first failure is the one reported, not the aborted-transaction errors of those behind it.
+  // on the connection at once, in this order (the lock order), and the reads behind them.
   const pipelined = postgresJs(tx) !== null;
   const sessionsLocked = lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
   if (!pipelined) await sessionsLocked;

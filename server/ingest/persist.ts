@@ -245,7 +245,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
-      // A history the batch left as it was stays as stored (`data` null: the upsert keeps the row's own).
+      // A history the batch left as it was stays as stored (`data` is KEEP_STORED_HISTORY: the upsert keeps the row's own).
       const loaded = options.before.get(k);
       const keep = loaded !== undefined && sameHistory(loaded, ctx);
       written.set(k, keep ? { state: st, failures: loaded.failures, results: loaded.results } : ctx);

@@ -11,9 +11,7 @@ import type { Effect } from "@/server/engine/types";
 import { draftForGlobalPattern, draftFromEffect, severityAtLeast, type NotificationDraft, type NotificationSeverity } from "./events";
 import type { StoredNotification } from "./payload";
 
-type Channel = typeof notificationChannel.$inferSelect;
-
-export type NotificationChannel = Channel;
+export type NotificationChannel = typeof notificationChannel.$inferSelect;
 
 /**
  * A workspace's enabled channels. The ingest shell reads them in a batch's first round trip, with
@@ -22,7 +20,7 @@ export type NotificationChannel = Channel;
  * for (~9 ms per batch, a quarter of that hold, with 4 writers) — most often to learn that there
  * are none.
  */
-export function enabledChannels(tx: Tx | Db, workspaceId: string): Promise<Channel[]> {
+export function enabledChannels(tx: Tx | Db, workspaceId: string): Promise<NotificationChannel[]> {
   return tx
     .select()
     .from(notificationChannel)
@@ -37,7 +35,7 @@ export async function enqueueNotifications(
   tx: Tx | Db,
   workspaceId: string,
   effects: readonly Effect[],
-  ctx: { now?: number; channels?: readonly Channel[] } = {},
+  ctx: { now?: number; channels?: readonly NotificationChannel[] } = {},
 ): Promise<number> {
   const drafts = effects.map(draftFromEffect).filter((d): d is NotificationDraft => d !== null);
   if (!drafts.length) return 0;
@@ -64,7 +62,7 @@ export async function enqueueGlobalPatternNotifications(
   }
 }
 
-async function enqueueDrafts(tx: Tx | Db, workspaceId: string, drafts: NotificationDraft[], now: number, known?: readonly Channel[]): Promise<number> {
+async function enqueueDrafts(tx: Tx | Db, workspaceId: string, drafts: NotificationDraft[], now: number, known?: readonly NotificationChannel[]): Promise<number> {
   const channels = known ?? (await enabledChannels(tx, workspaceId));
   if (!channels.length) return 0;
   const [ws] = await tx.select({ slug: workspace.slug }).from(workspace).where(eq(workspace.id, workspaceId));
@@ -79,7 +77,7 @@ async function enqueueDrafts(tx: Tx | Db, workspaceId: string, drafts: Notificat
 }
 
 /** Inserts a pending (or, inside the quiet period, a suppressed) row; true when pending. */
-async function insertForChannel(tx: Tx | Db, ch: Channel, slug: string, d: NotificationDraft, now: number): Promise<boolean> {
+async function insertForChannel(tx: Tx | Db, ch: NotificationChannel, slug: string, d: NotificationDraft, now: number): Promise<boolean> {
   const sameSubject = and(
     eq(notificationOutbox.workspaceId, ch.workspaceId),
     eq(notificationOutbox.channelId, ch.id),
@@ -108,7 +106,7 @@ async function insertForChannel(tx: Tx | Db, ch: Channel, slug: string, d: Notif
   return true;
 }
 
-async function insertRow(tx: Tx | Db, ch: Channel, slug: string, d: NotificationDraft, now: number, status: "pending" | "suppressed", suppressedCount: number) {
+async function insertRow(tx: Tx | Db, ch: NotificationChannel, slug: string, d: NotificationDraft, now: number, status: "pending" | "suppressed", suppressedCount: number) {
   const id = randomUUID();
   const payload: StoredNotification = { ...d, id, workspaceSlug: slug, createdAt: new Date(now).toISOString(), suppressedCount };
   await tx.insert(notificationOutbox).values({
@@ -127,7 +125,7 @@ async function insertRow(tx: Tx | Db, ch: Channel, slug: string, d: Notification
 }
 
 /** A test notification for one channel (Settings → Send test), bypassing filters and quiet period. */
-export async function enqueueTestNotification(db: Db, ch: Channel, slug: string, now = Date.now()): Promise<string> {
+export async function enqueueTestNotification(db: Db, ch: NotificationChannel, slug: string, now = Date.now()): Promise<string> {
   const draft: NotificationDraft = {
     event: "key_escalated",
     severity: "info",
