@@ -200,6 +200,30 @@ describe("engine batch: pauses", () => {
   });
 });
 
+describe("engine batch: session decay", () => {
+  it("decays by the sessions the shell loaded as rows, as by the same sessions as a timeline, and leaves the rows as they were", () => {
+    const first = applyBatch(loaded([result("old", "make build", false, T0 - 60_000)]), [result("old", "make build", false, T0 - 60_000)], ids());
+    const [key, stored] = [...first.contexts].find(([k]) => !k.startsWith("tool:") && !k.startsWith("domain:"))!;
+    // The failure's session ended; two later sessions of its agent started: 0.8² of its weight is left.
+    const rows = [
+      { sessionId: "old", agent: "default", startedAt: T0 - 120_000, endedAt: T0 - 50_000 },
+      { sessionId: "a", agent: "default", startedAt: T0 - 40_000, endedAt: null },
+      { sessionId: "b", agent: "default", startedAt: T0 - 30_000, endedAt: T0 - 20_000 },
+    ];
+    const copy = JSON.parse(JSON.stringify(rows));
+    const events = [result("s", "make build", true, T0)];
+    const run = (timeline: LoadedState["timeline"]) => {
+      const state = { ...loaded(events, new Map([[key, stored]])), timeline };
+      return applyTrustPhase(state, applySessionPhase(state, events), ids());
+    };
+    const fromRows = run(rows);
+    expect(fromRows.keyMetrics.get(key)?.effectiveFailures).toBeCloseTo(0.64, 6);
+    expect(run(buildSessionTimeline(rows)).keyMetrics).toEqual(fromRows.keyMetrics);
+    expect(rows).toEqual(copy);
+    expect(Object.keys(fromRows.timeline.sessions).sort()).toEqual(["a", "b", "old", "s"]);
+  });
+});
+
 // ---------------------------------------------------------------------------------------------
 // A batch applied all at once equals the same events applied one by one
 // ---------------------------------------------------------------------------------------------

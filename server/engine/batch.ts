@@ -19,7 +19,7 @@ import { extractFailureKey } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
-import { copyTimeline, recordSession } from "./decay";
+import { buildSessionTimeline, copyTimeline, recordSession } from "./decay";
 import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { hasSuggestedModelSwitch, recordModelSwitchSuggestion, recordModelToolResult, suggestModelSwitch, type ModelToolProfile } from "./models";
@@ -312,8 +312,12 @@ export interface LoadedState {
   contexts: ReadonlyMap<string, KeyContext>;
   /** Model profiles of the failure keys the results touch. */
   profiles: ReadonlyMap<string, readonly ModelToolProfile[]>;
-  /** Sessions of the failures in the loaded histories (and later starts of their agents). */
-  timeline: SessionTimeline;
+  /**
+   * Sessions of the failures in the loaded histories (and later starts of their agents): the rows
+   * as loaded (the shell's case: the engine builds its timeline of them once) or a timeline, such
+   * as an earlier outcome's (copied before the batch changes it).
+   */
+  timeline: SessionTimeline | readonly SessionInfo[];
   /** Stored tool.calls that results of the batch borrow their key from (see callsToLoad). */
   storedCalls: ReadonlyMap<string, StoredCall>;
   /** The shell's planBatch of these events over these stored calls, if it made one (else made here). */
@@ -658,7 +662,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
 
   // Decay reads the sessions as they were before the batch, then as its events change them (this
   // batch's own copy, changed in place).
-  const timeline = copyTimeline(loaded.timeline);
+  const timeline = "sessions" in loaded.timeline ? copyTimeline(loaded.timeline) : buildSessionTimeline(loaded.timeline);
   for (const s of loaded.sessions.values()) recordSession(timeline, { sessionId: s.sessionId, agent: s.agent, startedAt: s.startedAt, endedAt: s.endedAt });
 
   const writes: BatchRecords = { ...sessionPhase.records, failures: [], transitions: [], approvalsCreated: [], approvalsSuperseded: [], touchedKeys: new Set(), changedLevelStates: new Set(), escalatedTools: new Set() };

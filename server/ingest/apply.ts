@@ -9,7 +9,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@/db/client";
 import { applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
-import { buildSessionTimeline } from "@/server/engine/decay";
 import type { AgentEvent, Effect } from "@/server/engine/types";
 import { enabledChannels, enqueueNotifications, type NotificationChannel } from "@/server/notifications/outbox";
 import {
@@ -126,10 +125,9 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const { contexts, created } = locked;
   // The engine creates what did not exist before this batch itself (placeholders are not history).
   for (const k of created) contexts.delete(k);
-  // Session decay needs the sessions of the failures in history and later starts of their agents.
-  const timeline = buildSessionTimeline(locked.timeline);
-
-  const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline }, sessionPhase, randomUUID);
+  // Session decay needs the sessions of the failures in history and later starts of their agents:
+  // the engine makes its timeline of the rows (a timeline built here would be copied there).
+  const outcome = applyTrustPhase({ workspaceId, configs, sessions, contexts, timeline: locked.timeline }, sessionPhase, randomUUID);
 
   // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
   await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters, before: contexts, cacheOwner: options.db ?? tx });
