@@ -115,6 +115,22 @@ describe("session decay", () => {
     expect(sessionsCrossed(f(T0, "crash", { sessionId: "nope" }), tl, T0 + HOUR)).toBe(0);
   });
 
+  it("session ids and agent names are keys like any other, `__proto__` and `constructor` too", () => {
+    const named = (agent: string) => [
+      { sessionId: "__proto__", agent, startedAt: T0, endedAt: T0 + MIN },
+      { sessionId: "constructor", agent, startedAt: T0 + 2 * MIN, endedAt: T0 + 3 * MIN },
+      { sessionId: "toString", agent, startedAt: T0 + 4 * MIN, endedAt: null },
+    ];
+    for (const agent of ["__proto__", "constructor", "default"]) {
+      const t = buildSessionTimeline(named(agent));
+      expect(sessionsCrossed(f(T0, "server_error", { sessionId: "__proto__", agent }), t, T0 + HOUR)).toBe(2);
+      expect(sessionsCrossed(f(T0, "server_error", { sessionId: "constructor", agent }), t, T0 + HOUR)).toBe(1);
+      const moved = withSession(t, { sessionId: "__proto__", agent, startedAt: T0 + 5 * MIN, endedAt: null });
+      expect(moved.startsByAgent[agent]).toEqual([T0 + 2 * MIN, T0 + 4 * MIN, T0 + 5 * MIN]);
+    }
+    expect(sessionsCrossed(f(T0, "server_error", { sessionId: "hasOwnProperty" }), tl, T0 + HOUR)).toBe(0);
+  });
+
   it("age and session decay multiply with weight", () => {
     const wide = { ...rule, windowSeconds: 10 * 3600, severityFilter: ["invalid_input" as const] };
     const fail = f(T0 + MIN, "invalid_input", { sessionId: "s1" });

@@ -12,8 +12,17 @@ export function ageDecay(ageMs: number): number {
   return Math.max(1, 10 - hours) / 10;
 }
 
+/**
+ * A dictionary keyed by what agents send (session ids, agent names): without a prototype, so
+ * `__proto__` or `constructor` is a key like any other (an agent named `__proto__` made every
+ * batch that loaded it throw), and hundreds of new keys per batch make V8 no hidden classes.
+ */
+function dictionary<T>(from?: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, from);
+}
+
 export function emptyTimeline(): SessionTimeline {
-  return { sessions: {}, startsByAgent: {} };
+  return { sessions: dictionary(), startsByAgent: dictionary() };
 }
 
 /** Builds a timeline from session rows. */
@@ -30,9 +39,9 @@ export function buildSessionTimeline(sessions: readonly SessionInfo[]): SessionT
 
 /** A copy of a timeline that recordSession may change without touching the original. */
 export function copyTimeline(t: SessionTimeline): SessionTimeline {
-  const startsByAgent: Record<string, number[]> = {};
-  for (const agent in t.startsByAgent) startsByAgent[agent] = t.startsByAgent[agent].slice();
-  return { sessions: { ...t.sessions }, startsByAgent };
+  const startsByAgent = dictionary<number[]>();
+  for (const agent of Object.keys(t.startsByAgent)) startsByAgent[agent] = t.startsByAgent[agent].slice();
+  return { sessions: dictionary(t.sessions), startsByAgent };
 }
 
 /**

@@ -25,6 +25,33 @@ describe.each(DATABASE_KINDS)("hostile agent data on %s", (kind) => {
     await app.database.close();
   });
 
+  it("takes agents and sessions named after Object.prototype's members like any others (session decay included)", async () => {
+    const ws = await app.seedWorkspace();
+    const base = Date.now() - 86400_000;
+    const ts = (m: number) => new Date(base + m * 60_000).toISOString();
+    const args = { url: "https://api.a.com/v1/x" };
+    const failed = { toolName: "http_request", args, success: false, httpStatus: 503 };
+    // Two failures of an ended session, one later session of the same agent: 2 × 0.8 — whether
+    // the later results come in the same batch or in one of their own, which loads the timeline.
+    const first = [
+      { type: "session.start", id: "p1", sessionId: "__proto__", agent: "__proto__", ts: ts(0) },
+      { type: "tool.result", id: "p2", sessionId: "__proto__", callId: "c1", ...failed, ts: ts(1) },
+      { type: "tool.result", id: "p3", sessionId: "__proto__", callId: "c2", ...failed, ts: ts(2) },
+      { type: "session.end", id: "p4", sessionId: "__proto__", ts: ts(3) },
+    ];
+    const later = [
+      { type: "session.start", id: "p5", sessionId: "constructor", agent: "__proto__", ts: ts(4) },
+      { type: "tool.result", id: "p6", sessionId: "constructor", callId: "c3", toolName: "http_request", args, success: true, ts: ts(5) },
+    ];
+    for (const events of [first, later]) {
+      const res = await app.mutation("ingest.events", { events }, { key: ws.key });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    }
+    const status = await app.query("reliability.status", { toolName: "http_request" }, { key: ws.key });
+    const key = status.body.result!.data.keys.find((k: { failureKey: string }) => k.failureKey === "http_request|domain=api.a.com|path_prefix=v1");
+    expect(key.effectiveFailures).toBeCloseTo(1.6, 9);
+  });
+
   it("stores no secret value in clear anywhere in the database", async () => {
     const ws = await app.seedWorkspace();
     expect((await app.mutation("config.put", { settings: { recovery_mode: "ask" } }, { key: ws.key })).status).toBe(200);
