@@ -197,15 +197,22 @@ export interface Answer {
   retryAfter: boolean;
 }
 
+/** Which client of a closed loop sends a request, and how many it sent before. */
+export interface ClientTurn {
+  client: number;
+  n: number;
+}
+
 export interface RequestSpec {
   method: "GET" | "POST";
   path: string;
-  body?: (i: number) => unknown;
+  /** The body of request `i` of the run (counted over all clients); `from` in a closed loop. */
+  body?: (i: number, from?: ClientTurn) => unknown;
 }
 
-function send(agent: http.Agent, base: URL, spec: RequestSpec, i: number, startedAt: number): Promise<Answer> {
+function send(agent: http.Agent, base: URL, spec: RequestSpec, i: number, startedAt: number, from?: ClientTurn): Promise<Answer> {
   return new Promise((resolve) => {
-    const payload = spec.body ? JSON.stringify(spec.body(i)) : undefined;
+    const payload = spec.body ? JSON.stringify(spec.body(i, from)) : undefined;
     const req = http.request(
       {
         agent,
@@ -246,10 +253,10 @@ export async function closedLoop(url: string, spec: RequestSpec, clients: number
   const end = t0 + seconds * 1000;
   let i = 0;
   await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (performance.now() < end) {
+    Array.from({ length: clients }, async (_, client) => {
+      for (let n = 0; performance.now() < end; n++) {
         const started = performance.now();
-        answers.push(await send(agent, base, spec, i++, started));
+        answers.push(await send(agent, base, spec, i++, started, { client, n }));
       }
     }),
   );
