@@ -274,8 +274,8 @@ const CALLS_PER_SESSION = 40;
  * The session of request `i` and its number of calls before: in a closed loop each client is one
  * agent session, which waits for its check before its next call (as an agent does); in an open loop
  * the requests go to `sessions` sessions in turn. (Mapping closed-loop requests to sessions by the
- * run's counter sent two clients' checks to one session at once ~15 % of the time, each costing a
- * retry: traffic an agent does not make.)
+ * run's counter sent two clients' checks to one session at once now and then, the later one
+ * retried: traffic an agent does not make.)
  */
 function sessionTurn(i: number, sessions: number, from?: ClientTurn): { session: number; round: number } {
   return from ? { session: from.client, round: from.n } : { session: i % sessions, round: Math.floor(i / sessions) };
