@@ -309,16 +309,60 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       const res = await instance.mutation("ingest.events", { events: [failed(s)] }, { key: ws.key });
       expect(res.status).toBe(200);
       expectCommitBehindWrites(wire);
-      // The read of the sessions session decay needs goes right behind the trust-state lock.
+      // The read of the sessions session decay needs goes right behind the trust-state lock; the
+      // histories this instance holds name them, so it asks for them by id (no history unpacked).
       const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
-      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with f as/);
+      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send select s\.session_id, s\.agent, s\.started_at, s\.ended_at from "agent_session"/);
+      expect(wire.slice(lock).filter((w) => w.startsWith("send with f as")), wire.join("\n")).toEqual([]);
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(stored).toEqual([{ failed: true }]);
     } finally {
       await database.close();
     }
+  });
+
+  describe("session decay over histories another instance changed", () => {
+    const url = "https://decay.example.com/v1/x";
+    const key = "http_request|domain=decay.example.com|path_prefix=v1";
+    const at = (base: number, m: number) => new Date(base + m * 60_000).toISOString();
+    const start = (id: string, sessionId: string, agent: string, ts: string) => ({ type: "session.start", id, sessionId, agent, ts });
+    const end = (id: string, sessionId: string, ts: string) => ({ type: "session.end", id, sessionId, ts });
+    const outcome = (id: string, sessionId: string, ok: boolean, ts: string) => ({ type: "tool.result", id, sessionId, callId: id, toolName: "http_request", args: { url }, ...(ok ? { success: true } : { success: false, httpStatus: 503 }), ts });
+    const effective = async (w: typeof ws) =>
+      (await app.query("reliability.status", { toolName: "http_request" }, { key: w.key })).body.result!.data.keys.find((k: { failureKey: string }) => k.failureKey === key).effectiveFailures as number;
+
+    // `instance` holds the key's history with one failure; `app`, another instance, then adds a
+    // failure of a session that ended, after which two sessions of that agent started: that
+    // failure counts 0.8² — if the instance that decides next knows the session.
+    async function scenario(lateAgent: string) {
+      const w = await app.seedWorkspace();
+      const base = Date.now() - 50 * 60_000;
+      const { database, instance } = await wiredInstance();
+      try {
+        const post = async (on: TestApp, events: unknown[]) => expect((await on.mutation("ingest.events", { events }, { key: w.key })).status).toBe(200);
+        await post(instance, [start(uid(), "held", "x", at(base, 10)), outcome(uid(), "held", false, at(base, 11))]);
+        // Started before the held failure: not among the sessions of agent x since that failure.
+        await post(app, [start(uid(), "late", lateAgent, at(base, 0)), outcome(uid(), "late", false, at(base, 12)), end(uid(), "late", at(base, 13))]);
+        await post(app, [start(uid(), "after-1", lateAgent, at(base, 14)), start(uid(), "after-2", lateAgent, at(base, 15))]);
+        await post(instance, [start(uid(), "next", "x", at(base, 16)), outcome(uid(), "next", true, at(base, 17))]);
+        // held: not ended, counts 1; late: crossed by after-1 and after-2 (and next, if of its agent).
+        return { effective: await effective(w), crossed: lateAgent === "x" ? 3 : 2 };
+      } finally {
+        await database.close();
+      }
+    }
+
+    it("a failure of a session the held history did not name: the session is read after the lock", async () => {
+      const { effective: e, crossed } = await scenario("x");
+      expect(e).toBeCloseTo(1 + 0.8 ** crossed, 9);
+    });
+
+    it("a failure of an agent the held history did not name: the whole timeline is read after the lock", async () => {
+      const { effective: e, crossed } = await scenario("y");
+      expect(e).toBeCloseTo(1 + 0.8 ** crossed, 9);
+    });
   });
 
   it("a batch with effects worth notifying also sends its COMMIT right behind its writes: the channels were read with its first reads", async () => {
