@@ -311,9 +311,10 @@ export async function lockKeyStates(
     const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<LockedKeyRow[]>;
     // When this process holds the keys' histories, the read asks for the sessions they name by id
     // instead of having PostgreSQL unpack every history to find them (50 keys of the bench's
-    // workload: 1.5–2.5 ms instead of 3.8–5.5, inside the lock); a history the lock's answer brings (changed
-    // meanwhile) may name more: completeTimeline. Tool-level states (`existingOnly`) mostly do not
-    // exist; one that does and is not held comes with the lock's answer like a changed history.
+    // workload: 1.5–2.5 ms instead of 3.8–5.5, inside the lock); a history the lock's answer
+    // brings (changed meanwhile) may name more: completeTimeline. Tool-level states
+    // (`existingOnly`) mostly do not exist; one that does and is not held comes with the lock's
+    // answer like a changed history.
     const mustExist = new Set(toCreate.map((c) => c.failureKey));
     const named = sessionsNamed(keys.map((k) => held.get(k)?.value ?? (created.has(k) || !mustExist.has(k) ? EMPTY_HISTORY : null)), ended);
     timeline = named ? timelineOfSessions(tx, workspaceId, named) : readTimeline();
