@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { applyBatch, applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchOutcome, type BatchSession, type LoadedState, type StoredCall } from "./batch";
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";
-import { newKeyContext } from "./trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./trust";
 import type { AgentEvent, KeyContext } from "./types";
 
 const T0 = Date.UTC(2026, 10, 23, 9, 0, 0);
@@ -203,7 +203,7 @@ describe("engine batch: pauses", () => {
 describe("engine batch: session decay", () => {
   it("decays by the sessions the shell loaded as rows, as by the same sessions as a timeline, and leaves the rows as they were", () => {
     const first = applyBatch(loaded([result("old", "make build", false, T0 - 60_000)]), [result("old", "make build", false, T0 - 60_000)], ids());
-    const [key, stored] = [...first.contexts].find(([k]) => !k.startsWith("tool:") && !k.startsWith("domain:"))!;
+    const [key, stored] = [...first.contexts].find(([k]) => !k.startsWith(TOOL_PREFIX) && !k.startsWith(DOMAIN_PREFIX))!;
     // The failure's session ended; two later sessions of its agent started: 0.8² of its weight is left.
     const rows = [
       { sessionId: "old", agent: "default", startedAt: T0 - 120_000, endedAt: T0 - 50_000 },

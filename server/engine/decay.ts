@@ -1,6 +1,7 @@
 /**
  * Counting (SPEC 4.2): effective failures with age and session decay, failure rate. Pure.
  */
+import { dictionary } from "./dictionary";
 import type { FailureRecord, ResultLog, Rule, SessionInfo, SessionTimeline, Severity } from "./types";
 
 export const HOUR_MS = 3_600_000;
@@ -10,15 +11,6 @@ export const DEFAULT_AGENT = "default";
 export function ageDecay(ageMs: number): number {
   const hours = Math.floor(Math.max(0, ageMs) / HOUR_MS);
   return Math.max(1, 10 - hours) / 10;
-}
-
-/**
- * A dictionary keyed by what agents send (session ids, agent names): without a prototype, so
- * `__proto__` or `constructor` is a key like any other (an agent named `__proto__` made every
- * batch that loaded it throw), and hundreds of new keys per batch make V8 no hidden classes.
- */
-function dictionary<T>(from?: Readonly<Record<string, T>>): Record<string, T> {
-  return Object.assign(Object.create(null) as Record<string, T>, from);
 }
 
 export function emptyTimeline(): SessionTimeline {

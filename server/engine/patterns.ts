@@ -30,6 +30,7 @@ import {
   type StretchCall,
 } from "./behaviour-state";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
+import { dictionaryWith } from "./dictionary";
 import { DEFAULT_PATTERN_CONFIG } from "./config";
 import { argsHash, canonicalJson } from "./failure-key";
 import { redactedPreview } from "./redact";
@@ -207,18 +208,6 @@ export function outcomeIdentity(ev: { failed: boolean; error?: unknown; result?:
 
 const identityOf = (toolName: string, hash: string) => `${toolName} ${hash}`;
 
-/**
- * `outcomes` (a record keyed by call identities) with `id`'s outcome set. Identities are unique
- * strings: as keys of an object literal each new one makes V8 a new hidden class and transition,
- * which made these two lines the costliest of a call and of a result; an object without prototype
- * is a hash table from the start.
- */
-function outcomesWith(outcomes: Readonly<Record<string, string>> | null, id: string, outcome: string): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  if (outcomes) for (const k of Object.keys(outcomes)) out[k] = outcomes[k];
-  out[id] = outcome;
-  return out;
-}
 
 function preview(args: JsonObject | undefined): string {
   const json = redactedPreview(args ?? {}, ARGS_PREVIEW_CHARS * 4);
@@ -289,7 +278,7 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
   ) {
     alternating = { ...alternating, length: alternating.length + 1 };
   } else {
-    const outcomes = last.outcome ? outcomesWith(null, lastId!, last.outcome) : {};
+    const outcomes = last.outcome ? dictionaryWith(null, lastId!, last.outcome) : {};
     alternating = { pair: [lastId!, id], names: [last.toolName, ev.toolName], outcomes, length: 2, start: s.seq };
   }
 
@@ -383,7 +372,7 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   if (next.alternating && next.alternating.pair.includes(id)) {
     const known = next.alternating.outcomes[id];
     if (known !== undefined && known !== outcome) next.alternating = null;
-    else if (known === undefined) next.alternating = { ...next.alternating, outcomes: outcomesWith(next.alternating.outcomes, id, outcome) };
+    else if (known === undefined) next.alternating = { ...next.alternating, outcomes: dictionaryWith(next.alternating.outcomes, id, outcome) };
   }
 
   // Productive: a successful action result never seen before in the stretch.
