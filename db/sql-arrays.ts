@@ -6,5 +6,10 @@ import { sql } from "drizzle-orm";
  * the number of values — so set-based statements stay prepared. `null` is SQL NULL.
  */
 export function textArray(values: readonly (string | null)[]) {
-  return sql`${"{" + values.map((v) => (v === null ? "NULL" : '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"')).join(",") + "}"}::text[]`;
+  return sql`${textArrayLiteral(values)}::text[]`;
+}
+
+/** The array literal alone, for a placeholder's value (db/fixed-statement.ts) followed by `::text[]`. */
+export function textArrayLiteral(values: readonly (string | null)[]): string {
+  return "{" + values.map((v) => (v === null ? "NULL" : '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"')).join(",") + "}";
 }

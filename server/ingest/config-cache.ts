@@ -8,7 +8,7 @@
  * `config.put` on any app instance (or a direct SQL update) is seen by the very next request on
  * every instance, with no notification channel and no extra query.
  */
-import { sql, type SQL } from "drizzle-orm";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { jsonValue, perDatabase, rowsOf, type Db, type Tx } from "@/db/client";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
@@ -47,12 +47,12 @@ export function rememberConfigs(db: Db | Tx, workspaceId: string, fingerprint: s
  * md5 over two 2.8 KB documents took ~77 µs per read, over two 57 KB ones ~1.1 ms, so a large
  * configuration slowed every guard.check.
  */
-export function configFingerprintSql(workspaceId: string): SQL {
+export function configFingerprintSql(workspaceId: string | SQLWrapper): SQL {
   return sql`(select w.xmin::text || '.' || o.xmin::text from workspace w join organization o on o.id = w.organization_id where w.id = ${workspaceId})`;
 }
 
 /** SQL for both documents as one JSON value `{ ws, org }`. */
-export function configDocumentsSql(workspaceId: string): SQL {
+export function configDocumentsSql(workspaceId: string | SQLWrapper): SQL {
   return sql`(select json_build_object('ws', w.config, 'org', o.config) from workspace w join organization o on o.id = w.organization_id where w.id = ${workspaceId})`;
 }
 

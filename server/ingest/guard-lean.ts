@@ -17,8 +17,9 @@
  * (pattern, nudge, pause, guidance, verdict, turn counters) — returns null and the caller runs the
  * full transactional path, which owns those rules.
  */
-import { sql } from "drizzle-orm";
-import { isEmbedded, jsonValue, rowsOf, type Db } from "@/db/client";
+import { sql, type SQLWrapper } from "drizzle-orm";
+import { isEmbedded, jsonValue, type Db } from "@/db/client";
+import { fixedStatement } from "@/db/fixed-statement";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -28,7 +29,7 @@ import { callInfo } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs } from "./config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
-import { textArray } from "@/db/sql-arrays";
+import { textArrayLiteral } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
@@ -90,7 +91,17 @@ const distinct = <T extends string | null>(values: Iterable<T>): T[] => [...new 
  * (with the value visible, the one-row estimate of a single check always beat the generic
  * plan's, and planning this statement cost ~0.8 ms, four times its execution).
  */
-const probeList = (values: (string | null)[]) => sql`unnest((select ${textArray(values)}))`;
+const probeList = (values: SQLWrapper) => sql`unnest((select ${values}::text[]))`;
+
+interface InputsRow {
+  config_fingerprint: string | null;
+  configs: unknown;
+  sessions: unknown;
+  states: unknown;
+  global_tools: unknown;
+  duplicates: unknown;
+  active_keys: unknown;
+}
 
 /**
  * The inputs of many checks of one workspace in one statement: the sessions, the key/domain/tool
@@ -100,6 +111,35 @@ const probeList = (values: (string | null)[]) => sql`unnest((select ${textArray(
  * does not depend on the statistics of the moment: a prepared statement keeps its plan, and one
  * made while a table was small would otherwise scan it whole once it has grown.
  */
+const READ_INPUTS = fixedStatement(
+  ["ws", "org", "cachedFingerprint", "sessionIds", "heldSessions", "levelKeys", "heldStates", "tools", "eventIds", "apiKeyIds"],
+  (p) => sql`
+      with cfg as (select ${configFingerprintSql(p.ws)} as fingerprint)
+      select
+        cfg.fingerprint as config_fingerprint,
+        case when cfg.fingerprint is distinct from ${p.cachedFingerprint}::text then ${configDocumentsSql(p.ws)} end as configs,
+        (select json_agg(l.j) from unnest((select ${p.sessionIds}::text[]), (select ${p.heldSessions}::text[])) as x(id, held)
+          cross join lateral (select json_build_object(
+              'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
+              'settings', s.settings, 'behaviour', case when s.xmin::text = x.held then null else s.behaviour end,
+              'clock', s.clock, 'first_event_at', s.first_event_at,
+              'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
+            from agent_session s where s.workspace_id = ${p.ws} and s.session_id = x.id limit 1) l) as sessions,
+        (select json_agg(l.j) from unnest((select ${p.levelKeys}::text[]), (select ${p.heldStates}::text[])) as x(k, held)
+          cross join lateral (select json_build_object('k', k.failure_key, 'v', k.xmin::text,
+              's', case when k.xmin::text = x.held then null else k.trust end) as j
+            from key_state k where k.workspace_id = ${p.ws} and k.failure_key = x.k limit 1) l) as states,
+        (select json_agg(x.t) from ${probeList(p.tools)} as x(t)
+          cross join lateral (select 1 from global_tool_pattern g
+            where g.organization_id = ${p.org} and g.tool_name = x.t and g.status = 'active' limit 1) l) as global_tools,
+        (select json_agg(x.id) from ${probeList(p.eventIds)} as x(id)
+          cross join lateral (select 1 from event_id e where e.workspace_id = ${p.ws} and e.id = x.id limit 1) l) as duplicates,
+        (select json_agg(x.id) from ${probeList(p.apiKeyIds)} as x(id)
+          cross join lateral (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
+      from cfg`,
+);
+
+/** The inputs of many checks of one workspace (READ_INPUTS), and the caches brought up to date with them. */
 async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): Promise<Inputs[]> {
   const ws = scope.workspaceId;
   const cached = cachedConfigs(db, ws);
@@ -108,32 +148,18 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   const held = sessionIds.map((id) => sessionBehaviours.get(db, ws, id));
   const levelKeys = distinct(requests.flatMap((r) => r.levelKeys));
   const heldStates = levelKeys.map((k) => trustStates.get(db, ws, k));
-  const [row] = rowsOf<{ config_fingerprint: string | null; configs: unknown; sessions: unknown; states: unknown; global_tools: unknown; duplicates: unknown; active_keys: unknown }>(
-    await db.execute(sql`
-      with cfg as (select ${configFingerprintSql(ws)} as fingerprint)
-      select
-        cfg.fingerprint as config_fingerprint,
-        case when cfg.fingerprint is distinct from ${cached?.fingerprint ?? null}::text then ${configDocumentsSql(ws)} end as configs,
-        (select json_agg(l.j) from unnest((select ${textArray(sessionIds)}), (select ${textArray(held.map((h) => h?.version ?? null))})) as x(id, held)
-          cross join lateral (select json_build_object(
-              'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
-              'settings', s.settings, 'behaviour', case when s.xmin::text = x.held then null else s.behaviour end,
-              'clock', s.clock, 'first_event_at', s.first_event_at,
-              'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
-            from agent_session s where s.workspace_id = ${ws} and s.session_id = x.id limit 1) l) as sessions,
-        (select json_agg(l.j) from unnest((select ${textArray(levelKeys)}), (select ${textArray(heldStates.map((h) => h?.version ?? null))})) as x(k, held)
-          cross join lateral (select json_build_object('k', k.failure_key, 'v', k.xmin::text,
-              's', case when k.xmin::text = x.held then null else k.trust end) as j
-            from key_state k where k.workspace_id = ${ws} and k.failure_key = x.k limit 1) l) as states,
-        (select json_agg(x.t) from ${probeList(distinct(requests.map((r) => r.toolName)))} as x(t)
-          cross join lateral (select 1 from global_tool_pattern g
-            where g.organization_id = ${scope.organizationId} and g.tool_name = x.t and g.status = 'active' limit 1) l) as global_tools,
-        (select json_agg(x.id) from ${probeList(distinct(requests.map((r) => r.eventId)))} as x(id)
-          cross join lateral (select 1 from event_id e where e.workspace_id = ${ws} and e.id = x.id limit 1) l) as duplicates,
-        (select json_agg(x.id) from ${probeList(distinct(requests.map((r) => r.apiKeyId).filter((id) => id !== null)))} as x(id)
-          cross join lateral (select 1 from api_key a where a.workspace_id = ${ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
-      from cfg`),
-  );
+  const [row] = await READ_INPUTS.run<InputsRow>(db, {
+    ws,
+    org: scope.organizationId,
+    cachedFingerprint: cached?.fingerprint ?? null,
+    sessionIds: textArrayLiteral(sessionIds),
+    heldSessions: textArrayLiteral(held.map((h) => h?.version ?? null)),
+    levelKeys: textArrayLiteral(levelKeys),
+    heldStates: textArrayLiteral(heldStates.map((h) => h?.version ?? null)),
+    tools: textArrayLiteral(distinct(requests.map((r) => r.toolName))),
+    eventIds: textArrayLiteral(distinct(requests.map((r) => r.eventId))),
+    apiKeyIds: textArrayLiteral(distinct(requests.map((r) => r.apiKeyId).filter((id) => id !== null))),
+  });
   const docs = row.configs ? jsonValue<{ ws: unknown; org: unknown }>(row.configs) : null;
   // Stale cached documents are replaced here, once for the batch; each check compares with what it used.
   if (docs && row.config_fingerprint) rememberConfigs(db, ws, row.config_fingerprint, docs.ws, docs.org);
@@ -208,13 +234,9 @@ interface WriteRequest {
  * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
  * of the behaviour documents, not one per column and escaping level.
  */
-async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<(string | null)[]> {
-  const ws = scope.workspaceId;
-  const updated = requests.filter((r) => r.version !== null).map((r) => r.session_id);
-  const written = rowsOf<{ id: string; version: string }>(
-    await db.execute(sql`
+const WRITE_CHECKS = fixedStatement(["ws", "batch", "updated"], (p) => sql`
       with u as (
-        select * from jsonb_to_recordset(${JSON.stringify(requests)}::jsonb) as u(
+        select * from jsonb_to_recordset(${p.batch}::jsonb) as u(
           session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
           call_count integer, model text, behaviour jsonb, event_id text, event_ts timestamptz, tool_name text, call_id text,
           failure_key text, turn_index integer, payload jsonb)
@@ -223,7 +245,7 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
       -- once may hold the same sessions (a coding agent's parallel tool calls), in any order.
       locked as materialized (
         select s.session_id from agent_session s
-        where s.workspace_id = ${ws} and s.session_id = any(${textArray(updated)})
+        where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[])
         order by s.session_id
         for update
       ),
@@ -232,13 +254,13 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
           event_count = u.event_count, call_count = u.call_count, model = u.model, behaviour = u.behaviour
         from u join locked l on l.session_id = u.session_id
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
-        where s.workspace_id = ${ws} and s.session_id = any(${textArray(updated)}) and s.session_id = u.session_id
+        where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[]) and s.session_id = u.session_id
           and ${SESSION_UNCHANGED}
         returning s.session_id, s.xmin::text as version
       ),
       ins as (
         insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
-        select ${ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
+        select ${p.ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
         from u where u.version is null order by u.session_id
         on conflict do nothing
         returning session_id, xmin::text as version
@@ -246,17 +268,23 @@ async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]):
       ok as (select session_id, version from upd union all select session_id, version from ins),
       claim as (
         insert into event_id (workspace_id, id, ts)
-        select ${ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
+        select ${p.ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
         returning id
       ),
       ev as (
         insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
-        select ${ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
+        select ${p.ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
         from claim join u on u.event_id = claim.id
         returning id, session_id
       )
-      select ev.id, ok.version from ev join ok on ok.session_id = ev.session_id`),
-  );
+      select ev.id, ok.version from ev join ok on ok.session_id = ev.session_id`);
+
+async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<(string | null)[]> {
+  const written = await WRITE_CHECKS.run<{ id: string; version: string }>(db, {
+    ws: scope.workspaceId,
+    batch: JSON.stringify(requests),
+    updated: textArrayLiteral(requests.filter((r) => r.version !== null).map((r) => r.session_id)),
+  });
   const versions = new Map(written.map((r) => [r.id, r.version]));
   return requests.map((r) => versions.get(r.event_id) ?? null);
 }

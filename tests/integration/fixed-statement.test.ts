@@ -1,0 +1,76 @@
+/**
+ * db/fixed-statement.ts on each database: a statement built once answers the same rows as
+ * drizzle's `execute` of the same template, in the same shapes (timestamps as text, json as the
+ * driver gives it), with values that need escaping, and refuses to run without all its values.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { jsonValue, rowsOf, type Database } from "@/db/client";
+import { fixedStatement } from "@/db/fixed-statement";
+import { textArray, textArrayLiteral } from "@/db/sql-arrays";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+
+interface Row {
+  at: string;
+  names: unknown;
+  doc: unknown;
+  n: number;
+  missing: string | null;
+}
+
+describe.each(DATABASE_KINDS)("fixed statements on %s", (kind) => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const names = ['plain', 'with "quotes"', "back\\slash", "comma, and {braces}", "ünïcödé"];
+  const doc = { a: 1, nested: { list: [1, "two", null] }, text: 'quote " and \\ backslash' };
+  const at = "2026-11-27T10:11:12.345Z";
+
+  let builds = 0;
+  const statement = fixedStatement(["at", "names", "doc", "n", "missing"], (p) => {
+    builds++;
+    return sql`select ${p.at}::timestamptz as at, to_json(${p.names}::text[]) as names, ${p.doc}::jsonb as doc,
+      ${p.n}::int + 1 as n, ${p.missing}::text as missing`;
+  });
+
+  it("answers what drizzle's execute of the same template answers, in the same shapes", async () => {
+    const values = { at, names: textArrayLiteral(names), doc: JSON.stringify(doc), n: 41, missing: null };
+    const [fixed] = await statement.run<Row>(database.db, values);
+    const [viaDrizzle] = rowsOf<Row>(
+      await database.db.execute(sql`select ${at}::timestamptz as at, to_json(${textArray(names)}) as names, ${JSON.stringify(doc)}::jsonb as doc,
+        ${41}::int + 1 as n, ${null}::text as missing`),
+    );
+    expect(fixed).toEqual(viaDrizzle);
+    expect(typeof fixed.at).toBe("string"); // as drizzle reads timestamps on both drivers
+    expect(new Date(fixed.at).toISOString()).toBe(at);
+    expect(jsonValue(fixed.names)).toEqual(names);
+    expect(jsonValue(fixed.doc)).toEqual(doc);
+    expect(fixed.n).toBe(42);
+    expect(fixed.missing).toBeNull();
+  });
+
+  it("builds its text once, however often it runs", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => statement.run<Row>(database.db, { at, names: textArrayLiteral([`n${i}`]), doc: "{}", n: i, missing: `m${i}` })),
+    );
+    expect(answers.map(([r]) => [r.n, r.missing, jsonValue(r.names)])).toEqual(Array.from({ length: 20 }, (_, i) => [i + 1, `m${i}`, [`n${i}`]]));
+    expect(builds).toBe(1);
+    expect(statement.text()).toContain("$1::timestamptz");
+  });
+
+  it("refuses to run without a value for each placeholder, naming it", async () => {
+    await expect(statement.run(database.db, { at, names: "{}", doc: "{}", n: 1 } as never)).rejects.toThrow('no value for placeholder "missing"');
+  });
+
+  it("a database error comes back as the driver's error, with its code", async () => {
+    const failing = fixedStatement(["n"], (p) => sql`select 1 / ${p.n}::int as x`);
+    await expect(failing.run(database.db, { n: 0 })).rejects.toMatchObject({ code: "22012" });
+    const [ok] = await failing.run<{ x: number }>(database.db, { n: 1 });
+    expect(ok.x).toBe(1);
+  });
+});
