@@ -13,6 +13,7 @@ import {
   doublePrecision,
   index,
   integer,
+  smallint,
   jsonb,
   pgTable,
   primaryKey,
@@ -525,8 +526,15 @@ export const modelBehaviourProfile = pgTable(
     nudgesEffective: integer("nudges_effective").notNull().default(0),
     turns: integer("turns").notNull().default(0),
     stalledTurns: integer("stalled_turns").notNull().default(0),
+    /**
+     * A model's counters are spread over a few rows (MODEL_PROFILE_SHARDS), each batch adding to
+     * one: every session of a model writes its profile, and an increment holds its row until the
+     * transaction commits, so with one row per model the checks of a fleet queued one by one there.
+     * Readers sum the rows (server/dashboard/patterns-data.ts).
+     */
+    shard: smallint("shard").notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.model] })],
+  (t) => [primaryKey({ columns: [t.workspaceId, t.model, t.shard] })],
 );
 
 export const modelSuggestion = pgTable(

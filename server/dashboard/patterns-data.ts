@@ -261,14 +261,38 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
   return { models, keys, cells };
 }
 
+/** A model's behaviour counters: the sum of its rows (one per shard, db/schema.ts). */
+export interface ModelBehaviourTotals {
+  model: string;
+  patternCounts: Partial<Record<PatternType, number>>;
+  nudgesSent: number;
+  nudgesEffective: number;
+  turns: number;
+  stalledTurns: number;
+}
+
+/** Every model's behaviour counters in the workspace, most turns first. */
+export async function modelBehaviourTotals(db: Db, workspaceId: string): Promise<ModelBehaviourTotals[]> {
+  const rows = await db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, workspaceId));
+  const byModel = new Map<string, ModelBehaviourTotals>();
+  for (const r of rows) {
+    let t = byModel.get(r.model);
+    if (!t) byModel.set(r.model, (t = { model: r.model, patternCounts: {}, nudgesSent: 0, nudgesEffective: 0, turns: 0, stalledTurns: 0 }));
+    t.nudgesSent += r.nudgesSent;
+    t.nudgesEffective += r.nudgesEffective;
+    t.turns += r.turns;
+    t.stalledTurns += r.stalledTurns;
+    for (const [pattern, n] of Object.entries((r.patternCounts ?? {}) as Record<string, unknown>)) {
+      const k = pattern as PatternType;
+      t.patternCounts[k] = (t.patternCounts[k] ?? 0) + (Number(n) || 0);
+    }
+  }
+  return [...byModel.values()].sort((a, b) => b.turns - a.turns || a.model.localeCompare(b.model));
+}
+
 export async function behaviourProfiles(db: Db, workspaceId: string) {
-  const rows = await db
-    .select()
-    .from(modelBehaviourProfile)
-    .where(eq(modelBehaviourProfile.workspaceId, workspaceId))
-    .orderBy(desc(modelBehaviourProfile.turns), asc(modelBehaviourProfile.model));
-  return rows.map((p) => {
-    const patternCounts = (p.patternCounts ?? {}) as Partial<Record<PatternType, number>>;
+  return (await modelBehaviourTotals(db, workspaceId)).map((p) => {
+    const patternCounts = p.patternCounts;
     const total = Object.values(patternCounts).reduce<number>((a, b) => a + (Number(b) || 0), 0);
     return {
       model: p.model,

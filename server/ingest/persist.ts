@@ -1,5 +1,6 @@
 /** Writing a batch's outcome: bulk inserts and multi-row upserts, one statement per table. */
 import { and, eq, getTableColumns, getTableName, inArray, sql, type SQL } from "drizzle-orm";
+import { randomInt } from "node:crypto";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { dialect, drizzleWrite, leaveInFlight, runWrites, type Write } from "./pipeline";
 import { rowsOf, type Db, type Tx } from "@/db/client";
@@ -358,6 +359,13 @@ export async function writeSharedCounters(tx: Tx, scope: BatchScope, outcome: Ba
   await leaveInFlight(tx, runWrites(tx, sharedCounterWrites(tx, scope, outcome)));
 }
 
+/**
+ * Rows a model's behaviour counters are spread over (db/schema.ts): batches of one model on their
+ * way at once mostly add to different rows instead of queueing on one. 64 sessions of one model
+ * detecting a pattern at once waited ~200–400 ms for each other on the single row.
+ */
+export const MODEL_PROFILE_SHARDS = 8;
+
 function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): Write[] {
   const { workspaceId } = scope;
   const writes = outcome.records;
@@ -371,11 +379,13 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
   );
   const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
   if (behaviourDeltas.length) {
+    // One shard for all of the batch's models: its rows are still taken in model order.
+    const shard = randomInt(MODEL_PROFILE_SHARDS);
     statements.push(drizzleWrite(tx, tx
       .insert(modelBehaviourProfile)
-      .values(behaviourDeltas.map(([model, d]) => ({ workspaceId, model, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })))
+      .values(behaviourDeltas.map(([model, d]) => ({ workspaceId, model, shard, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })))
       .onConflictDoUpdate({
-        target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model],
+        target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model, modelBehaviourProfile.shard],
         set: {
           patternCounts: addPatternCounts(behaviourDeltas.flatMap(([, d]) => Object.keys(d.patterns))),
           nudgesSent: sql`${modelBehaviourProfile.nudgesSent} + excluded.nudges_sent`,

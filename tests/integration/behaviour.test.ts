@@ -3,11 +3,13 @@
  * Issues #3 and #4: every assertion is on an HTTP response or on stored rows.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
+import { rowsOf } from "@/db/client";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { at, call, result, uid } from "../support/agent";
-import { globalToolPattern, modelBehaviourProfile, modelSuggestion, nudge, patternDetection } from "@/db/schema";
+import { globalToolPattern, modelSuggestion, nudge, patternDetection } from "@/db/schema";
+import { modelBehaviourTotals } from "@/server/dashboard/patterns-data";
 import { putConfigDocument } from "@/server/services/workspace-config";
 import { createWorkspace } from "@/server/services/tenancy";
 import { createApiKey } from "@/server/services/api-keys";
@@ -307,15 +309,39 @@ describe.each(DATABASE_KINDS)("behaviour, settings, models and promotion on %s",
     // A failed action result does not make the open (direct) nudge effective either.
     await ingest(key, [result(b, "writeFile", { path: "/srv/b.txt" }, { success: false, error: "disk full" }, { ts: ts(5) })]);
 
-    const rows = await app.db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, workspaceId));
-    const byModel = Object.fromEntries(rows.map((r) => [r.model, r]));
+    const byModel = Object.fromEntries((await modelBehaviourTotals(app.db, workspaceId)).map((r) => [r.model, r]));
     expect(byModel["model-eff"]).toMatchObject({ nudgesSent: 1, nudgesEffective: 1, turns: 2, stalledTurns: 1, patternCounts: { announce_no_action: 1 } });
     expect(byModel["model-ineff"]).toMatchObject({ nudgesSent: 2, nudgesEffective: 0, turns: 3, stalledTurns: 2, patternCounts: { announce_no_action: 2 } });
 
     // Now b acts: only the still-open direct nudge becomes effective (the gentle one was judged already).
     await ingest(key, [call(b, "writeFile", { path: "/srv/b.txt" }, { ts: ts(6) }), result(b, "writeFile", { path: "/srv/b.txt" }, { success: true }, { ts: ts(7) })]);
-    const [after] = await app.db.select().from(modelBehaviourProfile).where(and(eq(modelBehaviourProfile.workspaceId, workspaceId), eq(modelBehaviourProfile.model, "model-ineff")));
+    const after = (await modelBehaviourTotals(app.db, workspaceId)).find((r) => r.model === "model-ineff");
     expect(after).toMatchObject({ nudgesSent: 2, nudgesEffective: 1, turns: 3, stalledTurns: 2 });
+  });
+
+  it("many sessions of one model at once: the model's counters are exact, spread over its shard rows", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const sessionOf = (s: string, model: string) => [start(s, { model }), turn(s, 0), ...announceBatch(s), turn(s, 1), call(s, "writeFile", { path: "/srv/w.txt" })];
+    // What one session of this shape adds, alone.
+    await ingest(key, sessionOf(uid("s"), "model-alone"));
+    const one = (await modelBehaviourTotals(app.db, workspaceId)).find((r) => r.model === "model-alone")!;
+    expect(one.turns).toBeGreaterThan(0);
+    expect(one.nudgesSent).toBeGreaterThan(0);
+
+    const sessions = 24;
+    await Promise.all(Array.from({ length: sessions }, () => ingest(key, sessionOf(uid("s"), "model-fleet"))));
+    const fleet = (await modelBehaviourTotals(app.db, workspaceId)).find((r) => r.model === "model-fleet")!;
+    expect(fleet).toEqual({
+      model: "model-fleet",
+      turns: one.turns * sessions,
+      stalledTurns: one.stalledTurns * sessions,
+      nudgesSent: one.nudgesSent * sessions,
+      nudgesEffective: one.nudgesEffective * sessions,
+      patternCounts: Object.fromEntries(Object.entries(one.patternCounts).map(([p, n]) => [p, n! * sessions])),
+    });
+    const shardRows = await app.db.execute(sql`select count(*)::int as n from model_behaviour_profile where workspace_id = ${workspaceId} and model = 'model-fleet'`);
+    // 24 batches over 8 rows: all on one row has probability 8^-23.
+    expect(rowsOf<{ n: number }>(shardRows)[0].n).toBeGreaterThan(1);
   });
 
   describe("model tool profiles and switch suggestions", () => {

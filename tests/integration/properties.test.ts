@@ -17,7 +17,6 @@ import {
   event,
   failure,
   keyState,
-  modelBehaviourProfile,
   modelSuggestion,
   modelToolProfile,
   nudge,
@@ -27,6 +26,7 @@ import {
 import { createApiKey } from "@/server/services/api-keys";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { createOrganization, createWorkspace } from "@/server/services/tenancy";
+import { modelBehaviourTotals } from "@/server/dashboard/patterns-data";
 
 const RUNS = Number(process.env.VIGIL_PROPERTY_RUNS ?? 15);
 
@@ -196,9 +196,8 @@ async function snapshot(app: TestApp, workspaceId: string) {
   const toolProfiles = (await db.select().from(modelToolProfile).where(eq(modelToolProfile.workspaceId, workspaceId)))
     .map(({ workspaceId: _w, lastFailureAt, ...r }) => ({ ...r, lastFailureAt: iso(lastFailureAt) }))
     .sort(byJson);
-  const behaviourProfiles = (await db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, workspaceId)))
-    .map(({ workspaceId: _w, ...r }) => r)
-    .sort(byJson);
+  // Summed over its shards: which shard a batch adds to is chosen at random.
+  const behaviourProfiles = await modelBehaviourTotals(db, workspaceId);
   const suggestions = (await db.select().from(modelSuggestion).where(eq(modelSuggestion.workspaceId, workspaceId)))
     .map(({ workspaceId: _w, ts, ...r }) => ({ ...r, ts: iso(ts) }))
     .sort(byJson);
