@@ -1,11 +1,16 @@
 /**
  * db/fixed-statement.ts on each database: a statement built once answers the same rows as
  * drizzle's `execute` of the same template, in the same shapes (timestamps as text, json as the
- * driver gives it), with values that need escaping, and refuses to run without all its values.
+ * driver gives it), with values that need escaping, and refuses to run without all its values; on
+ * PostgreSQL it is prepared or not as the client drizzle was given (VIGIL_DB_PREPARE).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { jsonValue, rowsOf, type Database } from "@/db/client";
+import { drizzle } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import * as schema from "@/db/schema";
+import { preparingClient } from "@/db/prepared-client";
+import { jsonValue, rowsOf, type Database, type Db } from "@/db/client";
 import { fixedStatement } from "@/db/fixed-statement";
 import { textArray, textArrayLiteral } from "@/db/sql-arrays";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
@@ -72,5 +77,43 @@ describe.each(DATABASE_KINDS)("fixed statements on %s", (kind) => {
     await expect(failing.run(database.db, { n: 0 })).rejects.toMatchObject({ code: "22012" });
     const [ok] = await failing.run<{ x: number }>(database.db, { n: 1 });
     expect(ok.x).toBe(1);
+  });
+});
+
+describe.runIf(DATABASE_KINDS.includes("postgres"))("fixed statements and VIGIL_DB_PREPARE on postgres", () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres");
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const statement = fixedStatement(["n"], (p) => sql`select ${p.n}::int * 2 as doubled`);
+  /** The statement prepared on the one connection of `client`'s pool (pg_prepared_statements is per connection). */
+  const preparedOn = async (client: postgres.Sql) =>
+    (await client<{ n: number }[]>`select count(*)::int as n from pg_prepared_statements where statement like 'select $1::int * 2%'`)[0].n;
+
+  it("is prepared once on a connection, as drizzle's queries are by default, and answers every run", async () => {
+    const pg = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      const db = drizzle(preparingClient(pg), { schema }) as unknown as Db;
+      for (let n = 0; n < 5; n++) expect(await statement.run<{ doubled: number }>(db, { n })).toEqual([{ doubled: 2 * n }]);
+      expect(await preparedOn(pg)).toBe(1);
+    } finally {
+      await pg.end({ timeout: 5 });
+    }
+  });
+
+  it("is sent unprepared with VIGIL_DB_PREPARE=off (a pooler that cannot keep prepared statements)", async () => {
+    // db/client.ts hands drizzle the plain client then, and the fixed statement uses the same client.
+    const pg = postgres(database.url!, { max: 1, onnotice: () => {} });
+    try {
+      const db = drizzle(pg, { schema }) as unknown as Db;
+      for (let n = 0; n < 5; n++) expect(await statement.run<{ doubled: number }>(db, { n })).toEqual([{ doubled: 2 * n }]);
+      expect(await preparedOn(pg)).toBe(0);
+    } finally {
+      await pg.end({ timeout: 5 });
+    }
   });
 });
