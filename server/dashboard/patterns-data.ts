@@ -5,7 +5,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
-import { mostCommonPattern, nudgeEffectiveness, stallRate, successRate } from "@/server/engine/models";
+import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
 const DAY_MS = 86_400_000;
@@ -261,31 +261,13 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
   return { models, keys, cells };
 }
 
-/** A model's behaviour counters: the sum of its rows (one per shard, db/schema.ts). */
-export interface ModelBehaviourTotals {
-  model: string;
-  patternCounts: Partial<Record<PatternType, number>>;
-  nudgesSent: number;
-  nudgesEffective: number;
-  turns: number;
-  stalledTurns: number;
-}
-
-/** Every model's behaviour counters in the workspace, most turns first. */
-export async function modelBehaviourTotals(db: Db, workspaceId: string): Promise<ModelBehaviourTotals[]> {
+/** Every model's behaviour counters in the workspace — the sum of its rows (one per shard, db/schema.ts) — most turns first. */
+export async function modelBehaviourTotals(db: Db, workspaceId: string): Promise<ModelBehaviourProfile[]> {
   const rows = await db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, workspaceId));
-  const byModel = new Map<string, ModelBehaviourTotals>();
+  const byModel = new Map<string, ModelBehaviourProfile>();
   for (const r of rows) {
-    let t = byModel.get(r.model);
-    if (!t) byModel.set(r.model, (t = { model: r.model, patternCounts: {}, nudgesSent: 0, nudgesEffective: 0, turns: 0, stalledTurns: 0 }));
-    t.nudgesSent += r.nudgesSent;
-    t.nudgesEffective += r.nudgesEffective;
-    t.turns += r.turns;
-    t.stalledTurns += r.stalledTurns;
-    for (const [pattern, n] of Object.entries((r.patternCounts ?? {}) as Record<string, unknown>)) {
-      const k = pattern as PatternType;
-      t.patternCounts[k] = (t.patternCounts[k] ?? 0) + (Number(n) || 0);
-    }
+    const patterns = (r.patternCounts ?? {}) as Partial<Record<PatternType, number>>;
+    byModel.set(r.model, applyBehaviourStats(byModel.get(r.model), r.model, { ...r, patterns }));
   }
   return [...byModel.values()].sort((a, b) => b.turns - a.turns || a.model.localeCompare(b.model));
 }
