@@ -28,6 +28,7 @@ import { postgresJs } from "./pipeline";
 import { errorCode } from "./sql-errors";
 import { ApiKeyRevokedError } from "./api-key-revoked";
 import { writeTrustPhase, writeSessionPhase, writeSharedCounters } from "./persist";
+import { rememberSessions } from "./row-version-cache";
 import type { BatchScope } from "./scope";
 
 export type { BatchScope } from "./scope";
@@ -93,7 +94,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const settled = await Promise.allSettled([sessionsLocked, claimsMade, configsLoaded, keyActive, channelsLoaded]);
   const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (failures.length) throw failures.find((err) => errorCode(err) !== "25P02") ?? failures[0];
-  const sessions = await sessionsLocked;
+  const { sessions, versions } = await sessionsLocked;
   const claimed = await claimsMade;
   const configs = await configsLoaded;
   const notificationChannels = await channelsLoaded;
@@ -131,6 +132,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
 
   // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
   await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters, before: contexts, cacheOwner: options.db ?? tx });
+  // Held as written, for guard.check's next decision (an agent's next PreToolUse after this result).
+  rememberSessions(options.db ?? tx, workspaceId, outcome.sessions, versions);
   await enqueueNotifications(tx, workspaceId, outcome.effects, { channels: notificationChannels });
   const counters = () => writeSharedCounters(tx, scope, outcome);
   return {

@@ -13,6 +13,13 @@
  * Under load, the checks of a workspace that arrive together share these statements (group commit,
  * server/ingest/coalescer.ts): a fleet's checks cost a statement and a commit per batch, not per call.
  *
+ * A session that only this process writes (an agent's checks, one after the other) needs no read at
+ * all: the process holds the row as it wrote it, and the check assumes the rest is as usual — its
+ * key, domain and tool trusted, no global pattern, the API key active, the configuration it holds.
+ * Its write then carries those assumptions as conditions and applies only if they all still hold; if
+ * any does not, it writes nothing and the check reads and decides again. One round trip instead of two
+ * for the answer agents wait on before every tool call.
+ *
  * Anything beyond the common answer — `ask` (tool-call approvals), a behaviour effect of the call
  * (pattern, nudge, pause, guidance, verdict, turn counters) — returns null and the caller runs the
  * full transactional path, which owns those rules.
@@ -33,22 +40,16 @@ import { textArrayLiteral } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
-import { sessionBehaviours, trustStates } from "./row-version-cache";
+import { sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
+import { isUniqueViolation } from "./sql-errors";
+import type { CachedConfigs } from "./config-cache";
+import { perDatabase } from "@/db/client";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
-interface SessionRead {
-  model: string | null;
-  agent: string;
-  paused: boolean;
-  pause_reason: string | null;
-  settings: SessionSettingsInput;
+interface SessionRead extends SessionFields {
   /** Null when the read found the version this process holds (row-version-cache.ts). */
   behaviour: unknown;
-  clock: number | string | null;
-  first_event_at: string | null;
-  event_count: number;
-  call_count: number;
   /** The row version (`xmin`): any committed change of the row since it was read changes it. */
   version: string;
 }
@@ -68,6 +69,8 @@ interface Inputs {
   session: SessionRead | null;
   /** The session's behaviour when the row is still the version this process wrote last. */
   cachedBehaviour: SessionBehaviour | null;
+  /** Not read: assumed from memory (`assumedInputs`), for the write to confirm. */
+  assumed: boolean;
   states: Map<string, KeyState>;
   globalPattern: boolean;
   duplicate: boolean;
@@ -120,7 +123,7 @@ const READ_INPUTS = fixedStatement(
         case when cfg.fingerprint is distinct from ${p.cachedFingerprint}::text then ${configDocumentsSql(p.ws)} end as configs,
         (select json_agg(l.j) from unnest((select ${p.sessionIds}::text[]), (select ${p.heldSessions}::text[])) as x(id, held)
           cross join lateral (select json_build_object(
-              'session_id', s.session_id, 'model', s.model, 'agent', s.agent, 'paused', s.paused, 'pause_reason', s.pause_reason,
+              'session_id', s.session_id, 'model', s.model, 'paused', s.paused, 'pause_reason', s.pause_reason,
               'settings', s.settings, 'behaviour', case when s.xmin::text = x.held then null else s.behaviour end,
               'clock', s.clock, 'first_event_at', s.first_event_at,
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
@@ -145,7 +148,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   const cached = cachedConfigs(db, ws);
   const sessionIds = distinct(requests.map((r) => r.sessionId));
   // The behaviour documents this process holds, taken now: the statement compares their versions.
-  const held = sessionIds.map((id) => sessionBehaviours.get(db, ws, id));
+  const held = sessionIds.map((id) => sessionSnapshots.get(db, ws, id));
   const levelKeys = distinct(requests.flatMap((r) => r.levelKeys));
   const heldStates = levelKeys.map((k) => trustStates.get(db, ws, k));
   const [row] = await READ_INPUTS.run<InputsRow>(db, {
@@ -176,6 +179,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
     }
   }
   const globalTools = new Set(jsonValue<string[] | null>(row.global_tools) ?? []);
+  for (const tool of distinct(requests.map((r) => r.toolName))) noteGlobalPattern(db, scope.organizationId, tool, globalTools.has(tool));
   const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
   const heldBy = new Map(sessionIds.map((id, i) => [id, held[i]]));
@@ -185,13 +189,57 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
     return {
     configFingerprint: row.config_fingerprint,
     session,
-    cachedBehaviour: session && mine && session.version === mine.version ? mine.value : null,
+    cachedBehaviour: session && mine && session.version === mine.version ? mine.value.behaviour : null,
+    assumed: false,
     states,
     globalPattern: globalTools.has(r.toolName),
     duplicate: duplicates.has(r.eventId),
     keyActive: r.apiKeyId === null || activeKeys.has(r.apiKeyId),
     };
   });
+}
+
+/**
+ * Tools with an active global pattern as the last read saw them, per database client: a check of
+ * such a tool is read first (its write would fail the assumption of no pattern). A hint only — the
+ * write checks the pattern itself.
+ */
+const globalPatternHints = new WeakMap<object, Set<string>>();
+
+function noteGlobalPattern(db: Db, organizationId: string, tool: string, active: boolean) {
+  const hints = perDatabase(globalPatternHints, db, () => new Set<string>());
+  const key = `${organizationId}\u0000${tool}`;
+  if (!active) hints.delete(key);
+  else if (hints.size < 10_000) hints.add(key);
+}
+
+/**
+ * The inputs of a check decided without reading, or null when it must read: the session as this
+ * process last wrote it (and nobody else has been writing it), its key, domain and tool trusted as
+ * far as this process knows (a state it holds that is not trusted is read), no global pattern
+ * known, the API key active, the configuration it holds. The decision from these is the common
+ * `allow`; the write applies it only if every one of them still holds (WRITE_CHECKS).
+ */
+function assumedInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: string[], configs: CachedConfigs): Inputs | null {
+  const held = sessionSnapshots.get(db, scope.workspaceId, ev.sessionId);
+  if (!held?.value.settled) return null;
+  const states = new Map<string, KeyState>();
+  for (const k of levelKeys) {
+    const state = trustStates.get(db, scope.workspaceId, k)?.value;
+    if (state && state.state !== "trusted") return null;
+    if (state) states.set(k, state);
+  }
+  if (perDatabase(globalPatternHints, db, () => new Set<string>()).has(`${scope.organizationId}\u0000${ev.toolName}`)) return null;
+  return {
+    configFingerprint: configs.fingerprint,
+    session: { ...held.value.fields, behaviour: null, version: held.version },
+    cachedBehaviour: held.value.behaviour,
+    states,
+    globalPattern: false,
+    duplicate: false,
+    keyActive: true,
+    assumed: true,
+  };
 }
 
 /**
@@ -216,12 +264,18 @@ interface WriteRequest {
   failure_key: string;
   turn_index: number | null;
   payload: unknown;
+  /** Decided from `assumedInputs`: written only if they hold, checked against the next four. */
+  assumed: boolean;
+  fingerprint: string;
+  level_keys: string[];
+  api_key_id: string | null;
 }
 
 /**
  * Many checks' writes in one statement, atomic as a whole: each session is updated only if it is
  * the version its check read (or created if it was new), then each such check claims its event id
- * and inserts its event. A check whose session changed meanwhile writes nothing and reads again; a
+ * and inserts its event. A check whose session changed meanwhile (or, decided without reading, one
+ * whose assumptions no longer hold) writes nothing and reads again; a
  * concurrent claim of one of the ids fails the statement (unique violation), and the coalescer
  * runs its checks one by one. Answers, per check, the version its session row has now (the
  * `xmin` this statement gave it), or null when the check was not written.
@@ -234,12 +288,23 @@ interface WriteRequest {
  * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
  * of the behaviour documents, not one per column and escaping level.
  */
-const WRITE_CHECKS = fixedStatement(["ws", "batch", "updated"], (p) => sql`
-      with u as (
+const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p) => sql`
+      with given as (
         select * from jsonb_to_recordset(${p.batch}::jsonb) as u(
           session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
           call_count integer, model text, behaviour jsonb, event_id text, event_ts timestamptz, tool_name text, call_id text,
-          failure_key text, turn_index integer, payload jsonb)
+          failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text)
+      ),
+      -- A check decided without reading (assumedInputs) is written only if what it assumed holds:
+      -- the configuration it used, its API key active, no level key out of trust, no global pattern.
+      u as (
+        select g.*, (not g.assumed or (
+          g.fingerprint = ${configFingerprintSql(p.ws)}
+          and (g.api_key_id is null or exists (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = g.api_key_id and a.revoked_at is null))
+          and not exists (select 1 from key_state k where k.workspace_id = ${p.ws} and k.failure_key = any(g.level_keys) and k.state <> 'trusted')
+          and not exists (select 1 from global_tool_pattern t where t.organization_id = ${p.org} and t.tool_name = g.tool_name and t.status = 'active')
+        )) as inputs_hold
+        from given g
       ),
       -- Sessions are locked in one order (by id) before they are updated: batches on their way at
       -- once may hold the same sessions (a coding agent's parallel tool calls), in any order.
@@ -255,13 +320,13 @@ const WRITE_CHECKS = fixedStatement(["ws", "batch", "updated"], (p) => sql`
         from u join locked l on l.session_id = u.session_id
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
         where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[]) and s.session_id = u.session_id
-          and ${SESSION_UNCHANGED}
+          and ${SESSION_UNCHANGED} and u.inputs_hold
         returning s.session_id, s.xmin::text as version
       ),
       ins as (
         insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
         select ${p.ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
-        from u where u.version is null order by u.session_id
+        from u where u.version is null and u.inputs_hold order by u.session_id
         on conflict do nothing
         returning session_id, xmin::text as version
       ),
@@ -282,6 +347,7 @@ const WRITE_CHECKS = fixedStatement(["ws", "batch", "updated"], (p) => sql`
 async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<(string | null)[]> {
   const written = await WRITE_CHECKS.run<{ id: string; version: string }>(db, {
     ws: scope.workspaceId,
+    org: scope.organizationId,
     batch: JSON.stringify(requests),
     updated: textArrayLiteral(requests.filter((r) => r.version !== null).map((r) => r.session_id)),
   });
@@ -329,6 +395,7 @@ function writerFor(db: Db, scope: BatchScope) {
 
 /** Decides a guard.check in two round trips, or returns null when the full path must run. */
 export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, apiKeyId: string | null): Promise<GuardVerdict | null> {
+  let mayAssume = true;
   for (let attempt = 0; attempt < 4; attempt++) {
     let configs = cachedConfigs(db, scope.workspaceId);
     // Without cached configuration the level keys are unknown: read the documents first (once).
@@ -338,7 +405,9 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       configs = read.configs;
     }
     let keys = guardLevelKeys(ev, configs);
-    const inputs = await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys: keys.levelKeys, apiKeyId });
+    const assumed = mayAssume ? assumedInputs(db, scope, ev, keys.levelKeys, configs) : null;
+    mayAssume = false; // an assumption that failed is not made twice: the next attempt reads
+    const inputs = assumed ?? (await readerFor(db, scope).submit({ sessionId: ev.sessionId, eventId: ev.id, toolName: ev.toolName, levelKeys: keys.levelKeys, apiKeyId }));
     if (!inputs.keyActive) throw new ApiKeyRevokedError();
     if (!inputs.configFingerprint) return null;
     const current = cachedConfigs(db, scope.workspaceId);
@@ -373,14 +442,24 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     if (observed.effects.length || observed.verdicts.length || st.turns || st.stalledTurns || st.nudgesSent || st.nudgesEffective || Object.keys(st.patterns).length) return null;
 
     const at = new Date(t).toISOString();
-    const written = await writerFor(db, scope).submit({
+    const fields: SessionFields = {
+      model,
+      paused: session.paused,
+      pause_reason: session.pauseReason,
+      settings: session.settings,
+      clock: t,
+      first_event_at: stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : at,
+      event_count: (stored?.event_count ?? 0) + 1,
+      call_count: (stored?.call_count ?? 0) + 1,
+    };
+    const write = writerFor(db, scope).submit({
       session_id: ev.sessionId,
       version: stored?.version ?? null,
       clock: t,
       at,
-      first_event_at: stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : at,
-      event_count: (stored?.event_count ?? 0) + 1,
-      call_count: (stored?.call_count ?? 0) + 1,
+      first_event_at: fields.first_event_at!,
+      event_count: fields.event_count,
+      call_count: fields.call_count,
       model,
       behaviour: storedSessionBehaviour(observed.state),
       event_id: ev.id,
@@ -390,12 +469,20 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       failure_key: info.failureKey,
       turn_index: ev.turnIndex ?? null,
       payload: { call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) },
+      assumed: inputs.assumed,
+      fingerprint: inputs.configFingerprint,
+      level_keys: keys.levelKeys,
+      api_key_id: apiKeyId,
     });
+    // Assumed not seen before: a repeated id (a client's retry) fails the write; read, and answer as recorded.
+    const written = inputs.assumed ? await write.catch((err: unknown) => (isUniqueViolation(err) ? null : Promise.reject(err))) : await write;
     if (written !== null) {
-      sessionBehaviours.remember(db, scope.workspaceId, ev.sessionId, written, observed.state);
+      // Settled when nobody else wrote the row since this process did (or it is new): see SessionSnapshot.
+      const settled = inputs.assumed || stored === null || inputs.cachedBehaviour !== null;
+      sessionSnapshots.remember(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: observed.state, settled });
       return verdict;
     }
-    // The session changed between the two round trips: decide again from its new state.
+    // The session changed between the two round trips (or an assumption failed): decide again from what is stored.
   }
   return null;
 }

@@ -105,7 +105,8 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
   if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
   return withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
-      const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true, db });
+      // The lean path may have decided from memory without checking the key: the batch checks it (same round trip).
+      const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true, db, recheckApiKeyId: apiKeyId });
       const session = batch.sessions.get(ev.sessionId)!;
       const keys = guardLevelKeys(ev, batch.configs);
       const { states, global } = await loadDecisionInputs(tx, scope, keys.levelKeys, ev.toolName);

@@ -43,11 +43,21 @@ export type SessionRow = BatchSession;
 
 const ms = (d: Date | null) => (d ? d.getTime() : null);
 
+export interface LockedSessions {
+  sessions: Map<string, SessionRow>;
+  /**
+   * Each row's version (`xmin`) once locked: the lock rewrote the row in this transaction, and the
+   * transaction's later writes of it keep that version (row-version-cache.ts, SessionSnapshot).
+   */
+  versions: Map<string, string>;
+}
+
 /** Creates missing session rows and locks all of them, in session-id order (deadlock-free). */
-export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: string[]): Promise<Map<string, SessionRow>> {
+export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: string[]): Promise<LockedSessions> {
   const ids = [...new Set(sessionIds)].sort();
   const out = new Map<string, SessionRow>();
-  if (!ids.length) return out;
+  const versions = new Map<string, string>();
+  if (!ids.length) return { sessions: out, versions };
   // One round trip: the upsert creates missing rows and row-locks existing ones (ON CONFLICT DO
   // UPDATE locks like FOR UPDATE), in session-id order, and the select behind it reads them all.
   // Array parameters: one statement text (prepared once) whatever the number of sessions.
@@ -56,9 +66,13 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
     sql`insert into ${agentSession} (workspace_id, session_id)
       select ${workspaceId}, u.id from unnest(${textArray(ids)}) as u(id) order by u.id
       on conflict (workspace_id, session_id) do update set agent = ${agentSession}.agent`,
-    tx.select().from(agentSession).where(and(eq(agentSession.workspaceId, workspaceId), anyOf(agentSession.sessionId, ids))),
+    tx
+      .select({ row: agentSession, version: sql<string>`${agentSession}.xmin::text` })
+      .from(agentSession)
+      .where(and(eq(agentSession.workspaceId, workspaceId), anyOf(agentSession.sessionId, ids))),
   );
-  for (const r of rows) {
+  for (const { row: r, version } of rows) {
+    versions.set(r.sessionId, version);
     out.set(r.sessionId, {
       sessionId: r.sessionId,
       agent: r.agent,
@@ -81,7 +95,7 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
       dirty: false,
     });
   }
-  return out;
+  return { sessions: out, versions };
 }
 
 

@@ -12,9 +12,10 @@
  * the same statement as the other inputs, so a stale document is never used and nothing needs
  * invalidating.
  */
-import { perDatabase, type Db } from "@/db/client";
+import { perDatabase, type Db, type Tx } from "@/db/client";
+import type { BatchSession } from "@/server/engine/batch";
 import type { SessionBehaviour } from "@/server/engine/behaviour-state";
-import type { KeyContext, KeyState } from "@/server/engine/types";
+import type { KeyContext, KeyState, SessionSettingsInput } from "@/server/engine/types";
 
 export interface Versioned<T> {
   /** `xmin` of the row that holds exactly this document. */
@@ -47,11 +48,63 @@ export class RowVersionCache<T> {
   }
 }
 
+/** The columns of a session guard.check decides from, besides its behaviour (as READ_INPUTS sends them). */
+export interface SessionFields {
+  model: string | null;
+  paused: boolean;
+  pause_reason: string | null;
+  settings: SessionSettingsInput;
+  clock: number | string | null;
+  first_event_at: string | null;
+  event_count: number;
+  call_count: number;
+}
+
+/** A session row as the lean path wrote it: what guard.check needs of it, whole. */
+export interface SessionSnapshot {
+  fields: SessionFields;
+  behaviour: SessionBehaviour;
+  /**
+   * The check that wrote this version found the row as this process had left it (or created it):
+   * nobody else is writing the session, so the next check may decide from this snapshot without
+   * reading it, and let its write confirm it (server/ingest/guard-lean.ts, `assumedInputs`). A
+   * session another writer keeps changing (ingest of its results on another instance) is read
+   * first, as that write would fail and cost a round trip more.
+   */
+  settled: boolean;
+}
+
 /**
- * Sessions' behaviour, remembered as the lean path writes it (under the version its write returned).
- * A document is ~4–9 KiB of objects: at most ~18 MiB per client.
+ * Sessions as the lean path writes them (under the version its write returned). A snapshot is
+ * ~4–9 KiB of objects: at most ~18 MiB per client.
  */
-export const sessionBehaviours = new RowVersionCache<SessionBehaviour>(2048);
+export const sessionSnapshots = new RowVersionCache<SessionSnapshot>(2048);
+
+/**
+ * Sessions as an ingest batch left them, under the versions its locks gave them. A snapshot is as
+ * settled as the one this process held before (a session new to it is not: its next check reads).
+ */
+export function rememberSessions(db: Db | Tx, workspaceId: string, sessions: ReadonlyMap<string, BatchSession>, versions: ReadonlyMap<string, string>): void {
+  for (const s of sessions.values()) {
+    const version = versions.get(s.sessionId);
+    if (!version || !s.behaviour) continue;
+    const before = sessionSnapshots.get(db as Db, workspaceId, s.sessionId);
+    sessionSnapshots.remember(db as Db, workspaceId, s.sessionId, version, {
+      fields: {
+        model: s.model,
+        paused: s.paused,
+        pause_reason: s.pauseReason,
+        settings: s.settings,
+        clock: s.clock,
+        first_event_at: s.firstEventAt === null ? null : new Date(s.firstEventAt).toISOString(),
+        event_count: s.eventCount,
+        call_count: s.callCount,
+      },
+      behaviour: s.behaviour,
+      settled: before?.value.settled ?? false,
+    });
+  }
+}
 
 /** Trust states (`key_state.trust`), remembered as the lean path reads them: ~1–2 KiB of objects each. */
 export const trustStates = new RowVersionCache<KeyState>(8192);

@@ -35,7 +35,7 @@ export async function setSessionSettings(db: Db, input: { workspaceId: string; s
   const parsed = parseSessionSettings(input.settings);
   if (!parsed.ok) throw new FieldIssuesError(parsed.errors.map((e) => ({ path: ["settings", ...e.path.split(".").filter(Boolean)], message: e.message })));
   return db.transaction(async (tx) => {
-    const sessions = await lockSessions(tx, input.workspaceId, [input.sessionId]);
+    const { sessions } = await lockSessions(tx, input.workspaceId, [input.sessionId]);
     const s = sessions.get(input.sessionId)!;
     const settings = applySettingsPatch(s.settings, parsed.value);
     await tx

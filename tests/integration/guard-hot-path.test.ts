@@ -15,8 +15,9 @@ import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
-import { sessionBehaviours, trustStates } from "@/server/ingest/row-version-cache";
+import { sessionSnapshots, trustStates } from "@/server/ingest/row-version-cache";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { cachedConfigs } from "@/server/ingest/config-cache";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */
 async function instanceOn(url: string, options: postgres.Options<Record<string, never>>) {
@@ -124,9 +125,9 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     const [c1, c2, c3] = [1, 2, 3].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
     for (const c of [c1, c2]) expect((await app.mutation("guard.check", c, { key })).body.result?.data.decision).toBe("allow");
     let stored = await storedSession(app.db, workspaceId, s);
-    const held = sessionBehaviours.get(app.db, workspaceId, s);
+    const held = sessionSnapshots.get(app.db, workspaceId, s);
     expect(held?.version).toBe(stored.version);
-    expect(held?.value).toEqual(stored.behaviour);
+    expect(held?.value.behaviour).toEqual(stored.behaviour);
     // The result of c1 goes through ingest (the full path): the row changes, the memory does not.
     const ingested = await app.mutation("ingest.events", { events: [result(s, "read_file", c1.args, { success: false, error: "ENOENT: no such file" }, { callId: c1.callId })] }, { key });
     expect(ingested.status).toBe(200);
@@ -136,7 +137,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     stored = await storedSession(app.db, workspaceId, s);
     expect(stored.behaviour.calls.map((c) => c.callId)).toEqual([c1.callId, c2.callId, c3.callId]);
     expect(stored.behaviour.calls[0].outcome).toMatch(/^F:/);
-    expect(sessionBehaviours.get(app.db, workspaceId, s)).toMatchObject({ version: stored.version, value: stored.behaviour });
+    expect(sessionSnapshots.get(app.db, workspaceId, s)).toMatchObject({ version: stored.version, value: { behaviour: stored.behaviour } });
   });
 
   it("a trust state is kept in memory under its row version, and the check right after ingest changed it decides from the new state", async () => {
@@ -172,23 +173,133 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     it("a session changed by another instance is read again in full; one this instance wrote last is not sent back", async () => {
       const ws = await app.seedWorkspace();
       const s = uid("s");
-      const calls = [1, 2, 3, 4, 5].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
+      const calls = [1, 2, 3, 4, 5, 6].map((i) => call(s, "read_file", { path: `/src/f${i}.ts` }));
       const check = async (on: TestApp, c: (typeof calls)[number]) => expect((await on.mutation("guard.check", c, { key: ws.key })).body.result?.data.decision).toBe("allow");
+      const readsOf = (from: number) => other.counter.texts.slice(from).map((t, i) => ({ t, params: other.counter.params[from + i] })).filter((x) => x.t.includes("x.held"));
       await check(other.app, calls[0]);
-      await check(other.app, calls[1]);
-      const mine = sessionBehaviours.get(other.database.db, ws.workspaceId, s)!;
-      expect(mine.version).toBe((await storedSession(app.db, ws.workspaceId, s)).version);
-      // The read of the next check sends the version it holds; the answer leaves the document out.
-      const before = other.counter.texts.length;
+      await check(app, calls[1]);
+      // The other instance wrote the session since: the next check reads it, and gets the document back.
+      let before = other.counter.texts.length;
       await check(other.app, calls[2]);
-      const read = other.counter.texts.slice(before).findIndex((t) => t.includes("x.held"));
-      expect(other.counter.params[before + read]).toContain(`{"${mine.version}"}`);
-      // The other instance writes the session: this one's memory is now an older version.
-      await check(app, calls[3]);
+      expect(readsOf(before)).toHaveLength(1);
+      const mine = sessionSnapshots.get(other.database.db, ws.workspaceId, s)!;
+      expect(mine.version).toBe((await storedSession(app.db, ws.workspaceId, s)).version);
+      expect(mine.value.settled).toBe(false); // it had changed behind this instance's back: read again next time
+      // The next read sends the version this instance holds; the answer leaves the document out.
+      before = other.counter.texts.length;
+      await check(other.app, calls[3]);
+      const [read] = readsOf(before);
+      expect(read.params).toContain(`{"${mine.version}"}`);
+      // Found as this instance left it: from now on its checks decide from memory, without a read.
+      expect(sessionSnapshots.get(other.database.db, ws.workspaceId, s)!.value.settled).toBe(true);
+      before = other.counter.texts.length;
       await check(other.app, calls[4]);
+      expect(readsOf(before)).toHaveLength(0);
+      // Until someone else writes it again: that write makes the assumed one write nothing, and the check reads.
+      await check(app, calls[5]);
+      const seventh = call(s, "read_file", { path: "/src/f7.ts" });
+      before = other.counter.texts.length;
+      await check(other.app, seventh);
+      expect(readsOf(before)).toHaveLength(1);
       const stored = await storedSession(app.db, ws.workspaceId, s);
-      expect(stored.behaviour.calls.map((c) => c.callId)).toEqual(calls.map((c) => c.callId));
-      expect(sessionBehaviours.get(other.database.db, ws.workspaceId, s)).toMatchObject({ version: stored.version, value: stored.behaviour });
+      expect(stored.behaviour.calls.map((c) => c.callId)).toEqual([...calls, seventh].map((c) => c.callId));
+      expect(sessionSnapshots.get(other.database.db, ws.workspaceId, s)).toMatchObject({ version: stored.version, value: { behaviour: stored.behaviour } });
+      const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+      expect(row).toMatchObject({ eventCount: 7, callCount: 7 });
+    });
+
+    it("a session only this instance writes is decided from memory: one round trip per check", async () => {
+      const ws = await app.seedWorkspace();
+      const s = uid("s");
+      // The first check reads (the session is new to this instance), and warms the statements.
+      await other.app.mutation("guard.check", call(s, "read_file", { path: "/w" }), { key: ws.key });
+      for (let i = 0; i < 5; i++) {
+        const before = other.counter.statements;
+        const res = await other.app.mutation("guard.check", call(s, "http_request", { url: `https://api.example.com/v1/items/${i}` }), { key: ws.key });
+        expect(res.body.result?.data).toMatchObject({ decision: "allow", state: "trusted" });
+        const sent = other.counter.texts.slice(before);
+        expect(sent, sent.join("\n---\n")).toHaveLength(1);
+      }
+      const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+      expect(row).toMatchObject({ eventCount: 6, callCount: 6 });
+    });
+
+    describe("a check decided from memory is written only if what it assumed still holds", () => {
+      /** A workspace and a session this instance has checked twice, so that it now decides from memory. */
+      async function settledSession() {
+        const ws = await app.seedWorkspace();
+        const s = uid("s");
+        for (const path of ["/a", "/b"]) expect((await other.app.mutation("guard.check", call(s, "read_file", { path }), { key: ws.key })).status).toBe(200);
+        expect(sessionSnapshots.get(other.database.db, ws.workspaceId, s)?.value.settled).toBe(true);
+        const check = async (toolName: string, args: Record<string, unknown>, c = call(s, toolName, args)) => {
+          const res = await other.app.mutation("guard.check", c, { key: ws.key });
+          return { status: res.status, data: res.body.result?.data };
+        };
+        const calls = async () => (await app.db.select({ id: event.id }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s), eq(event.type, "tool.call")))).length;
+        return { ws, s, check, calls };
+      }
+
+      // The results come from another session: this one's row stays as the instance wrote it, so
+      // only the condition on the trust states can stop the write.
+      it("its key escalated by ingest on another instance: ask", async () => {
+        const { ws, check } = await settledSession();
+        const url = "https://api.example.com/v1/users";
+        const failed = () => result(uid("s"), "http_request", { url }, { success: false, httpStatus: 503, error: "Service Unavailable" });
+        expect((await app.mutation("ingest.events", { events: [failed(), failed(), failed()] }, { key: ws.key })).status).toBe(200);
+        expect((await check("http_request", { url })).data).toMatchObject({ decision: "ask", state: "escalated" });
+      });
+
+      it("its tool blocked (a level state, e.g. by a security block): the key under it answers as the tool", async () => {
+        const { ws, check, calls } = await settledSession();
+        const denied = result(uid("s"), "bash", { command: "sudo rm -rf /" }, { success: false, error: "Permission denied" });
+        expect((await app.mutation("ingest.events", { events: [denied] }, { key: ws.key })).status).toBe(200);
+        expect((await check("bash", { command: "ls -la" })).data).toMatchObject({ decision: "ask", failureKey: "bash|command=ls", state: "blocked" });
+        expect(await calls()).toBe(3); // recorded once, by the full path that asks
+      });
+
+      it("a global pattern of its tool: ask", async () => {
+        const { ws, check } = await settledSession();
+        await app.db.execute(sql`insert into global_tool_pattern (organization_id, tool_name, status, workspace_ids, avg_failure_rate, detected_at)
+          values (${ws.organizationId}, 'read_file', 'active', '[]'::jsonb, 0.9, now())`);
+        const answer = (await check("read_file", { path: "/c" })).data;
+        expect(answer).toMatchObject({ decision: "ask" });
+        expect(answer?.reason).toMatch(/global tool pattern/);
+      });
+
+      it("the session paused behind its back: pause", async () => {
+        const { ws, s, check } = await settledSession();
+        await app.db.update(agentSession).set({ paused: true, pauseReason: "Paused by a person" }).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+        expect((await check("read_file", { path: "/c" })).data).toMatchObject({ decision: "pause", reason: "Paused by a person" });
+      });
+
+      it("its API key revoked: 401, nothing recorded", async () => {
+        const { ws, check, calls } = await settledSession();
+        await app.db.update(apiKey).set({ revokedAt: new Date() }).where(eq(apiKey.workspaceId, ws.workspaceId));
+        expect((await check("read_file", { path: "/c" })).status).toBe(401);
+        expect(await calls()).toBe(2);
+      });
+
+      it("the configuration changed: read again, and held from then on", async () => {
+        const { ws, check } = await settledSession();
+        const before = cachedConfigs(other.database.db, ws.workspaceId)!.fingerprint;
+        expect((await app.mutation("config.put", { settings: { blocked_decision: "deny" } }, { key: ws.key })).status).toBe(200);
+        const sent = other.counter.texts.length;
+        expect((await check("read_file", { path: "/c" })).data).toMatchObject({ decision: "allow" });
+        expect(other.counter.texts.slice(sent).some((t) => t.includes("x.held"))).toBe(true);
+        const after = cachedConfigs(other.database.db, ws.workspaceId)!;
+        expect(after.fingerprint).not.toBe(before);
+        expect(after.workspaceDoc.settings).toMatchObject({ blockedDecision: "deny" });
+      });
+
+      it("a repeated call (the same event id): answered, recorded once", async () => {
+        const { ws, s, check, calls } = await settledSession();
+        const c = call(s, "read_file", { path: "/c" });
+        expect((await check("read_file", {}, c)).data).toMatchObject({ decision: "allow" });
+        expect((await check("read_file", {}, c)).data).toMatchObject({ decision: "allow" });
+        expect(await calls()).toBe(3);
+        const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+        expect(row).toMatchObject({ eventCount: 3, callCount: 3 });
+      });
     });
 
     it("the common answer takes at most 2 round trips, with the key and the configuration from memory", async () => {
@@ -238,6 +349,45 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       expect(rows.map((r) => r.type).sort()).toEqual(["session.start", "tool.call", "tool.call", "tool.call", "tool.call"]);
       const [stored] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, session)));
       expect(stored).toMatchObject({ agent: "claude-code", callCount: 4 });
+    });
+
+    it("a coding agent's PreToolUse right after its PostToolUse (ingest) is decided from memory: one round trip", async () => {
+      const ws = await app.seedWorkspace();
+      const session = uid("cc");
+      const hook = (body: Record<string, unknown>) =>
+        handleHookRequest(
+          new Request("http://vigil.test/api/hooks/claude-code", {
+            method: "POST",
+            headers: { authorization: `Bearer ${ws.key}`, "content-type": "application/json" },
+            body: JSON.stringify({ session_id: session, tool_name: "Read", ...body }),
+          }),
+          other.app.runtime,
+          "claude-code",
+        );
+      const pre = (n: number) => hook({ hook_event_name: "PreToolUse", tool_input: { file_path: `/src/f${n}.ts` }, tool_use_id: `toolu_${n}` });
+      const post = (n: number) =>
+        hook({ hook_event_name: "PostToolUse", tool_input: { file_path: `/src/f${n}.ts` }, tool_use_id: `toolu_${n}`, tool_response: { type: "text", file: { filePath: `/src/f${n}.ts`, content: "x" } } });
+      // The session's first calls read it (it is new to this instance); then it is known as left.
+      for (const n of [0, 1]) {
+        expect((await pre(n)).status).toBe(200);
+        expect((await post(n)).status).toBe(200);
+      }
+      for (let n = 2; n <= 4; n++) {
+        const before = other.counter.statements;
+        expect((await pre(n)).status).toBe(200);
+        const sent = other.counter.texts.slice(before);
+        expect(sent, sent.join("\n---\n")).toHaveLength(1);
+        expect((await post(n)).status).toBe(200);
+      }
+      const rows = await app.db.select({ type: event.type }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, session)));
+      expect(rows.filter((r) => r.type === "tool.call")).toHaveLength(5);
+      expect(rows.filter((r) => r.type === "tool.result")).toHaveLength(5);
+      const [stored] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, session)));
+      expect(stored.callCount).toBe(5);
+      // The behaviour kept every call with its outcome: the checks from memory lost none of ingest's writes.
+      const behaviour = (await storedSession(app.db, ws.workspaceId, session)).behaviour;
+      expect(behaviour.calls.map((c) => c.callId)).toEqual([0, 1, 2, 3, 4].map((n) => `toolu_${n}`));
+      expect(behaviour.calls.every((c) => typeof c.outcome === "string")).toBe(true);
     });
 
     it("parallel calls of the same sessions (a coding agent's parallel tools) lock their sessions in one order: no deadlock", async () => {
