@@ -1,6 +1,6 @@
 /**
  * The lean guard.check (SPEC 7.2): decides and records the `tool.call` in two database round trips
- * and without a transaction held across them.
+ * (one for a session this process alone writes, below) and without a transaction held across them.
  *
  *  1. One read: the session row, the key's, domain's and tool's trust
  *     states, the global tool pattern, whether the event id was seen, whether the API key is still
@@ -393,7 +393,7 @@ function writerFor(db: Db, scope: BatchScope) {
     new Coalescer({ run: (items) => writeChecks(db, scope, items), maxInFlight: inFlightFor(db), maxBatch: MAX_BATCH, keysOf: (w) => ["s:" + w.session_id, "e:" + w.event_id] }));
 }
 
-/** Decides a guard.check in two round trips, or returns null when the full path must run. */
+/** Decides a guard.check in one round trip (`assumedInputs`) or two, or returns null when the full path must run. */
 export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, apiKeyId: string | null): Promise<GuardVerdict | null> {
   let mayAssume = true;
   for (let attempt = 0; attempt < 4; attempt++) {
