@@ -95,6 +95,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (failures.length) throw failures.find((err) => errorCode(err) !== "25P02") ?? failures[0];
   const { sessions, versions } = await sessionsLocked;
+  const begun = new Set([...sessions.values()].filter((s) => s.eventCount === 0).map((s) => s.sessionId));
   const claimed = await claimsMade;
   const configs = await configsLoaded;
   const notificationChannels = await channelsLoaded;
@@ -133,7 +134,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   // Without deferSharedCounters, the shared counters are sent last in writeTrustPhase's pipeline.
   await writeTrustPhase(tx, scope, configs, outcome, { sharedCounters: !options.deferSharedCounters, before: contexts, cacheOwner: options.db ?? tx });
   // Held as written, for guard.check's next decision (an agent's next PreToolUse after this result).
-  rememberSessions(options.db ?? tx, workspaceId, outcome.sessions, versions);
+  rememberSessions(options.db ?? tx, workspaceId, outcome.sessions, versions, begun);
   await enqueueNotifications(tx, workspaceId, outcome.effects, { channels: notificationChannels });
   const counters = () => writeSharedCounters(tx, scope, outcome);
   return {

@@ -40,7 +40,7 @@ import { textArrayLiteral } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
-import { sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
+import { noteSessionSeen, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
 import { isUniqueViolation } from "./sql-errors";
 import type { CachedConfigs } from "./config-cache";
 import { perDatabase } from "@/db/client";
@@ -182,6 +182,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   for (const tool of distinct(requests.map((r) => r.toolName))) noteGlobalPattern(db, scope.organizationId, tool, globalTools.has(tool));
   const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
+  for (const id of sessions.keys()) noteSessionSeen(db, ws, id);
   const heldBy = new Map(sessionIds.map((id, i) => [id, held[i]]));
   return requests.map((r) => {
     const session = sessions.get(r.sessionId) ?? null;
@@ -215,14 +216,15 @@ function noteGlobalPattern(db: Db, organizationId: string, tool: string, active:
 
 /**
  * The inputs of a check decided without reading, or null when it must read: the session as this
- * process last wrote it (and nobody else has been writing it), its key, domain and tool trusted as
+ * process last wrote it (and nobody else has been writing it) — or, one it has never seen, a new
+ * session, which the write creates only if no row exists —, its key, domain and tool trusted as
  * far as this process knows (a state it holds that is not trusted is read), no global pattern
  * known, the API key active, the configuration it holds. The decision from these is the common
  * `allow`; the write applies it only if every one of them still holds (WRITE_CHECKS).
  */
 function assumedInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: string[], configs: CachedConfigs): Inputs | null {
   const held = sessionSnapshots.get(db, scope.workspaceId, ev.sessionId);
-  if (!held?.value.settled) return null;
+  if (held ? !held.value.settled : sessionSeen(db, scope.workspaceId, ev.sessionId)) return null;
   const states = new Map<string, KeyState>();
   for (const k of levelKeys) {
     const state = trustStates.get(db, scope.workspaceId, k)?.value;
@@ -232,8 +234,8 @@ function assumedInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: strin
   if (perDatabase(globalPatternHints, db, () => new Set<string>()).has(`${scope.organizationId}\u0000${ev.toolName}`)) return null;
   return {
     configFingerprint: configs.fingerprint,
-    session: { ...held.value.fields, behaviour: null, version: held.version },
-    cachedBehaviour: held.value.behaviour,
+    session: held ? { ...held.value.fields, behaviour: null, version: held.version } : null,
+    cachedBehaviour: held?.value.behaviour ?? null,
     states,
     globalPattern: false,
     duplicate: false,
@@ -480,6 +482,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       // Settled when nobody else wrote the row since this process did (or it is new): see SessionSnapshot.
       const settled = inputs.assumed || stored === null || inputs.cachedBehaviour !== null;
       sessionSnapshots.remember(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: observed.state, settled });
+      noteSessionSeen(db, scope.workspaceId, ev.sessionId);
       return verdict;
     }
     // The session changed between the two round trips (or an assumption failed): decide again from what is stored.

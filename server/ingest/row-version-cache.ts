@@ -81,14 +81,41 @@ export interface SessionSnapshot {
 export const sessionSnapshots = new RowVersionCache<SessionSnapshot>(2048);
 
 /**
- * Sessions as an ingest batch left them, under the versions its locks gave them. A snapshot is as
- * settled as the one this process held before (a session new to it is not: its next check reads).
+ * Sessions this process has seen stored — read, or written by it — including those the snapshot
+ * cache has let go: a session it has never seen is most likely new, and guard.check creates it in
+ * its one write (guard-lean.ts); one it has seen is read first. ~100 bytes each, at most 50,000 per
+ * client (then it starts over: those sessions cost one refused write each before their read).
  */
-export function rememberSessions(db: Db | Tx, workspaceId: string, sessions: ReadonlyMap<string, BatchSession>, versions: ReadonlyMap<string, string>): void {
+const seenSessions = new WeakMap<object, Set<string>>();
+const MAX_SEEN_SESSIONS = 50_000;
+
+export function noteSessionSeen(db: Db | Tx, workspaceId: string, sessionId: string): void {
+  const seen = perDatabase(seenSessions, db as Db, () => new Set<string>());
+  if (seen.size >= MAX_SEEN_SESSIONS) seen.clear();
+  seen.add(`${workspaceId}\u0000${sessionId}`);
+}
+
+export function sessionSeen(db: Db, workspaceId: string, sessionId: string): boolean {
+  return perDatabase(seenSessions, db, () => new Set<string>()).has(`${workspaceId}\u0000${sessionId}`);
+}
+
+/**
+ * Sessions as an ingest batch left them, under the versions its locks gave them. A snapshot is as
+ * settled as the one this process held before; of a session new to it, settled if the batch began
+ * it (`begun`: no event before), else its next check reads first.
+ */
+export function rememberSessions(
+  db: Db | Tx,
+  workspaceId: string,
+  sessions: ReadonlyMap<string, BatchSession>,
+  versions: ReadonlyMap<string, string>,
+  begun: ReadonlySet<string>,
+): void {
   for (const s of sessions.values()) {
     const version = versions.get(s.sessionId);
     if (!version || !s.behaviour) continue;
     const before = sessionSnapshots.get(db as Db, workspaceId, s.sessionId);
+    noteSessionSeen(db, workspaceId, s.sessionId);
     sessionSnapshots.remember(db as Db, workspaceId, s.sessionId, version, {
       fields: {
         model: s.model,
@@ -101,7 +128,7 @@ export function rememberSessions(db: Db | Tx, workspaceId: string, sessions: Rea
         call_count: s.callCount,
       },
       behaviour: s.behaviour,
-      settled: before?.value.settled ?? false,
+      settled: before?.value.settled ?? begun.has(s.sessionId),
     });
   }
 }

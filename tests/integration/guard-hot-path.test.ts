@@ -4,7 +4,7 @@
  * request on every app instance (two database clients on one PostgreSQL = two instances).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
@@ -222,6 +222,31 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       }
       const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
       expect(row).toMatchObject({ eventCount: 6, callCount: 6 });
+    });
+
+    it("a session new to this instance is created by its first check's one write; one another instance began is read after it", async () => {
+      const ws = await app.seedWorkspace();
+      await other.app.mutation("guard.check", call(uid("s"), "read_file", { path: "/warm" }), { key: ws.key });
+      const sent = async (s: string, path: string) => {
+        const before = other.counter.statements;
+        const res = await other.app.mutation("guard.check", call(s, "read_file", { path }), { key: ws.key });
+        expect(res.body.result?.data).toMatchObject({ decision: "allow" });
+        return other.counter.texts.slice(before);
+      };
+      const fresh = uid("s");
+      expect(await sent(fresh, "/a")).toHaveLength(1);
+      expect(await sent(fresh, "/b")).toHaveLength(1);
+      // Begun on the other instance: this one's insert finds the row and writes nothing, then it reads and writes.
+      const theirs = uid("s");
+      await app.mutation("guard.check", call(theirs, "read_file", { path: "/a" }), { key: ws.key });
+      const statements = await sent(theirs, "/b");
+      expect(statements.filter((t) => t.includes("x.held"))).toHaveLength(1);
+      expect(statements.filter((t) => t.includes("jsonb_to_recordset"))).toHaveLength(2);
+      // And it is not taken for new again: read first (it was changed behind this instance's back).
+      await app.mutation("guard.check", call(theirs, "read_file", { path: "/c" }), { key: ws.key });
+      expect((await sent(theirs, "/d")).filter((t) => t.includes("jsonb_to_recordset"))).toHaveLength(1);
+      const rows = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), inArray(agentSession.sessionId, [fresh, theirs])));
+      expect(Object.fromEntries(rows.map((r) => [r.sessionId, [r.eventCount, r.callCount]]))).toEqual({ [fresh]: [2, 2], [theirs]: [4, 4] });
     });
 
     describe("a check decided from memory is written only if what it assumed still holds", () => {
@@ -463,7 +488,10 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
         const instance = await TestApp.create(database);
         const ws = await app.seedWorkspace();
         for (let i = 0; i < 12; i++) {
-          const res = await instance.mutation("guard.check", call(uid("s"), "read_file", { path: `/src/f${i}.ts` }), { key: ws.key });
+          // A session the other instance began: this one reads it (after its write, which assumed it new, was refused).
+          const s = uid("s");
+          await app.mutation("guard.check", call(s, "read_file", { path: "/src/a.ts" }), { key: ws.key });
+          const res = await instance.mutation("guard.check", call(s, "read_file", { path: `/src/f${i}.ts` }), { key: ws.key });
           expect(res.body.result?.data.decision).toBe("allow");
         }
         const statements = await pg<{ statement: string; generic_plans: number; custom_plans: number }[]>`
