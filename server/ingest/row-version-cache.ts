@@ -14,7 +14,7 @@
  */
 import { perDatabase, type Db, type Tx } from "@/db/client";
 import type { BatchSession } from "@/server/engine/batch";
-import type { SessionBehaviour } from "@/server/engine/behaviour-state";
+import { createSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import type { KeyContext, KeyState, SessionSettingsInput } from "@/server/engine/types";
 
 export interface Versioned<T> {
@@ -113,7 +113,7 @@ export function rememberSessions(
 ): void {
   for (const s of sessions.values()) {
     const version = versions.get(s.sessionId);
-    if (!version || !s.behaviour) continue;
+    if (!version) continue;
     const before = sessionSnapshots.get(db as Db, workspaceId, s.sessionId);
     noteSessionSeen(db, workspaceId, s.sessionId);
     sessionSnapshots.remember(db as Db, workspaceId, s.sessionId, version, {
@@ -127,7 +127,8 @@ export function rememberSessions(
         event_count: s.eventCount,
         call_count: s.callCount,
       },
-      behaviour: s.behaviour,
+      // No call yet (e.g. only its start): as guard.check would begin it.
+      behaviour: s.behaviour ?? createSessionBehaviour(s.sessionId),
       settled: before?.value.settled ?? begun.has(s.sessionId),
     });
   }
