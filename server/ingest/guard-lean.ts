@@ -25,7 +25,7 @@
  * full transactional path, which owns those rules.
  */
 import { sql, type SQLWrapper } from "drizzle-orm";
-import { isEmbedded, jsonValue, type Db } from "@/db/client";
+import { isEmbedded, jsonValue, perDatabase, type Db } from "@/db/client";
 import { fixedStatement } from "@/db/fixed-statement";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
@@ -34,16 +34,14 @@ import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
 import { callInfo } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
-import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs } from "./config-cache";
+import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs, type CachedConfigs } from "./config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { textArrayLiteral } from "@/db/sql-arrays";
 import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
-import { noteSessionSeen, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
+import { noteSessionSeen, rememberSession, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
 import { isUniqueViolation } from "./sql-errors";
-import type { CachedConfigs } from "./config-cache";
-import { perDatabase } from "@/db/client";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
@@ -206,12 +204,13 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
  * write checks the pattern itself.
  */
 const globalPatternHints = new WeakMap<object, Set<string>>();
+const hintsOf = (db: Db) => perDatabase(globalPatternHints, db, () => new Set<string>());
+const hintKey = (organizationId: string, tool: string) => `${organizationId}\u0000${tool}`;
 
 function noteGlobalPattern(db: Db, organizationId: string, tool: string, active: boolean) {
-  const hints = perDatabase(globalPatternHints, db, () => new Set<string>());
-  const key = `${organizationId}\u0000${tool}`;
-  if (!active) hints.delete(key);
-  else if (hints.size < 10_000) hints.add(key);
+  const hints = hintsOf(db);
+  if (!active) hints.delete(hintKey(organizationId, tool));
+  else if (hints.size < 10_000) hints.add(hintKey(organizationId, tool));
 }
 
 /**
@@ -231,7 +230,7 @@ function assumedInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: strin
     if (state && state.state !== "trusted") return null;
     if (state) states.set(k, state);
   }
-  if (perDatabase(globalPatternHints, db, () => new Set<string>()).has(`${scope.organizationId}\u0000${ev.toolName}`)) return null;
+  if (hintsOf(db).has(hintKey(scope.organizationId, ev.toolName))) return null;
   return {
     configFingerprint: configs.fingerprint,
     session: held ? { ...held.value.fields, behaviour: null, version: held.version } : null,
@@ -481,8 +480,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     if (written !== null) {
       // Settled when nobody else wrote the row since this process did (or it is new): see SessionSnapshot.
       const settled = inputs.assumed || stored === null || inputs.cachedBehaviour !== null;
-      sessionSnapshots.remember(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: observed.state, settled });
-      noteSessionSeen(db, scope.workspaceId, ev.sessionId);
+      rememberSession(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: observed.state, settled });
       return verdict;
     }
     // The session changed between the two round trips (or an assumption failed): decide again from what is stored.

@@ -99,6 +99,12 @@ export function sessionSeen(db: Db, workspaceId: string, sessionId: string): boo
   return perDatabase(seenSessions, db, () => new Set<string>()).has(`${workspaceId}\u0000${sessionId}`);
 }
 
+/** A session's row as written at `version`: held as a snapshot, and seen. */
+export function rememberSession(db: Db | Tx, workspaceId: string, sessionId: string, version: string, snapshot: SessionSnapshot): void {
+  sessionSnapshots.remember(db as Db, workspaceId, sessionId, version, snapshot);
+  noteSessionSeen(db, workspaceId, sessionId);
+}
+
 /**
  * Sessions as an ingest batch left them, under the versions its locks gave them. A snapshot is as
  * settled as the one this process held before; of a session new to it, settled if the batch began
@@ -115,8 +121,7 @@ export function rememberSessions(
     const version = versions.get(s.sessionId);
     if (!version) continue;
     const before = sessionSnapshots.get(db as Db, workspaceId, s.sessionId);
-    noteSessionSeen(db, workspaceId, s.sessionId);
-    sessionSnapshots.remember(db as Db, workspaceId, s.sessionId, version, {
+    rememberSession(db, workspaceId, s.sessionId, version, {
       fields: {
         model: s.model,
         paused: s.paused,
