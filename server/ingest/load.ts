@@ -1,11 +1,11 @@
 /** Loading what the engine needs for a batch, set-based: one query per table, rows locked in a fixed order. */
 import { and, eq, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { jsonValue, rowsOf, type Db, type Tx } from "@/db/client";
+import { jsonValue, perDatabase, rowsOf, type Db, type Tx } from "@/db/client";
 import { readConfigs } from "./config-cache";
 import { keyContexts, type Versioned } from "./row-version-cache";
 import { textArray } from "@/db/sql-arrays";
-import { drizzleWrite, postgresJs, readAfter } from "./pipeline";
+import { drizzleWrite, onTransactionEnd, postgresJs, readAfter } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
@@ -231,11 +231,22 @@ export async function lockToolLevels(
 /** Trust states whose `key_state` row this process has seen (rows are never deleted): no placeholder insert. */
 const knownKeyStates = new Set<string>();
 
+/**
+ * The trust states that transactions of this process have locked (or queued a lock for) and not
+ * yet ended, by database client: `workspace\0key` → how many. A lock queued behind such a
+ * transaction is granted the version that transaction writes, and by then this process holds that
+ * version (its upsert answers before its COMMIT does), so the lock's answer need not carry it.
+ */
+const lockedHere = new WeakMap<object, Map<string, number>>();
+
+/** In lockKeyStates' list of held versions: leave the documents out whatever the row's version. */
+const ANY_VERSION = "*";
+
 interface LockedKeyRow {
   failure_key: string;
   /** The row version (`xmin`) locked. */
   version: string;
-  /** Null when the row is the version this process holds (keyContexts). */
+  /** Null when the row is the version this process holds (keyContexts), or is expected to hold. */
   trust: KeyState | string | null;
   data: unknown;
 }
@@ -246,7 +257,11 @@ interface LockedKeyRow {
  * state (every key has its row) this is one round trip: placeholders are inserted only for keys
  * this process has not seen yet. The lock sends the row versions this process holds
  * (row-version-cache.ts) and gets a state and its history back only for a row that is another
- * version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction).
+ * version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction). A row
+ * another transaction of this process is about to change comes back without its documents either:
+ * that transaction tells this process what it wrote before the lock is granted (with 4 writers on
+ * one instance, about half of the rows of a lock were such rows, and their histories travelled
+ * and were parsed while every writer of the workspace waited).
  */
 export async function lockKeyStates(
   tx: Tx,
@@ -278,14 +293,20 @@ export async function lockKeyStates(
   // The contexts this process holds for the keys, taken as the lock statement is made: its answer
   // leaves out the documents of exactly these versions (whatever the cache evicts meanwhile).
   const held = new Map<string, Versioned<KeyContext>>();
-  const lockQuery = (keys: string[]) => {
-    for (const k of keys) {
-      const entry = keyContexts.get(cacheOwner as Db, workspaceId, k);
-      if (entry) held.set(k, entry);
-    }
-    // The held version of a row, by its place in the key list (a plain filter and no join, so the
-    // statement stays a single-shard one on Citus).
-    const mine = sql`k.xmin::text = (${textArray(keys.map((k) => held.get(k)?.version ?? null))})[array_position(${textArray(keys)}, k.failure_key)]`;
+  const busy = perDatabase(lockedHere, cacheOwner, () => new Map<string, number>());
+  /** The version whose documents the lock's answer may leave out (null: none, send them). */
+  const expectedVersion = (k: string): string | null => {
+    const entry = keyContexts.get(cacheOwner as Db, workspaceId, k);
+    if (entry) held.set(k, entry);
+    return busy.has(ref(k)) ? ANY_VERSION : (entry?.version ?? null);
+  };
+  /** `afresh`: every row with its documents (rows this transaction has locked already). */
+  const lockQuery = (keys: string[], afresh = false) => {
+    const expected = keys.map((k) => (afresh ? null : expectedVersion(k)));
+    // The expected version of a row, by its place in the key list (a plain filter and no join, so
+    // the statement stays a single-shard one on Citus).
+    const version = sql`(${textArray(expected)})[array_position(${textArray(keys)}, k.failure_key)]`;
+    const mine = sql`(${version} = ${ANY_VERSION} or k.xmin::text = ${version})`;
     return sql`select k.failure_key, k.xmin::text as version,
         case when ${mine} then null else k.trust end as trust,
         case when ${mine} then null else k.data end as data
@@ -295,14 +316,29 @@ export async function lockKeyStates(
       for update`;
   };
   const out = new Map<string, KeyContext>();
-  // Contexts the lock's answer carried (another version than the one held): their failures may
-  // name sessions the timeline read did not ask for.
+  // Contexts of another version than the one held when the lock was sent (its answer carried them,
+  // or another transaction of this process wrote them meanwhile): their failures may name sessions
+  // the timeline read did not ask for.
   const fetched: KeyContext[] = [];
-  const take = (rows: LockedKeyRow[]) => {
+  /** Takes the contexts of locked rows; returns the keys whose rows came without documents this process does not hold. */
+  const take = (rows: LockedKeyRow[]): string[] => {
+    const unheld: string[] = [];
     for (const r of rows) {
       const kept = held.get(r.failure_key);
-      if (r.trust === null && kept?.version === r.version) {
-        out.set(r.failure_key, kept.value);
+      if (r.trust === null) {
+        if (kept?.version === r.version) {
+          out.set(r.failure_key, kept.value);
+          continue;
+        }
+        // Written by another transaction of this process while the lock waited: held by now,
+        // unless that write's answer has not been seen yet (or it rolled back): read again.
+        const now = keyContexts.get(cacheOwner as Db, workspaceId, r.failure_key);
+        if (now?.version !== r.version) {
+          unheld.push(r.failure_key);
+          continue;
+        }
+        fetched.push(now.value);
+        out.set(r.failure_key, now.value);
         continue;
       }
       const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), jsonValue(r.data));
@@ -310,8 +346,26 @@ export async function lockKeyStates(
       out.set(r.failure_key, ctx);
       keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
     }
+    return unheld;
   };
-  const lockRows = async (keys: string[]) => (keys.length ? rowsOf<LockedKeyRow>(await tx.execute(lockQuery(keys))) : []);
+  const lockRows = async (keys: string[], afresh = false) => (keys.length ? rowsOf<LockedKeyRow>(await tx.execute(lockQuery(keys, afresh))) : []);
+  /** take, then the documents of rows it did not get them for (locked already: one more read, rarely). */
+  const takeLocked = async (rows: LockedKeyRow[]) => {
+    const unheld = take(rows);
+    if (unheld.length) take(await lockRows(unheld, true));
+  };
+  /** Marks `keys` locked by this transaction until it ends (only where that end is known). */
+  const markLocked = (keys: string[]) => {
+    const refs = keys.map(ref);
+    const release = () => {
+      for (const r of refs) {
+        const n = (busy.get(r) ?? 1) - 1;
+        if (n > 0) busy.set(r, n);
+        else busy.delete(r);
+      }
+    };
+    if (onTransactionEnd(tx, release)) for (const r of refs) busy.set(r, (busy.get(r) ?? 0) + 1);
+  };
 
   await insertPlaceholders(toCreate.filter((c) => !knownKeyStates.has(ref(c.failureKey))));
   const keys = [...new Set([...toCreate.map((c) => c.failureKey), ...existingOnly])].sort();
@@ -323,6 +377,7 @@ export async function lockKeyStates(
     // answer): the rows every writer shares are held one round trip less, and without waiting for
     // this process to get round to sending it.
     const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<LockedKeyRow[]>;
+    markLocked(keys);
     // When this process holds the keys' histories, the read asks for the sessions they name by id
     // instead of having PostgreSQL unpack every history to find them (50 keys of the bench's
     // workload: 1.5–2.5 ms instead of 3.8–5.5, inside the lock); a history the lock's answer
@@ -333,17 +388,17 @@ export async function lockKeyStates(
     const named = sessionsNamed(keys.map((k) => held.get(k)?.value ?? (created.has(k) || !mustExist.has(k) ? EMPTY_HISTORY : null)), ended);
     timeline = named ? timelineOfSessions(tx, workspaceId, named) : readTimeline();
     timeline.catch(() => {}); // awaited below; a failed lock is the error reported
-    take(await locked);
+    await takeLocked(await locked);
     if (named && fetched.length) timeline = completeTimeline(await timeline, named, sessionsNamed(fetched, ended)!);
   } else {
-    take(await lockRows(keys));
+    await takeLocked(await lockRows(keys));
     timeline = readTimeline();
   }
   // A row this process believed present is gone (a recreated database): create and lock it.
   const missing = toCreate.filter((c) => !out.has(c.failureKey));
   if (missing.length) {
     await insertPlaceholders(missing);
-    take(await lockRows(missing.map((c) => c.failureKey)));
+    await takeLocked(await lockRows(missing.map((c) => c.failureKey)));
   }
   if (knownKeyStates.size > 100_000) knownKeyStates.clear();
   for (const c of toCreate) knownKeyStates.add(ref(c.failureKey));

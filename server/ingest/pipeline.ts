@@ -72,12 +72,32 @@ const committedBehind = new WeakMap<Tx, Promise<unknown>[]>();
  */
 export async function transactionCommittedBehind<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const inFlight: Promise<unknown>[] = [];
-  const result = await db.transaction((tx) => {
-    if (postgresJs(tx)) committedBehind.set(tx, inFlight);
-    return fn(tx);
-  });
-  await Promise.all(inFlight);
-  return result;
+  const ended: (() => void)[] = [];
+  try {
+    const result = await db.transaction((tx) => {
+      endHooks.set(tx, ended);
+      if (postgresJs(tx)) committedBehind.set(tx, inFlight);
+      return fn(tx);
+    });
+    await Promise.all(inFlight);
+    return result;
+  } finally {
+    for (const hook of ended) hook();
+  }
+}
+
+/** What runs once a transaction of transactionCommittedBehind has committed or rolled back, by transaction. */
+const endHooks = new WeakMap<Tx, (() => void)[]>();
+
+/**
+ * Runs `hook` once `tx` has committed or rolled back (its answer received). False, and `hook` is
+ * never run, when `tx` is not a transaction of transactionCommittedBehind.
+ */
+export function onTransactionEnd(tx: Tx, hook: () => void): boolean {
+  const hooks = endHooks.get(tx);
+  if (!hooks) return false;
+  hooks.push(hook);
+  return true;
 }
 
 /**

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
-import type { Database, Db } from "@/db/client";
+import { rowsOf, type Database, type Db } from "@/db/client";
 import { preparingClient } from "@/db/prepared-client";
 import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
@@ -269,12 +269,16 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
 
   if (kind !== "postgres") return;
 
-  /** An app instance on one connection whose socket logs, in order, each statement sent and each answer received. */
-  async function wiredInstance() {
+  /**
+   * An app instance on `connections` connections whose sockets log, in order, each statement sent
+   * and each answer received (`received`: the bytes of those answers).
+   */
+  async function wiredInstance(connections = 1) {
     const wire: string[] = [];
+    const received = { bytes: 0 };
     const url = new URL(app.database.url!);
     const pg = postgres(app.database.url!, {
-      max: 1,
+      max: connections,
       onnotice: () => {},
       debug: (_conn, text) => void wire.push(`send ${text.trim().replace(/\s+/g, " ").slice(0, 80)}`),
       // postgres-js takes a socket factory (its `socket` option), though its types do not list it.
@@ -282,13 +286,16 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
         socket: async () => {
           const socket = net.connect(Number(url.port), url.hostname);
           await once(socket, "connect");
-          socket.on("data", () => wire.push("recv"));
+          socket.on("data", (chunk: Buffer) => {
+            wire.push("recv");
+            received.bytes += chunk.length;
+          });
           return socket;
         },
       } as object),
     });
     const database: Database = { db: drizzle(preparingClient(pg), { schema }) as unknown as Db, kind: "postgres", pg, url: app.database.url, close: () => pg.end({ timeout: 5 }) };
-    return { wire, database, instance: await TestApp.create(database) };
+    return { wire, received, database, instance: await TestApp.create(database) };
   }
   const failed = (s: string, path = "a") => result(s, "http_request", { url: `https://svc.example.com/${path}` }, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
   /** The COMMIT is the next thing sent after the last trust-phase write (the daily roll-up), before any answer. */
@@ -318,6 +325,102 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(stored).toEqual([{ failed: true }]);
+    } finally {
+      await database.close();
+    }
+  });
+
+  /** Waits until `n` trust-state locks wait for a row. */
+  const waitingLocks = async (n: number) => {
+    for (let i = 0; i < 200; i++) {
+      const [{ waiting }] = rowsOf<{ waiting: number }>(await app.db.execute(sql`select count(*)::int as waiting from pg_stat_activity where wait_event_type = 'Lock' and query like 'select k.failure_key%'`));
+      if (waiting >= n) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`${n} lock(s) never waited`);
+  };
+
+  it("a lock queued behind another batch of the same instance gets the trust state without its history: that batch's answer gave it", async () => {
+    const w = await app.seedWorkspace();
+    // High thresholds: the failures stay in the history without escalating anything (an escalation
+    // rewrites effective states, which is another version this instance does not hold).
+    expect((await app.mutation("config.put", { tool_rules: { http_request: { count_threshold: 100_000, consecutive_threshold: 100_000 } } }, { key: w.key })).status).toBe(200);
+    const { received, database, instance } = await wiredInstance(2);
+    const scope = { workspaceId: w.workspaceId, organizationId: w.organizationId };
+    const key = "http_request|domain=svc.example.com|path_prefix=a";
+    try {
+      const post = (events: unknown[]) => instance.mutation("ingest.events", { events }, { key: w.key });
+      // A history of 300 failures, tens of KB as text.
+      expect((await post(Array.from({ length: 300 }, (_, i) => failed(`big-${i % 10}`)))).status).toBe(200);
+      const [stored] = await app.db.select({ data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+      expect(stored.data.length).toBeGreaterThan(20_000);
+
+      // Another client holds the key's row; batch A queues its lock behind it, then batch B (same
+      // instance) behind A. B asks while A has not written yet, so the version B holds is the one
+      // A is about to replace.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const other = app.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from key_state where workspace_id = ${w.workspaceId} and failure_key = ${key} for update`);
+        held();
+        await gate;
+      });
+      await holding;
+      const a = post([failed("a-1"), failed("a-2")]);
+      await waitingLocks(1);
+      const before = received.bytes;
+      const b = post([failed("b-1")]);
+      await waitingLocks(2);
+      release();
+      await other;
+      expect((await a).status).toBe(200);
+      expect((await b).status).toBe(200);
+      // Everything B received, A's commit included, is far smaller than the history it did not need.
+      expect(received.bytes - before).toBeLessThan(stored.data.length / 2);
+      // And B counted from the state A left: 300 + 2 + 1 failures.
+      const [after] = await app.db.select({ trust: keyState.trust, data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+      expect(after.trust).toMatchObject({ totalFailures: 303, totalCalls: 303 });
+      expect(JSON.parse(after.data).failures).toHaveLength(303);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("a lock queued behind a batch of the same instance that never wrote reads the row as it is", async () => {
+    const w = await app.seedWorkspace();
+    const { database, instance } = await wiredInstance(2);
+    const key = "http_request|domain=svc.example.com|path_prefix=a";
+    try {
+      const post = (events: unknown[]) => instance.mutation("ingest.events", { events }, { key: w.key });
+      expect((await post([failed("x-1"), failed("x-2")])).status).toBe(200);
+      // Another client takes the row; batch A queues behind it, batch B behind A (B leaves the
+      // documents to A's answer). A's lock is then cancelled before it is granted anything, and
+      // the other client clears the history: B is granted a version this instance never held.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      let held!: () => void;
+      const holding = new Promise<void>((r) => (held = r));
+      const other = app.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from key_state where workspace_id = ${w.workspaceId} and failure_key = ${key} for update`);
+        held();
+        await gate;
+        await tx.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${w.workspaceId} and failure_key = ${key}`);
+      });
+      await holding;
+      const a = post([failed("a-1")]);
+      await waitingLocks(1);
+      const b = post([failed("b-1")]);
+      await waitingLocks(2);
+      await app.db.execute(sql`select pg_cancel_backend(pid) from (select pid from pg_stat_activity where wait_event_type = 'Lock' and query like 'select k.failure_key%' order by query_start limit 1) first_waiter`);
+      expect((await a).status).not.toBe(200);
+      release();
+      await other;
+      expect((await b).status).toBe(200);
+      // B counted from the cleared history (one failure), not from the two this instance held.
+      const [after] = await app.db.select({ data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+      expect(JSON.parse(after.data).failures).toHaveLength(1);
     } finally {
       await database.close();
     }
