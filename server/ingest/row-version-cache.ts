@@ -89,14 +89,17 @@ export const sessionSnapshots = new RowVersionCache<SessionSnapshot>(2048);
 const seenSessions = new WeakMap<object, Set<string>>();
 const MAX_SEEN_SESSIONS = 50_000;
 
+const seenOf = (db: Db | Tx) => perDatabase(seenSessions, db, () => new Set<string>());
+const sessionRef = (workspaceId: string, sessionId: string) => `${workspaceId}\u0000${sessionId}`;
+
 export function noteSessionSeen(db: Db | Tx, workspaceId: string, sessionId: string): void {
-  const seen = perDatabase(seenSessions, db as Db, () => new Set<string>());
+  const seen = seenOf(db);
   if (seen.size >= MAX_SEEN_SESSIONS) seen.clear();
-  seen.add(`${workspaceId}\u0000${sessionId}`);
+  seen.add(sessionRef(workspaceId, sessionId));
 }
 
 export function sessionSeen(db: Db, workspaceId: string, sessionId: string): boolean {
-  return perDatabase(seenSessions, db, () => new Set<string>()).has(`${workspaceId}\u0000${sessionId}`);
+  return seenOf(db).has(sessionRef(workspaceId, sessionId));
 }
 
 /** A session's row as written at `version`: held as a snapshot, and seen. */

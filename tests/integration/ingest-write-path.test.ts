@@ -340,47 +340,60 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     throw new Error(`${n} lock(s) never waited`);
   };
 
+  /**
+   * Another client takes the key's row (FOR UPDATE) and holds it until `release()`; `then` runs in
+   * its transaction before it commits. Resolves once the row is held; `done` once committed.
+   */
+  async function holdKeyRow(workspaceId: string, key: string, then?: (tx: Parameters<Parameters<Db["transaction"]>[0]>[0]) => Promise<unknown>) {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held!: () => void;
+    const holding = new Promise<void>((r) => (held = r));
+    const done = app.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from key_state where workspace_id = ${workspaceId} and failure_key = ${key} for update`);
+      held();
+      await gate;
+      await then?.(tx);
+    });
+    await holding;
+    return { release, done };
+  }
+
+  /** The key's stored trust state and history (as text). */
+  const storedKey = async (workspaceId: string, key: string) =>
+    (await app.db.select({ trust: keyState.trust, data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, key))))[0];
+
   it("a lock queued behind another batch of the same instance gets the trust state without its history: that batch's answer gave it", async () => {
     const w = await app.seedWorkspace();
     // High thresholds: the failures stay in the history without escalating anything (an escalation
     // rewrites effective states, which is another version this instance does not hold).
     expect((await app.mutation("config.put", { tool_rules: { http_request: { count_threshold: 100_000, consecutive_threshold: 100_000 } } }, { key: w.key })).status).toBe(200);
     const { received, database, instance } = await wiredInstance(2);
-    const scope = { workspaceId: w.workspaceId, organizationId: w.organizationId };
     const key = "http_request|domain=svc.example.com|path_prefix=a";
     try {
       const post = (events: unknown[]) => instance.mutation("ingest.events", { events }, { key: w.key });
       // A history of 300 failures, tens of KB as text.
       expect((await post(Array.from({ length: 300 }, (_, i) => failed(`big-${i % 10}`)))).status).toBe(200);
-      const [stored] = await app.db.select({ data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+      const stored = await storedKey(w.workspaceId, key);
       expect(stored.data.length).toBeGreaterThan(20_000);
 
       // Another client holds the key's row; batch A queues its lock behind it, then batch B (same
       // instance) behind A. B asks while A has not written yet, so the version B holds is the one
       // A is about to replace.
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let held!: () => void;
-      const holding = new Promise<void>((r) => (held = r));
-      const other = app.db.transaction(async (tx) => {
-        await tx.execute(sql`select 1 from key_state where workspace_id = ${w.workspaceId} and failure_key = ${key} for update`);
-        held();
-        await gate;
-      });
-      await holding;
+      const other = await holdKeyRow(w.workspaceId, key);
       const a = post([failed("a-1"), failed("a-2")]);
       await waitingLocks(1);
       const before = received.bytes;
       const b = post([failed("b-1")]);
       await waitingLocks(2);
-      release();
-      await other;
+      other.release();
+      await other.done;
       expect((await a).status).toBe(200);
       expect((await b).status).toBe(200);
       // Everything B received, A's commit included, is far smaller than the history it did not need.
       expect(received.bytes - before).toBeLessThan(stored.data.length / 2);
       // And B counted from the state A left: 300 + 2 + 1 failures.
-      const [after] = await app.db.select({ trust: keyState.trust, data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+      const after = await storedKey(w.workspaceId, key);
       expect(after.trust).toMatchObject({ totalFailures: 303, totalCalls: 303 });
       expect(JSON.parse(after.data).failures).toHaveLength(303);
     } finally {
@@ -398,29 +411,20 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // Another client takes the row; batch A queues behind it, batch B behind A (B leaves the
       // documents to A's answer). A's lock is then cancelled before it is granted anything, and
       // the other client clears the history: B is granted a version this instance never held.
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let held!: () => void;
-      const holding = new Promise<void>((r) => (held = r));
-      const other = app.db.transaction(async (tx) => {
-        await tx.execute(sql`select 1 from key_state where workspace_id = ${w.workspaceId} and failure_key = ${key} for update`);
-        held();
-        await gate;
-        await tx.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${w.workspaceId} and failure_key = ${key}`);
-      });
-      await holding;
+      const other = await holdKeyRow(w.workspaceId, key, (tx) =>
+        tx.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${w.workspaceId} and failure_key = ${key}`),
+      );
       const a = post([failed("a-1")]);
       await waitingLocks(1);
       const b = post([failed("b-1")]);
       await waitingLocks(2);
       await app.db.execute(sql`select pg_cancel_backend(pid) from (select pid from pg_stat_activity where wait_event_type = 'Lock' and query like 'select k.failure_key%' order by query_start limit 1) first_waiter`);
       expect((await a).status).not.toBe(200);
-      release();
-      await other;
+      other.release();
+      await other.done;
       expect((await b).status).toBe(200);
       // B counted from the cleared history (one failure), not from the two this instance held.
-      const [after] = await app.db.select({ data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
-      expect(JSON.parse(after.data).failures).toHaveLength(1);
+      expect(JSON.parse((await storedKey(w.workspaceId, key)).data).failures).toHaveLength(1);
     } finally {
       await database.close();
     }
