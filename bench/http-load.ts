@@ -161,8 +161,8 @@ export async function startVigil(opts: { databaseUrl?: string; env?: Record<stri
   };
 }
 
-/** Resident memory of a process and all its descendants (the server and anything it forks), in MiB. */
-export function treeRssMiB(rootPid: number): number {
+/** A process and all its descendants (the server and anything it forks; a postmaster and its backends). */
+export function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
@@ -174,19 +174,68 @@ export function treeRssMiB(rootPid: number): number {
       /* gone */
     }
   }
-  let kb = 0;
+  const out: number[] = [];
   const stack = [rootPid];
   while (stack.length) {
     const pid = stack.pop()!;
+    out.push(pid);
+    stack.push(...(children.get(pid) ?? []));
+  }
+  return out;
+}
+
+/** Resident memory of a process and all its descendants, in MiB. */
+export function treeRssMiB(rootPid: number): number {
+  let kb = 0;
+  for (const pid of processTree(rootPid)) {
     try {
       const m = /VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
       if (m) kb += Number(m[1]);
     } catch {
       /* gone */
     }
-    stack.push(...(children.get(pid) ?? []));
   }
   return kb / 1024;
+}
+
+/** CPU seconds (user + system) a process and its descendants have used so far; Linux counts them in ticks of 1/100 s. */
+function treeCpuSeconds(rootPid: number): number {
+  let ticks = 0;
+  for (const pid of processTree(rootPid)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks / 100;
+}
+
+/** CPU per request, in µs: the server's process tree, the database's (null when it runs inside the server) and this load generator. */
+export interface CpuPerRequest {
+  server: number;
+  database: number | null;
+  loadGenerator: number;
+}
+
+/** Starts counting the CPU the server, the database server and this process spend; `perRequest` divides it by the requests answered. */
+export function cpuMeter(serverPid: number, databasePid: number | null) {
+  const server = treeCpuSeconds(serverPid);
+  const database = databasePid === null ? 0 : treeCpuSeconds(databasePid);
+  const own = process.cpuUsage();
+  return {
+    perRequest(requests: number): CpuPerRequest {
+      const used = process.cpuUsage(own);
+      const us = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
+      return {
+        server: us(treeCpuSeconds(serverPid) - server),
+        database: databasePid === null ? null : us(treeCpuSeconds(databasePid) - database),
+        loadGenerator: us((used.user + used.system) / 1e6),
+      };
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

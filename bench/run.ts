@@ -4,7 +4,8 @@
  *  (1) fleet load against the production build (scripts/serve.mjs, as `npm start` runs it), beside
  *      a bare `node:http` server answering a constant JSON and (on PostgreSQL) a floor server making
  *      guard.check's two round trips with nothing else: GET /api/health; guard.check with one
- *      client, with 64 concurrent sessions (closed loop) — both also through Next's pipeline with the
+ *      client, with 64 concurrent sessions (closed loop; with the CPU a check costs the server, the
+ *      database server and the load generator) — both also through Next's pipeline with the
  *      agent API fast path off, and 64 sessions with group commit off —, at 500/s and 2,000/s offered (open loop); ingest.events with 4
  *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
  *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
@@ -31,7 +32,7 @@ import os from "node:os";
 import path from "node:path";
 // @ts-expect-error — a plain ESM script without types
 import { BUILD_SOURCES, needsBuild, newestMtime } from "../scripts/start-plan.mjs";
-import { BENCH_KEY, closedLoop, openLoop, startBareServer, startFloorServer, startVigil, summarize, type ClientTurn, type RequestSpec, type Server } from "./http-load";
+import { BENCH_KEY, closedLoop, cpuMeter, openLoop, startBareServer, startFloorServer, startVigil, summarize, type ClientTurn, type CpuPerRequest, type RequestSpec, type Server } from "./http-load";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, def: number) => {
@@ -314,6 +315,22 @@ function loopingGuardSpec(prefix: string, sessions = 64): RequestSpec {
   };
 }
 const f0 = (v: number) => v.toFixed(0);
+
+/**
+ * What a check costs the machine, all processes counted (the median round's): the server, the
+ * database server and the load generator share its cores, so their sum bounds the rate however
+ * well the work is spread — the ceiling printed is every core busy with nothing else.
+ */
+function cpuBudgetRow(cpu: CpuPerRequest, bare: number): FleetRow {
+  const total = cpu.server + (cpu.database ?? 0) + cpu.loadGenerator;
+  const ceiling = (os.cpus().length * 1e6) / total;
+  const parts = [`server ${f0(cpu.server)} µs${cpu.database === null ? " (PGlite inside)" : ""}`, ...(cpu.database === null ? [] : [`PostgreSQL ${f0(cpu.database)} µs`]), `load generator ${f0(cpu.loadGenerator)} µs`];
+  return {
+    measure: "guard.check, 64 sessions: CPU per check, that round",
+    figure: `${parts.join(" + ")} = ${f0(total)} µs; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / bare).toFixed(2)}× bare`,
+    target: "—",
+  };
+}
 /** The middle value of an odd number of measurements (one of them, so its round can be named). */
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f1 = (v: number) => v.toFixed(1);
@@ -378,7 +395,8 @@ async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUr
   return rate;
 }
 
-async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
+/** `databasePid`: the PostgreSQL postmaster, whose backends do a check's database work (null for PGlite, inside the server). */
+async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, databasePid: number | null = null) {
   console.log(`\n[${kind}] fleet load against the production build (scripts/serve.mjs)`);
   const rows: FleetRow[] = [];
   const vigil: Server = await startVigil({ databaseUrl });
@@ -393,14 +411,16 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
 
     // On a shared machine the cores' speed drifts within a run: each round measures the bare server
     // again right after guard.check, and the median of the rounds' ratios is the figure.
-    const guardRounds: { many: LoadSummary; bare: number }[] = [];
+    const guardRounds: { many: LoadSummary; cpu: CpuPerRequest; bare: number }[] = [];
     for (let round = 0; round < GUARD_ROUNDS; round++) {
+      const meter = cpuMeter(vigil.pid, databasePid);
       const many = summarize(await closedLoop(vigil.url, guardSpec(`${kind}-64-${round}`), 64, LOAD_SECONDS));
-      guardRounds.push({ many, bare: await bareBaseline() });
+      guardRounds.push({ many, cpu: meter.perRequest(many.n), bare: await bareBaseline() });
     }
     const guardRatios = guardRounds.map((r) => r.many.okPerSecond / r.bare);
     const guardMedian = median(guardRatios);
-    const many = guardRounds[guardRatios.indexOf(guardMedian)].many;
+    const medianRound = guardRounds[guardRatios.indexOf(guardMedian)];
+    const many = medianRound.many;
     rows.push({
       measure: "guard.check, 64 sessions (closed loop)",
       figure:
@@ -409,6 +429,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string) {
         `${(many.okPerSecond / bareRate).toFixed(2)}× bare at the start), p50 ${f1(many.p50)} ms, non-200 ${guardRounds.reduce((n, r) => n + r.many.errors, 0)}`,
       target: "≥ 0.25× bare",
     });
+    rows.push(cpuBudgetRow(medianRound.cpu, medianRound.bare));
     if (databaseUrl) await floorBaseline(rows, databaseUrl, { one, many });
     const looping = summarize(await closedLoop(vigil.url, loopingGuardSpec(`${kind}-loop`), 64, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 64 looping sessions (patterns, nudges, pauses)", figure: `${f0(looping.okPerSecond)}/s = ${(looping.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(looping.p50)} ms, non-200 ${looping.errors}`, target: "—" });
@@ -636,7 +657,7 @@ async function main() {
   try {
     if (withHttp) {
       const bareRate = await bareBaseline();
-      await fleetLoad("postgres", bareRate, cluster.url);
+      await fleetLoad("postgres", bareRate, cluster.url, cluster.serverPid());
       if (withPglite) await fleetLoad("pglite", bareRate);
     }
     if (withInProcess) {

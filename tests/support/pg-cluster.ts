@@ -12,6 +12,8 @@ export interface PgCluster {
   url: string;
   /** The directory of the server's Unix-domain socket (`?host=` of a libpq URL). */
   socketDir: string;
+  /** The running postmaster's process id (its backends are its children). */
+  serverPid(): number;
   stop(): void;
   /** Stops the server (fast shutdown), keeping the data, to see how clients fare without it. */
   halt(): void;
@@ -83,6 +85,7 @@ export async function startPgCluster(options: PgClusterOptions = {}): Promise<Pg
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     socketDir: dir,
+    serverPid: () => Number(fs.readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]),
     halt: () => run("pg_ctl", ["-D", dataDir, "-m", "fast", "-w", "stop"]),
     resume: start,
     stop() {
