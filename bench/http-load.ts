@@ -161,18 +161,25 @@ export async function startVigil(opts: { databaseUrl?: string; env?: Record<stri
   };
 }
 
+/** The fields of /proc/<pid>/stat after the command name (state first: ppid is [1], utime [11], stime [12]); null when the process is gone. */
+function statFields(pid: number | string): string[] | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
 /** A process and all its descendants (the server and anything it forks; a postmaster and its backends). */
 export function processTree(rootPid: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
-    } catch {
-      /* gone */
-    }
+    const fields = statFields(entry);
+    if (!fields) continue;
+    const ppid = Number(fields[1]);
+    children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
   const out: number[] = [];
   const stack = [rootPid];
@@ -202,13 +209,8 @@ export function treeRssMiB(rootPid: number): number {
 function treeCpuSeconds(rootPid: number): number {
   let ticks = 0;
   for (const pid of processTree(rootPid)) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
-    } catch {
-      /* gone */
-    }
+    const fields = statFields(pid);
+    if (fields) ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
   }
   return ticks / 100;
 }

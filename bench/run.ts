@@ -324,10 +324,10 @@ const f0 = (v: number) => v.toFixed(0);
 function cpuBudgetRow(cpu: CpuPerRequest, bare: number): FleetRow {
   const total = cpu.server + (cpu.database ?? 0) + cpu.loadGenerator;
   const ceiling = (os.cpus().length * 1e6) / total;
-  const parts = [`server ${f0(cpu.server)} µs${cpu.database === null ? " (PGlite inside)" : ""}`, ...(cpu.database === null ? [] : [`PostgreSQL ${f0(cpu.database)} µs`]), `load generator ${f0(cpu.loadGenerator)} µs`];
+  const database = cpu.database === null ? " (PGlite inside)" : ` + PostgreSQL ${f0(cpu.database)} µs`;
   return {
     measure: "guard.check, 64 sessions: CPU per check, that round",
-    figure: `${parts.join(" + ")} = ${f0(total)} µs; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / bare).toFixed(2)}× bare`,
+    figure: `server ${f0(cpu.server)} µs${database} + load generator ${f0(cpu.loadGenerator)} µs = ${f0(total)} µs; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / bare).toFixed(2)}× bare`,
     target: "—",
   };
 }
