@@ -14,6 +14,7 @@ import {
   index,
   integer,
   smallint,
+  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -445,7 +446,12 @@ export const agentSession = pgTable(
     pauseReason: text("pause_reason"),
     pausedAt: ts("paused_at"),
     settings: jsonb("settings").notNull().default({}),
-    behaviour: jsonb("behaviour"),
+    /**
+     * The engine's behaviour state (server/engine/behaviour-state.ts), written and read whole on every
+     * guard.check and batch, never looked into by SQL: json, kept as sent, not jsonb, which PostgreSQL
+     * would rebuild on every write and turn back into text on every read (drizzle/0015).
+     */
+    behaviour: json("behaviour"),
     eventCount: integer("event_count").notNull().default(0),
     callCount: integer("call_count").notNull().default(0),
     failureCount: integer("failure_count").notNull().default(0),

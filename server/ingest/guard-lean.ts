@@ -284,16 +284,21 @@ interface WriteRequest {
  * The sessions are locked in id order first, as ingest locks them (server/ingest/load.ts): two
  * statements on their way with the same sessions in another order deadlocked, and PostgreSQL takes
  * a second (deadlock_timeout) to find that and fail one of them. An update's own order follows its
- * plan (a bitmap scan's is the rows' places on disk).
+ * plan (a bitmap scan's is the rows' places on disk). Each session is reached by its key, one probe
+ * per id in id order, whatever the statistics were when the statement was prepared: a `session_id =
+ * any(…)` filter planned while the table was small kept scanning it whole as it grew (a run's
+ * sessions, ~10 % of PostgreSQL's time per check within minutes).
  *
- * The batch travels as one JSON parameter (`jsonb_to_recordset`): one serialization and one parse
- * of the behaviour documents, not one per column and escaping level.
+ * The batch travels as one JSON parameter (`json_to_recordset`): one serialization and one parse
+ * of the behaviour documents, not one per column and escaping level. As `json`, not `jsonb`: the
+ * behaviour goes into its json column as sent (db/schema.ts), and only the small payloads are built
+ * into jsonb.
  */
-const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p) => sql`
+export const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p) => sql`
       with given as (
-        select * from jsonb_to_recordset(${p.batch}::jsonb) as u(
+        select * from json_to_recordset(${p.batch}::json) as u(
           session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
-          call_count integer, model text, behaviour jsonb, event_id text, event_ts timestamptz, tool_name text, call_id text,
+          call_count integer, model text, behaviour json, event_id text, event_ts timestamptz, tool_name text, call_id text,
           failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text)
       ),
       -- A check decided without reading (assumedInputs) is written only if what it assumed holds:
@@ -310,10 +315,10 @@ const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p) => sq
       -- Sessions are locked in one order (by id) before they are updated: batches on their way at
       -- once may hold the same sessions (a coding agent's parallel tool calls), in any order.
       locked as materialized (
-        select s.session_id from agent_session s
-        where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[])
-        order by s.session_id
-        for update
+        select l.session_id from (select x.id from ${probeList(p.updated)} as x(id) order by x.id) x
+        cross join lateral (
+          select s.session_id from agent_session s where s.workspace_id = ${p.ws} and s.session_id = x.id for update
+        ) l
       ),
       upd as (
         update agent_session s set clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,

@@ -1,0 +1,54 @@
+/**
+ * Sessions stored before migration 0015 (behaviour as jsonb) are carried on: the column becomes json
+ * with every document as it was, and the session's next guard.check and batch count on from it — on
+ * Citus too, where the table was distributed by the release before.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { and, eq, sql } from "drizzle-orm";
+import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { TestApp } from "../support/app";
+import { uid } from "../support/agent";
+import { agentSession } from "@/db/schema";
+import { migrateDatabase, rowsOf } from "@/db/client";
+import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+
+describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on %s", (kind) => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0014_model_profile_shards" }));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("becomes json with the same document, and the session goes on counting from it", async () => {
+    const ws = await app.seedWorkspace();
+    const s = uid("s");
+    const check = (path: string) => ({ id: uid(), sessionId: s, callId: uid(), toolName: "read_file", args: { path } });
+    for (const path of ["/a", "/b", "/c"]) expect((await app.mutation("guard.check", check(path), { key: ws.key })).status).toBe(200);
+    const before = rowsOf<{ type: string; doc: string }>(
+      await app.db.execute(sql`select pg_typeof(behaviour)::text as type, behaviour::text as doc from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s}`),
+    );
+    expect(before[0].type).toBe("jsonb");
+
+    await migrateDatabase(app.database);
+
+    const after = rowsOf<{ type: string; doc: string }>(
+      await app.db.execute(sql`select pg_typeof(behaviour)::text as type, behaviour::text as doc from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s}`),
+    );
+    expect(after[0].type).toBe("json");
+    expect(JSON.parse(after[0].doc)).toEqual(JSON.parse(before[0].doc));
+
+    // A guard.check and a batch on the old row: the calls before the migration are still known
+    // (a result without args finds its call), and the counters go on.
+    const next = check("/d");
+    expect((await app.mutation("guard.check", next, { key: ws.key })).status).toBe(200);
+    const res = await app.mutation("ingest.events", { events: [{ type: "tool.result", id: uid(), sessionId: s, callId: next.callId, toolName: "read_file", success: true }] }, { key: ws.key });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
+    expect(row).toMatchObject({ eventCount: 5, callCount: 4 });
+    const behaviour = upgradeSessionBehaviour(row.behaviour, s);
+    expect(behaviour.calls).toHaveLength(4);
+    expect(behaviour.calls[3]).toMatchObject({ callId: next.callId, outcome: expect.any(String) });
+  });
+});
