@@ -9,7 +9,7 @@ import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
 import { agentSession, apiKey, event, keyState } from "@/db/schema";
-import type { Database, Db } from "@/db/client";
+import { rowsOf, type Database, type Db } from "@/db/client";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
@@ -77,8 +77,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
       await tx.execute(sql.raw("set local plan_cache_mode = force_generic_plan"));
       await tx.execute(sql.raw(`prepare write_checks_plan as ${text}`));
       try {
-        const rows = await tx.execute(sql.raw(`explain (costs off) execute write_checks_plan(${Array(params).fill("null").join(", ")})`));
-        return (rows as unknown as { rows?: Record<string, string>[] }).rows ?? (rows as unknown as Record<string, string>[]);
+        return rowsOf<Record<string, string>>(await tx.execute(sql.raw(`explain (costs off) execute write_checks_plan(${Array(params).fill("null").join(", ")})`)));
       } finally {
         await tx.execute(sql.raw("deallocate write_checks_plan"));
       }

@@ -26,16 +26,17 @@ describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on 
     const s = uid("s");
     const check = (path: string) => ({ id: uid(), sessionId: s, callId: uid(), toolName: "read_file", args: { path } });
     for (const path of ["/a", "/b", "/c"]) expect((await app.mutation("guard.check", check(path), { key: ws.key })).status).toBe(200);
-    const before = rowsOf<{ type: string; doc: string }>(
-      await app.db.execute(sql`select pg_typeof(behaviour)::text as type, behaviour::text as doc from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s}`),
-    );
+    /** The stored behaviour's column type and text. */
+    const stored = async () =>
+      rowsOf<{ type: string; doc: string }>(
+        await app.db.execute(sql`select pg_typeof(behaviour)::text as type, behaviour::text as doc from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s}`),
+      );
+    const before = await stored();
     expect(before[0].type).toBe("jsonb");
 
     await migrateDatabase(app.database);
 
-    const after = rowsOf<{ type: string; doc: string }>(
-      await app.db.execute(sql`select pg_typeof(behaviour)::text as type, behaviour::text as doc from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s}`),
-    );
+    const after = await stored();
     expect(after[0].type).toBe("json");
     expect(JSON.parse(after[0].doc)).toEqual(JSON.parse(before[0].doc));
 
