@@ -81,12 +81,23 @@ function rowsWrite<T extends PgTable>(tx: Tx, table: T, rows: T["$inferInsert"][
   const statement = rowsStatement(table, props, workspaceId !== null, onConflict, returning);
   return [
     (pg) => {
-      const doc = storableJson(rows.map((r) => carried.map((p) => (r as Record<string, unknown>)[p])));
+      const doc = storableJson(rows.map((r) => carried.map((p) => columnValue((r as Record<string, unknown>)[p]))));
       const params = workspaceId === null ? [doc] : [doc, workspaceId];
       const written = pg ? pg.unsafe(statement, params as never).execute() : tx.execute(inlineParams(statement, params));
       return returning ? written.then((result) => returning.onRows(rowsOf(result))) : written;
     },
   ];
+}
+
+/**
+ * A column's value as rowsWrite's document carries it. A Date becomes its ISO time here, not in
+ * JSON.stringify: a document with Date objects in it leaves stringify's fast path, and an event
+ * row then cost ~5.8 µs instead of ~3.1 (a trust-state row ~18 instead of ~10; ~3 % of the
+ * server's time per ingested event). An invalid Date is null, as its toJSON gives.
+ */
+function columnValue(v: unknown): unknown {
+  if (!(v instanceof Date)) return v;
+  return Number.isNaN(v.getTime()) ? null : v.toISOString();
 }
 
 /** rowsWrite's statements, made once per table (or conflict rule) and set of columns. */
