@@ -121,6 +121,33 @@ describe("preview size", () => {
     expect(truncateUtf8("abc", 10)).toBe("abc");
     expect(Buffer.byteLength(truncateUtf8("a".repeat(5000), 2048))).toBeLessThanOrEqual(2048);
   });
+
+  it("keeps a text of exactly the byte budget and cuts one byte over it", () => {
+    expect(truncateUtf8("€€€€", 12)).toBe("€€€€"); // 4 units, 12 bytes: fits without counting
+    expect(truncateUtf8("€€€€a", 12)).toBe("€€€…"); // 13 bytes
+    expect(truncateUtf8("aaaa", 4)).toBe("aaaa");
+    expect(truncateUtf8("aaaaa", 4)).toBe("a…");
+  });
+});
+
+describe("the passes a string skips (it cannot hold what they look for)", () => {
+  it("still finds tokens in upper or mixed case where their pattern allows it, and only there", () => {
+    expect(redactString("curl -H BEARER abcdefgh12345678 x")).toBe(`curl -H BEARER ${REDACTED} x`);
+    expect(redactString("SK-ABCDEFGHIJKLMNOPQRST")).toBe("SK-ABCDEFGHIJKLMNOPQRST"); // sk- keys are lower case
+  });
+
+  it("redacts a token in a string with no '=', ':' or '@', and a random run on its own", () => {
+    expect(redactString("git push ghp_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c origin")).toBe(`git push ${REDACTED} origin`);
+    expect(redactString("echo aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5 done")).toBe(`echo ${REDACTED} done`);
+    expect(redactString("/repo/pkg1/src/index.ts")).toBe("/repo/pkg1/src/index.ts");
+  });
+
+  it("applies the assignment, query and user-info passes when their characters are there", () => {
+    expect(redactString("db_password: hunter2")).toBe(`db_password: ${REDACTED}`);
+    expect(redactString("https://api.example.com/x?api_key=abc123&page=2")).toBe(`https://api.example.com/x?api_key=${REDACTED}&page=2`);
+    expect(redactString("postgres://app:s3cret@db:5432/app")).toBe(`postgres://app:${REDACTED}@db:5432/app`);
+    expect(redactString("mail me at a@b.example")).toBe("mail me at a@b.example");
+  });
 });
 
 describe("redactString remembers recent answers", () => {

@@ -13,10 +13,19 @@ const SECRET_KEY_RE =
 /** Keys that contain "token" but hold counts, not secrets (e.g. `max_tokens`). */
 const NOT_SECRET_KEY_RE = /^(max|min|num|total|input|output|prompt|completion)_?tokens?(_\w+)?$|^tokens?_?(count|limit|usage|budget)$/;
 
+/** Answers for key names seen recently: an agent's argument objects use a few names again and again. Bounded like recentlyRedacted. */
+const recentKeys = new Map<string, boolean>();
+const RECENT_KEYS_KEPT = 4096;
+
 export function isSecretKey(key: string): boolean {
-  const k = key.toLowerCase().replace(/[-\s.]/g, "_");
-  if (NOT_SECRET_KEY_RE.test(k)) return false;
-  return SECRET_KEY_RE.test(k);
+  let secret = recentKeys.get(key);
+  if (secret === undefined) {
+    const k = key.toLowerCase().replace(/[-\s.]/g, "_");
+    secret = !NOT_SECRET_KEY_RE.test(k) && SECRET_KEY_RE.test(k);
+    if (recentKeys.size >= RECENT_KEYS_KEPT) recentKeys.clear();
+    recentKeys.set(key, secret);
+  }
+  return secret;
 }
 
 /** Substring patterns for well-known token formats; each match is replaced (keeping a scheme prefix). */
@@ -93,26 +102,41 @@ export function redactString(s: string): string {
   return out;
 }
 
+/**
+ * Every token pattern at once, case-insensitive: it matches wherever any of them does (and
+ * sometimes where none does), so a string it does not match skips the token passes. Most strings
+ * (paths, commands, URLs) hold no token, and one pass over them costs a fraction of fourteen.
+ */
+const ANY_TOKEN_RE = new RegExp(TOKEN_PATTERNS.map(({ re }) => `(?:${re.source})`).join("|"), "i");
+
 function redactUncached(s: string): string {
   let out = s;
-  for (const { re, keepPrefix } of TOKEN_PATTERNS) {
-    re.lastIndex = 0;
-    out = keepPrefix
-      ? out.replace(re, (_m, scheme: string, space: string) => `${scheme}${space}${REDACTED}`)
-      : out.replace(re, REDACTED);
+  if (ANY_TOKEN_RE.test(out)) {
+    for (const { re, keepPrefix } of TOKEN_PATTERNS) {
+      re.lastIndex = 0;
+      out = keepPrefix
+        ? out.replace(re, (_m, scheme: string, space: string) => `${scheme}${space}${REDACTED}`)
+        : out.replace(re, REDACTED);
+    }
   }
-  out = out.replace(URL_USERINFO_RE, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`);
+  // Each pass below needs a character its matches always hold.
+  if (out.includes("@")) out = out.replace(URL_USERINFO_RE, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`);
+  if (!out.includes("=") && !out.includes(":")) return finishRedaction(out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m)));
   out = out.replace(QUERY_SECRET_RE, (_m, prefix: string) => `${prefix}${REDACTED}`);
   out = out.replace(ASSIGNMENT_RE, (m, name: string, sep: string, value: string) => {
     if (!isSecretKey(name)) return m;
     if (value === REDACTED || value.includes(REDACTED)) return m;
     return `${name}${sep}${REDACTED}`;
   });
-  out = out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m));
-  // A string that is nothing but a credential ("Bearer …", a bare key) becomes exactly "[redacted]";
-  // secrets embedded in longer text (command lines, URLs) are replaced in place.
-  if (/^\s*((Bearer|Basic)\s+)?\[redacted\]\s*$/i.test(out)) return REDACTED;
-  return out;
+  return finishRedaction(out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m)));
+}
+
+/**
+ * A string that is nothing but a credential ("Bearer …", a bare key) becomes exactly "[redacted]";
+ * secrets embedded in longer text (command lines, URLs) are replaced in place.
+ */
+function finishRedaction(out: string): string {
+  return /^\s*((Bearer|Basic)\s+)?\[redacted\]\s*$/i.test(out) ? REDACTED : out;
 }
 
 /** Deep copy of `value` with secrets replaced by "[redacted]". */
@@ -143,7 +167,8 @@ function utf8Length(s: string): number {
 
 /** Cut `s` to at most `maxBytes` UTF-8 bytes, never splitting a character; appends "…" when cut. */
 export function truncateUtf8(s: string, maxBytes: number): string {
-  if (utf8Length(s) <= maxBytes) return s;
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most previews are known to fit without counting.
+  if (s.length * 3 <= maxBytes || utf8Length(s) <= maxBytes) return s;
   const ellipsis = "…"; // 3 bytes
   const budget = Math.max(0, maxBytes - 3);
   let n = 0;
