@@ -119,24 +119,21 @@ function redactUncached(s: string): string {
         : out.replace(re, REDACTED);
     }
   }
-  // Each pass below needs a character its matches always hold.
+  // The user-info, query and assignment passes run only on strings with a character their matches always hold.
   if (out.includes("@")) out = out.replace(URL_USERINFO_RE, (_m, scheme: string, user: string) => `${scheme}${user}:${REDACTED}@`);
-  if (!out.includes("=") && !out.includes(":")) return finishRedaction(out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m)));
-  out = out.replace(QUERY_SECRET_RE, (_m, prefix: string) => `${prefix}${REDACTED}`);
-  out = out.replace(ASSIGNMENT_RE, (m, name: string, sep: string, value: string) => {
-    if (!isSecretKey(name)) return m;
-    if (value === REDACTED || value.includes(REDACTED)) return m;
-    return `${name}${sep}${REDACTED}`;
-  });
-  return finishRedaction(out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m)));
-}
-
-/**
- * A string that is nothing but a credential ("Bearer …", a bare key) becomes exactly "[redacted]";
- * secrets embedded in longer text (command lines, URLs) are replaced in place.
- */
-function finishRedaction(out: string): string {
-  return /^\s*((Bearer|Basic)\s+)?\[redacted\]\s*$/i.test(out) ? REDACTED : out;
+  if (out.includes("=") || out.includes(":")) {
+    out = out.replace(QUERY_SECRET_RE, (_m, prefix: string) => `${prefix}${REDACTED}`);
+    out = out.replace(ASSIGNMENT_RE, (m, name: string, sep: string, value: string) => {
+      if (!isSecretKey(name)) return m;
+      if (value === REDACTED || value.includes(REDACTED)) return m;
+      return `${name}${sep}${REDACTED}`;
+    });
+  }
+  out = out.replace(LONG_TOKEN_RE, (m) => (looksLikeRandomToken(m) ? REDACTED : m));
+  // A string that is nothing but a credential ("Bearer …", a bare key) becomes exactly "[redacted]";
+  // secrets embedded in longer text (command lines, URLs) are replaced in place.
+  if (/^\s*((Bearer|Basic)\s+)?\[redacted\]\s*$/i.test(out)) return REDACTED;
+  return out;
 }
 
 /** Deep copy of `value` with secrets replaced by "[redacted]". */
