@@ -55,6 +55,28 @@ describe("engine batch: event records", () => {
   });
 });
 
+describe("engine batch: a result's call info", () => {
+  it("a result repeating its call's args (keys in another order) has the call's key; other args, a domain or a service make their own", () => {
+    const call = (callId: string, args: Record<string, unknown>) => ev({ type: "tool.call", sessionId: "s", callId, toolName: "http_request", args, ts: T0 } as never);
+    const res = (callId: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+      ev({ type: "tool.result", sessionId: "s", callId, toolName: "http_request", args, ts: T0 + 5, success: false, error: "503", ...extra } as never);
+    const events = [
+      call("same", { url: "https://api.example.com/v1/a", method: "GET" }),
+      res("same", { method: "GET", url: "https://api.example.com/v1/a" }),
+      call("other", { url: "https://api.example.com/v1/a" }),
+      res("other", { url: "https://billing.example.com/v2/b" }),
+      call("svc", { url: "https://api.example.com/v1/a" }),
+      res("svc", { url: "https://api.example.com/v1/a" }, { domain: "payments" }),
+    ];
+    const plan = planBatch(events, configs, new Map());
+    const keyOf = (i: number) => plan.resultInfo.get(events[i].id)!;
+    expect(keyOf(1)).toEqual(plan.batchCalls.get("s\u0000same"));
+    expect(keyOf(3).failureKey).toContain("billing.example.com");
+    expect(keyOf(3).failureKey).not.toBe(plan.batchCalls.get("s\u0000other")!.failureKey);
+    expect(keyOf(5).domain).toBe("payments");
+  });
+});
+
 describe("engine batch: session phase, then trust phase", () => {
   const denied = (ts: number) => result("s", "curl https://auth.example.com", false, ts, { error: "403 Forbidden", httpStatus: 403 });
 

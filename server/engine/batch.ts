@@ -15,7 +15,7 @@
  * tool-level state they may create (the shell locks the whole tool for those).
  */
 import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
-import { extractFailureKey } from "./failure-key";
+import { extractFailureKey, sameCanonicalJson } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
@@ -141,9 +141,24 @@ export interface BatchPlan {
 /** Security pre-classification and the trust states a batch touches (before anything is locked). */
 export function planBatch(events: readonly AgentEvent[], configs: BatchConfigs, storedCalls: ReadonlyMap<string, StoredCall>): BatchPlan {
   const batchCalls = new Map<string, StoredCall>();
-  for (const e of events) if (e.type === "tool.call") batchCalls.set(callRef(e.sessionId, e.callId), callInfo(e, configs));
+  const batchCallEvents = new Map<string, { toolName: string; args: Record<string, unknown> }>();
+  for (const e of events) {
+    if (e.type !== "tool.call") continue;
+    const ref = callRef(e.sessionId, e.callId);
+    batchCalls.set(ref, callInfo(e, configs));
+    const extra = e as { domain?: unknown; service?: unknown };
+    if (extra.domain === undefined && extra.service === undefined) batchCallEvents.set(ref, e);
+  }
   const infoFor = (e: ToolResult): StoredCall => {
-    if (e.args) return callInfo(e, configs);
+    if (e.args) {
+      // A result that repeats its call's args (nearly all do) has its call's info: callInfo of the
+      // same tool and args, neither carrying a domain or service, is the same (hashing and
+      // redacting them again was ~5 µs a result).
+      const ref = callRef(e.sessionId, e.callId);
+      const call = e.domain === undefined && e.service === undefined ? batchCallEvents.get(ref) : undefined;
+      if (call && call.toolName === e.toolName && sameCanonicalJson(call.args, e.args)) return batchCalls.get(ref)!;
+      return callInfo(e, configs);
+    }
     const call = batchCalls.get(callRef(e.sessionId, e.callId)) ?? storedCalls.get(callRef(e.sessionId, e.callId));
     if (call) return e.domain ? { ...call, domain: e.domain } : call;
     return callInfo(e, configs);
@@ -504,7 +519,9 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         const info = plan.batchCalls.get(callRef(e.sessionId, e.callId))!;
         keyInfoByEventId.set(e.id, info);
         s.callCount += 1;
-        Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: info.failureKey });
+        row.toolName = e.toolName;
+        row.callId = e.callId;
+        row.failureKey = info.failureKey;
         row.payload = { call: info, pluginName: e.pluginName ?? null, preview: redactedPreview(e.args) };
         // Fixed-shape literals, not `{ ...e }`: spreading events of many shapes is a slow path in V8
         // (about a tenth of the engine's time); the behaviour module reads these fields only.
@@ -559,19 +576,23 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         }
         addDailyStat(writes, t, e.toolName, key, failed);
 
-        Object.assign(row, { toolName: e.toolName, callId: e.callId, failureKey: key, failed, severity });
+        row.toolName = e.toolName;
+        row.callId = e.callId;
+        row.failureKey = key;
+        row.failed = failed;
+        row.severity = severity;
         // Not the call's info: nothing reads it back from a result (a result without args borrows
-        // its key from the stored tool.call), and it was half of a result's row.
-        row.payload = {
-          pluginName: e.pluginName ?? null,
-          ...(e.args ? { preview: redactedPreview(e.args) } : {}),
-          ...(failed ? { error: storedErrorMessage(e) } : {}),
-          httpStatus: httpStatusOf(e),
-          durationMs: e.durationMs ?? null,
-          retryCount: e.retryCount ?? null,
-          service: e.service ?? null,
-          domain: info.domain,
-        };
+        // its key from the stored tool.call), and it was half of a result's row. Fields set one by
+        // one in this order, not conditional spreads (a slow path in V8 on every result).
+        const payload: Record<string, unknown> = { pluginName: e.pluginName ?? null };
+        if (e.args) payload.preview = redactedPreview(e.args);
+        if (failed) payload.error = storedErrorMessage(e);
+        payload.httpStatus = httpStatusOf(e);
+        payload.durationMs = e.durationMs ?? null;
+        payload.retryCount = e.retryCount ?? null;
+        payload.service = e.service ?? null;
+        payload.domain = info.domain;
+        row.payload = payload;
         behaviourEvent = {
           type: e.type, id: e.id, sessionId: e.sessionId, ts: e.ts, callId: e.callId, toolName: e.toolName, args: e.args,
           error: e.error, result: e.result, turnIndex: e.turnIndex, failureKey: key, argsHash: info.argsHash, failed,
@@ -594,7 +615,8 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         break;
       }
       case "permission.resolved": {
-        Object.assign(row, { toolName: e.toolName, callId: e.callId });
+        row.toolName = e.toolName;
+        row.callId = e.callId;
         row.payload = { granted: e.granted, method: e.method };
         break;
       }

@@ -183,6 +183,52 @@ export function createSessionBehaviour(sessionId: string): SessionBehaviour {
   };
 }
 
+/**
+ * A shallow copy of `s` (its nested objects shared), with every field named: an object spread of
+ * states of many origins (stored JSON, earlier copies) was the costliest line of the behaviour
+ * fold. patterns.test.ts checks that no field is left out.
+ */
+export function copySessionBehaviour(s: SessionBehaviour): SessionBehaviour {
+  return {
+    version: s.version,
+    sessionId: s.sessionId,
+    seq: s.seq,
+    stretch: s.stretch,
+    calls: s.calls,
+    run: s.run,
+    failureRun: s.failureRun,
+    alternating: s.alternating,
+    introspectionRun: s.introspectionRun,
+    textRun: s.textRun,
+    emptyRun: s.emptyRun,
+    reported: s.reported,
+    paused: s.paused,
+    pauseReason: s.pauseReason,
+    pausedAt: s.pausedAt,
+    pendingGuidance: s.pendingGuidance,
+    openNudges: s.openNudges,
+    currentTurn: s.currentTurn,
+    turnHadPattern: s.turnHadPattern,
+    modelSuggestions: s.modelSuggestions,
+    lastEventAt: s.lastEventAt,
+  };
+}
+
+/** A shallow copy of a stretch, every field named (see copySessionBehaviour). */
+export function copyStretch(st: Stretch): Stretch {
+  return {
+    id: st.id,
+    startedAt: st.startedAt,
+    callCount: st.callCount,
+    seenResults: st.seenResults,
+    readIdentities: st.readIdentities,
+    rereads: st.rereads,
+    lastReread: st.lastReread,
+    announcements: st.announcements,
+    mentions: st.mentions,
+  };
+}
+
 /** Ends every run and starts a fresh stretch (a `user.message` or a resume). */
 export function restartDetection(state: SessionBehaviour, now: number): SessionBehaviour {
   return {

@@ -9,6 +9,7 @@ import {
   globMatch,
   parentDir,
   parseMcpServer,
+  sameCanonicalJson,
   toolStateKey,
 } from "./failure-key";
 
@@ -196,6 +197,35 @@ describe("canonical JSON and args hash", () => {
         expect(argsHash(obj)).toMatch(/^[0-9a-f]{8}$/);
       }),
     );
+  });
+});
+
+describe("sameCanonicalJson (a result's args against its call's)", () => {
+  /** A deep copy with every object's keys in reverse order. */
+  const reordered = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(reordered) : v !== null && typeof v === "object" ? Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reordered(x)])) : v;
+
+  it("true for a copy with keys in any order; true only when the canonical JSON is the same", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), (a, b) => {
+        expect(sameCanonicalJson(a, reordered(JSON.parse(JSON.stringify(a))))).toBe(true);
+        if (sameCanonicalJson(a, b)) expect(canonicalJson(b)).toBe(canonicalJson(a));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("false for a changed value, an extra key, a longer array, or what is not plain JSON", () => {
+    expect(sameCanonicalJson({ url: "https://a/1", method: "GET" }, { method: "GET", url: "https://a/1" })).toBe(true);
+    expect(sameCanonicalJson({ url: "https://a/1" }, { url: "https://a/2" })).toBe(false);
+    expect(sameCanonicalJson({ a: 1 }, { a: 1, b: 2 })).toBe(false);
+    expect(sameCanonicalJson({ a: 1, b: undefined }, { a: 1 })).toBe(true); // canonicalJson drops undefined
+    expect(sameCanonicalJson([1, 2], [1, 2, 3])).toBe(false);
+    expect(sameCanonicalJson({ a: [1] }, { a: { 0: 1 } })).toBe(false);
+    expect(sameCanonicalJson({ a: 1 }, { a: "1" })).toBe(false);
+    expect(sameCanonicalJson({ a: NaN }, { a: NaN })).toBe(false); // unsure: computed again
+    const d = new Date(0);
+    expect(sameCanonicalJson({ d }, { d })).toBe(false);
   });
 });
 

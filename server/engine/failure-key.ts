@@ -61,6 +61,48 @@ function sortKeysDeep(value: unknown): unknown {
   return value;
 }
 
+/**
+ * Whether `a` and `b` have the same canonicalJson, without making it: true only when they surely
+ * do (plain JSON values, keys in any order); anything else — a Date, NaN, a class instance — is
+ * false, and the caller computes what it wanted to save.
+ */
+export function sameCanonicalJson(a: unknown, b: unknown): boolean {
+  if (a === b) return typeof a !== "object" || a === null || isPlainJson(a);
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameCanonicalJson(a[i] ?? null, b[i] ?? null)) return false;
+    return true;
+  }
+  if (Array.isArray(b) || !isPlainObject(a) || !isPlainObject(b)) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const k in x) {
+    if (x[k] === undefined) continue;
+    defined++;
+    if (!Object.prototype.hasOwnProperty.call(y, k) || !sameCanonicalJson(x[k], y[k])) return false;
+  }
+  for (const k in y) if (y[k] !== undefined) defined--;
+  return defined === 0;
+}
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** An object or array made of JSON values only (the same reference compared with itself). */
+function isPlainJson(v: object): boolean {
+  if (Array.isArray(v)) return v.every((x) => typeof x !== "object" || x === null || isPlainJson(x));
+  if (!isPlainObject(v)) return false;
+  for (const k in v) {
+    const x = (v as Record<string, unknown>)[k];
+    if (typeof x === "object" && x !== null && !isPlainJson(x)) return false;
+  }
+  return true;
+}
+
 /** First 8 hex characters of the MD5 of the canonical JSON of `args`. */
 export function argsHash(args: unknown): string {
   // One-shot: no Hash object per call (every call and result of a batch is hashed).

@@ -13,7 +13,7 @@ import {
   type BehaviourEvent,
   type SessionBehaviour,
 } from "./patterns";
-import { activePatterns, RECENT_CALLS_KEPT, storedSessionBehaviour } from "./behaviour-state";
+import { activePatterns, copySessionBehaviour, RECENT_CALLS_KEPT, storedSessionBehaviour } from "./behaviour-state";
 import { PATTERN_TYPES, type Effect, type PatternSeverity, type PatternType } from "./types";
 import { Trace } from "@/tests/unit/peer-suites/trace";
 
@@ -317,6 +317,52 @@ describe("properties", () => {
       }),
       { numRuns: 150 },
     );
+  });
+
+  it("never changes the state it is given (each event's updates land on its own copy)", () => {
+    const deepFreeze = <T>(v: T): T => {
+      if (v && typeof v === "object" && !Object.isFrozen(v)) {
+        Object.freeze(v);
+        for (const x of Object.values(v)) deepFreeze(x);
+      }
+      return v;
+    };
+    // Frozen stored states: an in-place change throws (modules are strict); the same effects and states as unfrozen.
+    class FrozenTrace extends Trace {
+      override feed(event: BehaviourEvent): Effect[] {
+        deepFreeze(this.state);
+        return super.feed(event);
+      }
+    }
+    fc.assert(
+      fc.property(ops, (list) => {
+        const plain = replay(list);
+        const frozen = new FrozenTrace();
+        for (const o of list) {
+          if (o.k === "act") frozen.act(o.tool!, { a: o.arg }, o.fail ? { error: `e${o.out}` } : { ok: o.out });
+          else if (o.k === "text") frozen.text(o.t!);
+          else frozen.user();
+        }
+        expect(frozen.log).toEqual(plain.log);
+        expect(frozen.state).toEqual(plain.state);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe("copySessionBehaviour", () => {
+  it("copies every field of a state (a field it left out would be lost on the next event)", () => {
+    const t = new Trace();
+    t.act("bash", { command: "ls" }, { error: "boom" });
+    t.act("bash", { command: "ls" }, { error: "boom" });
+    t.text("Let me use bash");
+    t.user();
+    t.act("Read", { file_path: "a.ts" }, { ok: 1 });
+    const copy = copySessionBehaviour(t.state);
+    expect(copy).not.toBe(t.state);
+    expect(copy).toStrictEqual(t.state);
+    expect(Object.keys(copy).sort()).toEqual(Object.keys(createSessionBehaviour(SID)).sort());
   });
 });
 

@@ -21,6 +21,8 @@ import { hash as oneShotHash } from "node:crypto";
 import {
   RECENT_CALLS_KEPT,
   STRETCH_IDENTITIES_KEPT,
+  copySessionBehaviour,
+  copyStretch,
   currentScope,
   createSessionBehaviour,
   newStretch,
@@ -254,7 +256,12 @@ function bounded<T>(list: T[], item: T, max: number): T[] {
 // State updates per event type
 // ---------------------------------------------------------------------------
 
-function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): SessionBehaviour {
+/**
+ * The state updates below change `s` in place: it is the event's own shallow copy of the stored
+ * state (observeSessionEvent makes it), so only its nested objects — shared with the stored
+ * state — are copied before they change. One copy per event instead of one per field group.
+ */
+function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): void {
   const hash = eventIdentityHash(ev, cfg.volatileArgFields);
   const id = identityOf(ev.toolName, hash);
   const last = s.calls[s.calls.length - 1];
@@ -262,13 +269,13 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
   const lastId = last ? identityOf(last.toolName, last.argsHash) : null;
 
   // The preview is only needed once the call repeats (redaction is the costly part of a call).
-  const run =
+  s.run =
     s.run && s.run.toolName === ev.toolName && s.run.argsHash === hash
       ? { ...s.run, length: s.run.length + 1, preview: s.run.preview || preview(stableArgs(ev.args, cfg.volatileArgFields)) }
       : { toolName: ev.toolName, argsHash: hash, preview: "", length: 1, outcome: null, start: s.seq, nudged: null };
 
-  let alternating = s.alternating;
-  if (!last || lastId === id) alternating = null;
+  const alternating = s.alternating;
+  if (!last || lastId === id) s.alternating = null;
   else if (
     alternating &&
     alternating.pair.includes(id) &&
@@ -276,48 +283,41 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
     beforeLast &&
     identityOf(beforeLast.toolName, beforeLast.argsHash) === id
   ) {
-    alternating = { ...alternating, length: alternating.length + 1 };
+    s.alternating = { ...alternating, length: alternating.length + 1 };
   } else {
     const outcomes = last.outcome ? dictionaryWith(null, lastId!, last.outcome) : {};
-    alternating = { pair: [lastId!, id], names: [last.toolName, ev.toolName], outcomes, length: 2, start: s.seq };
+    s.alternating = { pair: [lastId!, id], names: [last.toolName, ev.toolName], outcomes, length: 2, start: s.seq };
   }
 
   const introspection = cfg.introspectionTools.includes(ev.toolName);
-  const introspectionRun = introspection ? (s.introspectionRun ? { ...s.introspectionRun, count: s.introspectionRun.count + 1 } : { count: 1, start: s.seq }) : null;
+  s.introspectionRun = introspection ? (s.introspectionRun ? { ...s.introspectionRun, count: s.introspectionRun.count + 1 } : { count: 1, start: s.seq }) : null;
 
-  let stretch = { ...s.stretch, callCount: s.stretch.callCount + 1 };
+  const stretch = copyStretch(s.stretch);
+  stretch.callCount += 1;
   if (cfg.readOnlyTools.includes(ev.toolName)) {
-    if (stretch.readIdentities.includes(id)) stretch = { ...stretch, rereads: stretch.rereads + 1, lastReread: ev.toolName };
-    else stretch = { ...stretch, readIdentities: bounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT) };
+    if (stretch.readIdentities.includes(id)) {
+      stretch.rereads += 1;
+      stretch.lastReread = ev.toolName;
+    } else stretch.readIdentities = bounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT);
   }
   const key = ev.toolName.toLowerCase();
   if (stretch.mentions[key]) {
     const mentions = { ...stretch.mentions };
     delete mentions[key];
-    stretch = { ...stretch, mentions };
+    stretch.mentions = mentions;
   }
+  s.stretch = stretch;
 
   // Not the failure key: nothing reads it back, and it was ~40 % of the session's stored state
   // (read and written on every guard.check). States stored with it keep working.
   const call: StretchCall = { callId: ev.callId, toolName: ev.toolName, argsHash: hash };
-  return {
-    ...s,
-    calls: bounded(s.calls, call, RECENT_CALLS_KEPT),
-    run,
-    alternating,
-    introspectionRun,
-    stretch,
-    textRun: null,
-    emptyRun: null,
-  };
+  s.calls = bounded(s.calls, call, RECENT_CALLS_KEPT);
+  s.textRun = null;
+  s.emptyRun = null;
 }
 
-interface ResultOutcome {
-  state: SessionBehaviour;
-  productive: boolean;
-}
-
-function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfig, now: number): ResultOutcome {
+/** Whether the result was productive (see onCall on `s`). */
+function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfig, now: number): boolean {
   // The call's identity: from the result's own args, else from its call (by callId), else the shell's hash.
   let callIndex = -1;
   for (let i = s.calls.length - 1; i >= 0; i--) {
@@ -329,11 +329,14 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   const hash = ev.args ? eventIdentityHash(ev, cfg.volatileArgFields) : callIndex >= 0 ? s.calls[callIndex].argsHash : ev.argsHash;
   const id = identityOf(ev.toolName, hash);
   const outcome = outcomeIdentity(ev);
-  let next: SessionBehaviour = { ...s, textRun: null, emptyRun: null };
+  const next = s;
+  next.textRun = null;
+  next.emptyRun = null;
 
   if (callIndex >= 0) {
     const calls = [...next.calls];
-    calls[callIndex] = { ...calls[callIndex], outcome };
+    const c = calls[callIndex];
+    calls[callIndex] = { callId: c.callId, toolName: c.toolName, argsHash: c.argsHash, outcome };
     next.calls = calls;
   }
 
@@ -382,40 +385,39 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
     // The productive result opens the new stretch and is its first "earlier result".
     next.stretch = { ...newStretch(next.stretch.id + 1, now), seenResults: [seenKey] };
   } else if (!next.stretch.seenResults.includes(seenKey)) {
-    next.stretch = { ...next.stretch, seenResults: bounded(next.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT) };
+    next.stretch = copyStretch(next.stretch);
+    next.stretch.seenResults = bounded(next.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
   }
-  return { state: next, productive };
+  return productive;
 }
 
-function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean }, cfg: PatternConfig): SessionBehaviour {
+function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean }, cfg: PatternConfig): void {
   if (isEmptyResponse(ev)) {
-    return { ...s, emptyRun: s.emptyRun ? { ...s.emptyRun, count: s.emptyRun.count + 1 } : { count: 1, start: s.seq } };
+    s.emptyRun = s.emptyRun ? { ...s.emptyRun, count: s.emptyRun.count + 1 } : { count: 1, start: s.seq };
+    return;
   }
   const h = md5(ev.text.trim());
   const run = s.textRun ?? { count: 0, start: s.seq, hashes: [] };
   const textRun = { ...run, count: run.count + (run.hashes.includes(h) ? 2 : 1), hashes: run.hashes.includes(h) ? run.hashes : bounded(run.hashes, h, 16) };
 
-  const mentions = { ...s.stretch.mentions };
+  let mentions: SessionBehaviour["stretch"]["mentions"] | null = null; // copied when a mention changes it
   const seen = new Set<string>();
   for (const tool of cfg.actionTools) {
     const key = tool.toLowerCase();
     if (seen.has(key)) continue; // "bash" and "Bash" are one tool for mentions
     if (mentionsTool(ev.text, tool)) {
       seen.add(key);
+      mentions ??= { ...s.stretch.mentions };
       const cur = mentions[key];
       mentions[key] = { toolName: cur?.toolName ?? tool, count: (cur?.count ?? 0) + 1 };
     }
   }
-  return {
-    ...s,
-    emptyRun: null,
-    textRun,
-    stretch: {
-      ...s.stretch,
-      announcements: s.stretch.announcements + (isAnnouncement(ev.text, cfg.announcePhrases) ? 1 : 0),
-      mentions,
-    },
-  };
+  s.emptyRun = null;
+  s.textRun = textRun;
+  const stretch = copyStretch(s.stretch);
+  if (isAnnouncement(ev.text, cfg.announcePhrases)) stretch.announcements += 1;
+  if (mentions) stretch.mentions = mentions;
+  s.stretch = stretch;
 }
 
 // ---------------------------------------------------------------------------
@@ -504,36 +506,41 @@ export function observeSessionEvent(
   const effects: Effect[] = [];
   const stats = emptyStats();
   const verdicts: NudgeVerdict[] = [];
-  let s: SessionBehaviour = { ...upgradeSessionBehaviour(stored, event.sessionId), lastEventAt: now };
+  // The event's own shallow copy: the updates below change its fields in place (see onCall).
+  let s: SessionBehaviour = copySessionBehaviour(upgradeSessionBehaviour(stored, event.sessionId));
+  s.lastEventAt = now;
   s.seq += 1;
 
   const turn = eventTurn(event);
   if (turn !== undefined && turn !== s.currentTurn) {
-    s = { ...s, currentTurn: turn, turnHadPattern: false };
+    s.currentTurn = turn;
+    s.turnHadPattern = false;
     stats.turns += 1;
   }
-  if (s.stretch.startedAt === null) s = { ...s, stretch: { ...s.stretch, startedAt: now } };
+  if (s.stretch.startedAt === null) {
+    s.stretch = copyStretch(s.stretch);
+    s.stretch.startedAt = now;
+  }
 
   switch (event.type) {
     case "tool.call": {
       const g = takePendingGuidance(s);
       s = g.state;
       if (g.effect) effects.push(g.effect);
-      s = onCall(s, event, cfg);
+      onCall(s, event, cfg);
       break;
     }
     case "tool.result": {
-      const r = onResult(s, event, cfg, now);
-      s = r.state;
-      if (r.productive && s.openNudges.length) {
+      const productive = onResult(s, event, cfg, now);
+      if (productive && s.openNudges.length) {
         stats.nudgesEffective += s.openNudges.length;
         for (const n of s.openNudges) verdicts.push({ patternType: n.patternType, sentAt: n.sentAt, effective: true });
-        s = { ...s, openNudges: [] };
+        s.openNudges = [];
       }
       break;
     }
     case "model.text":
-      s = onText(s, event, cfg);
+      onText(s, event, cfg);
       break;
     case "user.message":
       s = restartDetection(s, now);
@@ -550,7 +557,7 @@ export function observeSessionEvent(
     const prev = s.reported[d.patternType];
     if (prev && prev.scope === scope && severityRank(d.severity) <= severityRank(prev.severity)) continue;
     reports.push(d);
-    s = { ...s, reported: { ...s.reported, [d.patternType]: { severity: d.severity, count: d.count, at: now, scope } } };
+    s.reported = { ...s.reported, [d.patternType]: { severity: d.severity, count: d.count, at: now, scope } };
     stats.patterns[d.patternType] = (stats.patterns[d.patternType] ?? 0) + 1;
     effects.push({
       type: "pattern",
@@ -563,18 +570,19 @@ export function observeSessionEvent(
 
     // The first pattern of a turn stalls it (an implicit turn if none is known).
     if (s.currentTurn === null) {
-      s = { ...s, currentTurn: -1, turnHadPattern: false };
+      s.currentTurn = -1;
+      s.turnHadPattern = false;
       stats.turns += 1;
     }
     if (!s.turnHadPattern) {
-      s = { ...s, turnHadPattern: true };
+      s.turnHadPattern = true;
       stats.stalledTurns += 1;
     }
 
     // The same pattern was detected again before a productive action: its open nudges did not work.
     if (s.openNudges.some((n) => n.patternType === d.patternType)) {
       for (const n of s.openNudges) if (n.patternType === d.patternType) verdicts.push({ patternType: n.patternType, sentAt: n.sentAt, effective: false });
-      s = { ...s, openNudges: s.openNudges.filter((n) => n.patternType !== d.patternType) };
+      s.openNudges = s.openNudges.filter((n) => n.patternType !== d.patternType);
     }
   }
 
@@ -587,8 +595,8 @@ export function observeSessionEvent(
     const message = nudgeMessage(d.patternType, d.severity, nudgeType, { toolName: d.toolName, count: d.count, args: d.args });
     effects.push({ type: "nudge", nudgeType, message, patternType: d.patternType, sessionId: s.sessionId });
     stats.nudgesSent += 1;
-    s = { ...s, openNudges: [...s.openNudges, { patternType: d.patternType, severity: d.severity, sentAt: now }] };
-    if (d.identity && s.run && identityOf(s.run.toolName, s.run.argsHash) === d.identity) s = { ...s, run: { ...s.run, nudged: d.severity } };
+    s.openNudges = [...s.openNudges, { patternType: d.patternType, severity: d.severity, sentAt: now }];
+    if (d.identity && s.run && identityOf(s.run.toolName, s.run.argsHash) === d.identity) s.run = { ...s.run, nudged: d.severity };
     if (nudgeType === "interrupt") {
       s = pauseSession(s, message, now);
       effects.push({ type: "paused", sessionId: s.sessionId, reason: message });
