@@ -4,7 +4,7 @@ import { randomInt } from "node:crypto";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { dialect, drizzleWrite, leaveInFlight, runWrites, type Write } from "./pipeline";
 import { rowsOf, type Db, type Tx } from "@/db/client";
-import type { KeyContext, KeyHistory } from "@/server/engine/types";
+import { PATTERN_TYPES, type KeyContext, type KeyHistory } from "@/server/engine/types";
 import { keyContexts, trustStates } from "./row-version-cache";
 import { storableJson } from "@/db/storable";
 import {
@@ -389,23 +389,14 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
     MODEL_TOOL_PROFILE_INCREMENT,
   );
   const behaviourDeltas = [...writes.behaviourDeltas.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
-  if (behaviourDeltas.length) {
-    // One shard for all of the batch's models: its rows are still taken in model order.
-    const shard = randomInt(MODEL_PROFILE_SHARDS);
-    statements.push(drizzleWrite(tx, tx
-      .insert(modelBehaviourProfile)
-      .values(behaviourDeltas.map(([model, d]) => ({ workspaceId, model, shard, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })))
-      .onConflictDoUpdate({
-        target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model, modelBehaviourProfile.shard],
-        set: {
-          patternCounts: addPatternCounts(behaviourDeltas.flatMap(([, d]) => Object.keys(d.patterns))),
-          nudgesSent: sql`${modelBehaviourProfile.nudgesSent} + excluded.nudges_sent`,
-          nudgesEffective: sql`${modelBehaviourProfile.nudgesEffective} + excluded.nudges_effective`,
-          turns: sql`${modelBehaviourProfile.turns} + excluded.turns`,
-          stalledTurns: sql`${modelBehaviourProfile.stalledTurns} + excluded.stalled_turns`,
-        },
-      })));
-  }
+  // One shard for all of the batch's models: its rows are still taken in model order.
+  const shard = randomInt(MODEL_PROFILE_SHARDS);
+  statements.push(...rowsWrite(
+    tx,
+    modelBehaviourProfile,
+    behaviourDeltas.map(([model, d]) => ({ workspaceId, model, shard, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })),
+    MODEL_BEHAVIOUR_INCREMENT,
+  ));
   if (writes.suggestions.length) statements.push(drizzleWrite(tx, tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing()));
 
   const stats = [...writes.dailyStats.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.toolName, b.toolName) || cmp(a.failureKey, b.failureKey));
@@ -419,19 +410,34 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
 }
 
 /**
- * `pattern_counts` plus the batch's counts, key by key, as one expression over the pattern names
- * the batch counted. Citus (SPEC 9) allows neither a subquery inside INSERT nor a function that is
- * not IMMUTABLE in DO UPDATE SET (jsonb_build_object, to_jsonb are STABLE), hence jsonb_set on '{}'.
+ * `pattern_counts` plus the batch's counts, key by key, over every pattern type: one statement text
+ * for all batches, whichever patterns they counted (a type the batch did not count adds nothing).
+ * Citus (SPEC 9) allows neither a subquery inside INSERT nor a function that is not IMMUTABLE in
+ * DO UPDATE SET (jsonb_build_object, to_jsonb are STABLE), hence jsonb_set on '{}'. The keys are
+ * the engine's own pattern names, written into the text as literals.
  */
-function addPatternCounts(patternTypes: string[]): SQL {
+function addPatternCounts(): SQL {
   const stored = sql`${modelBehaviourProfile.patternCounts}`;
-  const added = [...new Set(patternTypes)].sort().map((k) => {
-    const key = sql`${k}::text`;
+  const added = PATTERN_TYPES.map((type) => {
+    if (!/^[a-z_]+$/.test(type)) throw new Error(`addPatternCounts: unexpected pattern type ${type}`);
+    const key = sql.raw(`'${type}'::text`);
     const sum = sql`(coalesce((${stored}->>${key})::int, 0) + (excluded.pattern_counts->>${key})::int)::text::jsonb`;
     return sql`case when excluded.pattern_counts ? ${key} then jsonb_set('{}'::jsonb, array[${key}], ${sum}) else '{}'::jsonb end`;
   });
   return sql.join([stored, ...added], sql` || `);
 }
+
+/** Model behaviour counters: increments (see addPatternCounts). */
+const MODEL_BEHAVIOUR_INCREMENT: OnConflict<typeof modelBehaviourProfile> = {
+  target: [modelBehaviourProfile.workspaceId, modelBehaviourProfile.model, modelBehaviourProfile.shard],
+  set: {
+    patternCounts: addPatternCounts(),
+    nudgesSent: sql`${modelBehaviourProfile.nudgesSent} + excluded.nudges_sent`,
+    nudgesEffective: sql`${modelBehaviourProfile.nudgesEffective} + excluded.nudges_effective`,
+    turns: sql`${modelBehaviourProfile.turns} + excluded.turns`,
+    stalledTurns: sql`${modelBehaviourProfile.stalledTurns} + excluded.stalled_turns`,
+  },
+};
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
