@@ -39,6 +39,12 @@ export function jsonValue<T>(value: unknown): T {
   return (typeof value === "string" ? JSON.parse(value) : value) as T;
 }
 
+/** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
+export function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
+  const client = (tx as unknown as { session?: { client?: { unsafe?: unknown; savepoint?: unknown } } }).session?.client;
+  return client && typeof client.unsafe === "function" && typeof client.savepoint === "function" ? (client as unknown as import("postgres").TransactionSql) : null;
+}
+
 /** Whether the database is the embedded PGlite: one statement at a time, run in this thread. */
 export function isEmbedded(db: Db | Tx): boolean {
   return "waitReady" in clientOf(db);

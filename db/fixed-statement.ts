@@ -10,7 +10,7 @@ import { fillPlaceholders, sql, type Placeholder, type Query, type SQL } from "d
 import { PgDialect } from "drizzle-orm/pg-core";
 import type { PGlite } from "@electric-sql/pglite";
 import type { Sql } from "postgres";
-import { clientOf, isEmbedded, type Db } from "./client";
+import { clientOf, isEmbedded, postgresJs, rowsOf, type Db, type Tx } from "./client";
 
 /**
  * drizzle's PGlite driver reads timestamps, dates and intervals (and arrays of them) as text, as
@@ -24,6 +24,12 @@ export type Placeholders<N extends string> = { readonly [K in N]: Placeholder<K>
 export interface FixedStatement<N extends string> {
   /** Runs the statement on `db` (not a transaction's handle) with these values; answers its rows. */
   run<T>(db: Db, values: Readonly<Record<N, unknown>>): Promise<T[]>;
+  /**
+   * Runs it in the transaction `tx`. On PostgreSQL it is sent at once (statements go out in the
+   * order of the calls, and several on their way share a round trip); rows are as postgres-js
+   * gives them under drizzle (timestamps and json as text). On PGlite it runs through drizzle.
+   */
+  runIn<T>(tx: Tx, values: Readonly<Record<N, unknown>>): Promise<T[]>;
   /** The statement's text (built on first use). */
   text(): string;
 }
@@ -38,16 +44,32 @@ export function fixedStatement<const N extends string>(names: readonly N[], buil
     }
     return query;
   };
+  const filledWith = (values: Readonly<Record<N, unknown>>) => {
+    for (const n of names) if (!(n in values)) throw new Error(`fixedStatement: no value for placeholder "${n}"`);
+    return fillPlaceholders(compiled().params, values);
+  };
   return {
     text: () => compiled().sql,
+    runIn<T>(tx: Tx, values: Readonly<Record<N, unknown>>): Promise<T[]> {
+      const text = compiled().sql;
+      const filled = filledWith(values);
+      const pg = postgresJs(tx);
+      if (pg) return pg.unsafe(text, filled as never[]).execute() as unknown as Promise<T[]>;
+      return tx.execute(inlineParams(text, filled)).then((result) => rowsOf<T>(result));
+    },
     async run<T>(db: Db, values: Readonly<Record<N, unknown>>): Promise<T[]> {
-      const { sql: text, params } = compiled();
-      for (const n of names) if (!(n in values)) throw new Error(`fixedStatement: no value for placeholder "${n}"`);
-      const filled = fillPlaceholders(params, values);
+      const { sql: text } = compiled();
+      const filled = filledWith(values);
       const client = clientOf(db);
       if (isEmbedded(db)) return (await (client as PGlite).query<T>(text, filled, PGLITE_ROWS)).rows;
       // The client drizzle was given: prepared (db/prepared-client.ts) unless VIGIL_DB_PREPARE=off.
       return (await (client as Sql).unsafe(text, filled as never[])) as unknown as T[];
     },
   };
+}
+
+/** A statement with numbered parameters ($1, $2…) as drizzle SQL, for drizzle to run (PGlite). */
+export function inlineParams(statement: string, params: unknown[]): SQL {
+  const parts = statement.split(/\$(\d+)/);
+  return sql.join(parts.map((part, i) => (i % 2 ? sql`${params[Number(part) - 1]}` : sql.raw(part))), sql.raw(""));
 }

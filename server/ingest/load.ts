@@ -4,9 +4,10 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import { jsonValue, perDatabase, rowsOf, type Db, type Tx } from "@/db/client";
 import { readConfigs } from "./config-cache";
 import { keyContexts, type Versioned } from "./row-version-cache";
-import { textArray } from "@/db/sql-arrays";
-import { drizzleWrite, onTransactionEnd, postgresJs, readAfter } from "./pipeline";
-import { agentSession, apiKey, event, eventId, keyState, modelToolProfile, toolLock } from "@/db/schema";
+import { textArray, textArrayLiteral } from "@/db/sql-arrays";
+import { fixedStatement } from "@/db/fixed-statement";
+import { drizzleWrite, onTransactionEnd, postgresJs } from "./pipeline";
+import { agentSession, apiKey, event, eventId, keyState, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
 import type { KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
@@ -41,7 +42,6 @@ export async function loadConfigs(tx: Tx, workspaceId: string, cacheOwner: Db | 
 /** In-memory copy of an agent_session row while a batch is applied. */
 export type SessionRow = BatchSession;
 
-const ms = (d: Date | null) => (d ? d.getTime() : null);
 
 export interface LockedSessions {
   sessions: Map<string, SessionRow>;
@@ -52,46 +52,82 @@ export interface LockedSessions {
   versions: Map<string, string>;
 }
 
+/**
+ * The session lock: the upsert creates missing rows and row-locks existing ones (ON CONFLICT DO
+ * UPDATE locks like FOR UPDATE), in session-id order. Array parameters: one statement text
+ * (prepared once) whatever the number of sessions.
+ */
+const LOCK_SESSIONS = fixedStatement(["ws", "ids"], (p) => sql`
+  insert into agent_session (workspace_id, session_id)
+  select ${p.ws}, u.id from unnest(${p.ids}::text[]) as u(id) order by u.id
+  on conflict (workspace_id, session_id) do update set agent = agent_session.agent`);
+
+/** The locked sessions' rows (text built once: drizzle's select builder was rebuilt per batch). */
+const READ_SESSIONS = fixedStatement(["ws", "ids"], (p) => sql`
+  select session_id, agent, model, started_at, ended_at, first_event_at, last_event_at, clock, paused, pause_reason,
+    paused_at, settings, behaviour, event_count, call_count, failure_count, pattern_count, xmin::text as version
+  from agent_session where workspace_id = ${p.ws} and session_id = any(${p.ids}::text[])`);
+
+interface SessionDbRow {
+  session_id: string;
+  agent: string;
+  model: string | null;
+  started_at: unknown;
+  ended_at: unknown;
+  first_event_at: unknown;
+  last_event_at: unknown;
+  clock: number | string | null;
+  paused: boolean;
+  pause_reason: string | null;
+  paused_at: unknown;
+  settings: unknown;
+  behaviour: unknown;
+  event_count: number;
+  call_count: number;
+  failure_count: number;
+  pattern_count: number;
+  version: string;
+}
+
+/** A timestamp column of a raw row (text from postgres-js under drizzle, a Date or text from PGlite) as epoch ms. */
+function msOf(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  return v instanceof Date ? v.getTime() : Date.parse(String(v));
+}
+
 /** Creates missing session rows and locks all of them, in session-id order (deadlock-free). */
 export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: string[]): Promise<LockedSessions> {
   const ids = [...new Set(sessionIds)].sort();
   const out = new Map<string, SessionRow>();
   const versions = new Map<string, string>();
   if (!ids.length) return { sessions: out, versions };
-  // One round trip: the upsert creates missing rows and row-locks existing ones (ON CONFLICT DO
-  // UPDATE locks like FOR UPDATE), in session-id order, and the select behind it reads them all.
-  // Array parameters: one statement text (prepared once) whatever the number of sessions.
-  const rows = await readAfter(
-    tx,
-    sql`insert into ${agentSession} (workspace_id, session_id)
-      select ${workspaceId}, u.id from unnest(${textArray(ids)}) as u(id) order by u.id
-      on conflict (workspace_id, session_id) do update set agent = ${agentSession}.agent`,
-    tx
-      .select({ row: agentSession, version: sql<string>`${agentSession}.xmin::text` })
-      .from(agentSession)
-      .where(and(eq(agentSession.workspaceId, workspaceId), anyOf(agentSession.sessionId, ids))),
-  );
-  for (const { row: r, version } of rows) {
-    versions.set(r.sessionId, version);
-    out.set(r.sessionId, {
-      sessionId: r.sessionId,
+  // One round trip on PostgreSQL: the read goes out right behind the lock and sees its rows.
+  const values = { ws: workspaceId, ids: textArrayLiteral(ids) };
+  const locked = LOCK_SESSIONS.runIn(tx, values);
+  if (!postgresJs(tx)) await locked;
+  const [, rows] = await Promise.all([locked, READ_SESSIONS.runIn<SessionDbRow>(tx, values)]);
+  for (const r of rows) {
+    versions.set(r.session_id, r.version);
+    const behaviour = r.behaviour === null ? null : jsonValue<unknown>(r.behaviour);
+    out.set(r.session_id, {
+      sessionId: r.session_id,
       agent: r.agent,
       model: r.model,
-      startedAt: ms(r.startedAt),
-      endedAt: ms(r.endedAt),
-      firstEventAt: ms(r.firstEventAt),
-      lastEventAt: ms(r.lastEventAt),
-      clock: r.clock,
+      startedAt: msOf(r.started_at),
+      endedAt: msOf(r.ended_at),
+      firstEventAt: msOf(r.first_event_at),
+      lastEventAt: msOf(r.last_event_at),
+      clock: r.clock === null ? null : Number(r.clock),
       paused: r.paused,
-      pauseReason: r.pauseReason,
-      pausedAt: ms(r.pausedAt),
-      settings: (r.settings ?? {}) as SessionSettingsInput,
+      pauseReason: r.pause_reason,
+      pausedAt: msOf(r.paused_at),
+      settings: (jsonValue<SessionSettingsInput | null>(r.settings) ?? {}) as SessionSettingsInput,
       // Stored by any version of the engine: upgraded in place (sessions in flight keep working).
-      behaviour: r.behaviour ? upgradeSessionBehaviour(r.behaviour, r.sessionId) : null,
-      eventCount: r.eventCount,
-      callCount: r.callCount,
-      failureCount: r.failureCount,
-      patternCount: r.patternCount,
+      behaviour: behaviour ? upgradeSessionBehaviour(behaviour, r.session_id) : null,
+      eventCount: r.event_count,
+      callCount: r.call_count,
+      failureCount: r.failure_count,
+      patternCount: r.pattern_count,
       dirty: false,
     });
   }
@@ -187,6 +223,11 @@ const knownToolLocks = new Set<string>();
  * and before the key rows, in tool-name order, like every other lock (no deadlock). Missing rows
  * are inserted first, in the same order; in the steady state this is one round trip.
  */
+/** The common case of lockToolLevels: every tool in key-share mode, in name order (text built once). */
+const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
+  select tool_name as t from tool_lock where workspace_id = ${p.ws} and tool_name = any(${p.tools}::text[])
+  order by tool_name for key share`);
+
 export async function lockToolLevels(
   tx: Tx,
   workspaceId: string,
@@ -207,7 +248,7 @@ export async function lockToolLevels(
   await insertMissing(tools.filter((t) => !knownToolLocks.has(ref(t))));
   const where = (names: string[]) => and(eq(toolLock.workspaceId, workspaceId), anyOf(toolLock.toolName, names));
   if (!exclusive.size) {
-    const locked = await tx.select({ t: toolLock.toolName }).from(toolLock).where(where(tools)).orderBy(toolLock.toolName).for("key share");
+    const locked = await LOCK_TOOLS_SHARED.runIn<{ t: string }>(tx, { ws: workspaceId, tools: textArrayLiteral(tools) });
     if (locked.length === tools.length) return;
     // A row this process believed present is gone (a recreated database): create and lock it.
     const have = new Set(locked.map((r) => r.t));
@@ -503,17 +544,21 @@ async function timelineOfKeys(tx: Tx, workspaceId: string, keys: string[], ended
   return sessionInfos(rows);
 }
 
+const READ_MODEL_PROFILES = fixedStatement(["ws", "keys"], (p) => sql`
+  select model, failure_key, attempts, failures, last_failure_at from model_tool_profile
+  where workspace_id = ${p.ws} and failure_key = any(${p.keys}::text[])`);
+
 export async function loadModelProfiles(tx: Tx, workspaceId: string, keys: string[]): Promise<Map<string, ModelToolProfile[]>> {
   const out = new Map<string, ModelToolProfile[]>();
   if (!keys.length) return out;
-  const rows = await tx
-    .select()
-    .from(modelToolProfile)
-    .where(and(eq(modelToolProfile.workspaceId, workspaceId), anyOf(modelToolProfile.failureKey, [...new Set(keys)])));
+  const rows = await READ_MODEL_PROFILES.runIn<{ model: string; failure_key: string; attempts: number; failures: number; last_failure_at: unknown }>(tx, {
+    ws: workspaceId,
+    keys: textArrayLiteral([...new Set(keys)]),
+  });
   for (const r of rows) {
-    const list = out.get(r.failureKey) ?? [];
-    list.push({ model: r.model, failureKey: r.failureKey, attempts: r.attempts, failures: r.failures, lastFailureAt: ms(r.lastFailureAt) });
-    out.set(r.failureKey, list);
+    const list = out.get(r.failure_key) ?? [];
+    list.push({ model: r.model, failureKey: r.failure_key, attempts: r.attempts, failures: r.failures, lastFailureAt: msOf(r.last_failure_at) });
+    out.set(r.failure_key, list);
   }
   return out;
 }

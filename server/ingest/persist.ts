@@ -7,6 +7,7 @@ import { rowsOf, type Db, type Tx } from "@/db/client";
 import { PATTERN_TYPES, type KeyContext, type KeyHistory } from "@/server/engine/types";
 import { keyContexts, trustStates } from "./row-version-cache";
 import { storableJson } from "@/db/storable";
+import { inlineParams } from "@/db/fixed-statement";
 import {
   agentSession,
   approval,
@@ -135,12 +136,6 @@ function rowsStatement<T extends PgTable>(table: T, props: string[], workspacePa
   const statement = `${head}$1::jsonb${tail}`;
   made.set(signature, statement);
   return statement;
-}
-
-/** A statement with numbered parameters ($1, $2…) as drizzle SQL (PGlite runs it through drizzle). */
-function inlineParams(statement: string, params: unknown[]): SQL {
-  const parts = statement.split(/\$(\d+)/);
-  return sql.join(parts.map((part, i) => (i % 2 ? sql`${params[Number(part) - 1]}` : sql.raw(part))), sql.raw(""));
 }
 
 /** What a rowsWrite statement returns (SQL column expressions), and what receives those rows. */

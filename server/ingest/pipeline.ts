@@ -6,13 +6,9 @@
  */
 import type { SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
-import type { Db, Tx } from "@/db/client";
+import { postgresJs, type Db, type Tx } from "@/db/client";
 
-/** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
-export function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
-  const client = (tx as unknown as { session?: { client?: { unsafe?: unknown; savepoint?: unknown } } }).session?.client;
-  return client && typeof client.unsafe === "function" && typeof client.savepoint === "function" ? (client as unknown as import("postgres").TransactionSql) : null;
-}
+export { postgresJs } from "@/db/client";
 
 export const dialect = new PgDialect();
 
@@ -41,21 +37,6 @@ export function drizzleWrite(tx: Tx, query: SQL | { toSQL(): { sql: string; para
     const q = "toSQL" in query ? query.toSQL() : dialect.sqlToQuery(query as SQL);
     return pg.unsafe(q.sql, q.params as never).execute();
   };
-}
-
-/**
- * `statement`, then `read` (a drizzle query, run when awaited), in one round trip on PostgreSQL:
- * the read is sent right behind the statement and sees what it wrote.
- */
-export async function readAfter<T>(tx: Tx, statement: SQL, read: PromiseLike<T>): Promise<T> {
-  const pg = postgresJs(tx);
-  if (!pg) {
-    await tx.execute(statement);
-    return read;
-  }
-  const q = dialect.sqlToQuery(statement);
-  const [, rows] = await Promise.all([pg.unsafe(q.sql, q.params as never).execute(), read]);
-  return rows;
 }
 
 /** The writes of a transaction that its COMMIT goes out behind, by transaction (transactionCommittedBehind). */

@@ -14,6 +14,7 @@ import { jsonValue, rowsOf, type Database, type Db } from "@/db/client";
 import { fixedStatement } from "@/db/fixed-statement";
 import { textArray, textArrayLiteral } from "@/db/sql-arrays";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { errorCode } from "@/server/ingest/sql-errors";
 
 interface Row {
   at: string;
@@ -77,6 +78,41 @@ describe.each(DATABASE_KINDS)("fixed statements on %s", (kind) => {
     await expect(failing.run(database.db, { n: 0 })).rejects.toMatchObject({ code: "22012" });
     const [ok] = await failing.run<{ x: number }>(database.db, { n: 1 });
     expect(ok.x).toBe(1);
+  });
+});
+
+describe.each(DATABASE_KINDS)("fixed statements in a transaction (runIn) on %s", (kind) => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    await database.db.execute(sql`create table fixed_run_in (id text primary key, at timestamptz not null, doc jsonb not null)`);
+  });
+  afterAll(async () => {
+    await database.close();
+  });
+
+  const insert = fixedStatement(["id", "at", "doc"], (p) => sql`insert into fixed_run_in (id, at, doc) values (${p.id}, ${p.at}::timestamptz, ${p.doc}::jsonb)`);
+  const read = fixedStatement(["ids"], (p) => sql`select id, at, doc from fixed_run_in where id = any(${p.ids}::text[]) order by id`);
+  const at = "2026-11-29T08:00:00.123Z";
+
+  it("sends statements in call order (one round trip on PostgreSQL): a read behind a write sees it; a rollback undoes both", async () => {
+    const rows = await database.db.transaction(async (tx) => {
+      const written = insert.runIn(tx, { id: "a", at, doc: JSON.stringify({ n: 1 }) });
+      if (kind === "pglite") await written;
+      const [, read1] = await Promise.all([written, read.runIn<{ id: string; at: unknown; doc: unknown }>(tx, { ids: textArrayLiteral(["a", "b"]) })]);
+      return read1;
+    });
+    expect(rows.map((r) => [r.id, new Date(String(r.at instanceof Date ? r.at.toISOString() : r.at)).toISOString(), jsonValue(r.doc)])).toEqual([["a", at, { n: 1 }]]);
+
+    const failed = await database.db
+      .transaction(async (tx) => {
+        await insert.runIn(tx, { id: "b", at, doc: "{}" });
+        await insert.runIn(tx, { id: "a", at, doc: "{}" }); // duplicate key: the transaction fails
+      })
+      .then(() => null, (err: unknown) => err);
+    expect(errorCode(failed)).toBe("23505");
+    const after = rowsOf<{ id: string }>(await database.db.execute(sql`select id from fixed_run_in order by id`));
+    expect(after.map((r) => r.id)).toEqual(["a"]);
   });
 });
 
