@@ -26,6 +26,51 @@ export function storableStrings<T>(value: T, json = JSON.stringify(value) ?? "")
   return walk(value) as T;
 }
 
+/** A character PostgreSQL cannot store (U+0000) or any surrogate (paired ones are fine; told apart by the slow path). */
+const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
+
+/**
+ * A look at a parsed JSON value without serializing it: an upper bound of the length of its
+ * JSON.stringify (a string counted as if every character needed a six-character escape), and
+ * whether any string or key may hold a character storableStrings would replace. For values from
+ * JSON.parse or zod (plain objects, arrays, strings, finite numbers, booleans, null); anything
+ * else is reported as `unsure`, as is a value nested deeper than 64 levels (the walk then stops:
+ * the bound means nothing).
+ */
+export function scanJson(value: unknown): { maxJsonLength: number; unsure: boolean } {
+  let max = 0;
+  let unsure = false;
+  const str = (s: string) => {
+    max += 2 + 6 * s.length;
+    if (!unsure && MAYBE_UNSTORABLE.test(s)) unsure = true;
+  };
+  const walk = (v: unknown, depth: number): void => {
+    if (unsure) return;
+    if (typeof v === "string") str(v);
+    else if (typeof v === "number") max += 24;
+    else if (typeof v === "boolean" || v === null || v === undefined) max += 5;
+    else if (depth > 64 || typeof v !== "object") unsure = true;
+    else if (Array.isArray(v)) {
+      max += 2 + v.length;
+      for (const x of v) walk(x, depth + 1);
+    } else {
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== null) {
+        unsure = true;
+        return;
+      }
+      max += 2;
+      for (const k in v) {
+        str(k);
+        max += 2;
+        walk((v as Record<string, unknown>)[k], depth + 1);
+      }
+    }
+  };
+  walk(value, 0);
+  return { maxJsonLength: max, unsure };
+}
+
 /** ESCAPED_UNSTORABLE, every occurrence, keeping the escaped backslashes before it ($1). */
 const ESCAPED_UNSTORABLE_ALL = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi;
 

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { SEVERITIES, type AgentEvent } from "@/server/engine/types";
 import { sessionSettingsInputSchema } from "@/server/engine/settings";
-import { storableStrings } from "@/db/storable";
+import { scanJson, storableStrings } from "@/db/storable";
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 export const MAX_ARGS_BYTES = 64 * 1024;
@@ -135,15 +135,19 @@ export function normalizeEvents(events: EventInput[], receivedAt: number, pathPr
   events.forEach((e, i) => {
     const at = parseEventTime(e.ts, receivedAt);
     if ("error" in at) issues.push({ path: [...pathPrefix, i, "ts"], message: `ts ${at.error}` });
-    // One serialization of the event serves both checks below: args cannot exceed the limit when
-    // the whole event is under a third of it (a UTF-16 unit is at most 3 bytes of UTF-8).
-    const json = JSON.stringify(e);
-    const maybeLargeArgs = json.length * 3 > MAX_ARGS_BYTES;
+    // Args cannot exceed the limit when the whole event's JSON is under a third of it (a UTF-16 unit
+    // is at most 3 bytes of UTF-8). Nearly every event is far under it and holds no character to
+    // replace: a walk over its values tells (~4 times cheaper than JSON.stringify, which only the
+    // rest pay for).
+    const scan = scanJson(e);
+    const clear = !scan.unsure && scan.maxJsonLength * 3 <= MAX_ARGS_BYTES;
+    const json = clear ? null : JSON.stringify(e);
+    const maybeLargeArgs = json !== null && json.length * 3 > MAX_ARGS_BYTES;
     if (maybeLargeArgs && (e.type === "tool.call" || e.type === "tool.result") && e.args !== undefined && jsonBytes(e.args) > MAX_ARGS_BYTES) {
       issues.push({ path: [...pathPrefix, i, "args"], message: "args exceed 64 KiB of JSON" });
     }
     if ("ms" in at) {
-      const ev = { ...storableStrings(e, json), ts: at.ms } as AgentEvent;
+      const ev = { ...(json === null ? e : storableStrings(e, json)), ts: at.ms } as AgentEvent;
       if (ev.type === "tool.result" && ev.error === null) delete (ev as { error?: unknown }).error;
       out.push(ev);
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { storableJson, storableStrings } from "@/db/storable";
+import fc from "fast-check";
+import { scanJson, storableJson, storableStrings } from "@/db/storable";
 
 describe("storableStrings", () => {
   it("replaces U+0000 and unpaired surrogates (in values and keys) with U+FFFD, keeps valid pairs", () => {
@@ -23,3 +24,36 @@ describe("storableJson", () => {
   });
 });
 
+
+describe("scanJson (normalizeEvents' look before it serializes an event)", () => {
+  // Strings of any UTF-16 units: lone surrogates and U+0000 included.
+  const units = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c)) });
+  const json = fc.letrec((tie) => ({
+    value: fc.oneof({ depthSize: "small" }, units, fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null), tie("array"), tie("object")),
+    array: fc.array(tie("value"), { maxLength: 5 }),
+    object: fc.dictionary(units, tie("value"), { maxKeys: 5 }),
+  })).value;
+
+  it("bounds the JSON length from above; when sure, storableStrings has nothing to replace", () => {
+    fc.assert(
+      fc.property(json, (v) => {
+        const scan = scanJson(v);
+        if (scan.unsure) return; // the caller serializes then
+        expect(scan.maxJsonLength).toBeGreaterThanOrEqual(JSON.stringify(v).length);
+        expect(storableStrings(v)).toBe(v);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("is unsure of U+0000, a surrogate (even a valid pair) and what is not plain JSON", () => {
+    expect(scanJson({ a: "plain text", b: [1, true, null] }).unsure).toBe(false);
+    expect(scanJson({ a: "x\u0000y" }).unsure).toBe(true);
+    expect(scanJson({ ["k\udfff"]: 1 }).unsure).toBe(true);
+    expect(scanJson({ a: "💥" }).unsure).toBe(true);
+    expect(scanJson({ at: new Date(0) }).unsure).toBe(true);
+    let deep: unknown = 1;
+    for (let i = 0; i < 70; i++) deep = [deep];
+    expect(scanJson(deep).unsure).toBe(true);
+  });
+});
