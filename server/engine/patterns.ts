@@ -329,34 +329,33 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   const hash = ev.args ? eventIdentityHash(ev, cfg.volatileArgFields) : callIndex >= 0 ? s.calls[callIndex].argsHash : ev.argsHash;
   const id = identityOf(ev.toolName, hash);
   const outcome = outcomeIdentity(ev);
-  const next = s;
-  next.textRun = null;
-  next.emptyRun = null;
+  s.textRun = null;
+  s.emptyRun = null;
 
   if (callIndex >= 0) {
-    const calls = [...next.calls];
+    const calls = [...s.calls];
     const c = calls[callIndex];
     calls[callIndex] = { callId: c.callId, toolName: c.toolName, argsHash: c.argsHash, outcome };
-    next.calls = calls;
+    s.calls = calls;
   }
 
   // The run of identical calls: a different outcome ends it (the call that produced it starts the next one).
-  if (next.run && next.run.toolName === ev.toolName && next.run.argsHash === hash) {
-    if (next.run.outcome === null) next.run = { ...next.run, outcome };
-    else if (next.run.outcome !== outcome) next.run = { ...next.run, length: 1, outcome, start: next.seq, nudged: null };
+  if (s.run && s.run.toolName === ev.toolName && s.run.argsHash === hash) {
+    if (s.run.outcome === null) s.run = { ...s.run, outcome };
+    else if (s.run.outcome !== outcome) s.run = { ...s.run, length: 1, outcome, start: s.seq, nudged: null };
   }
 
   // Consecutive failures of one identity with one outcome.
   if (ev.failed) {
-    const f = next.failureRun;
-    next.failureRun =
+    const f = s.failureRun;
+    s.failureRun =
       f && f.toolName === ev.toolName && f.argsHash === hash && f.outcome === outcome
         ? {
             ...f,
             count: f.count + 1,
             preview:
               f.preview ||
-              (next.run && next.run.argsHash === hash && next.run.toolName === ev.toolName && next.run.preview) ||
+              (s.run && s.run.argsHash === hash && s.run.toolName === ev.toolName && s.run.preview) ||
               (ev.args ? preview(stableArgs(ev.args, cfg.volatileArgFields)) : ""),
           }
         : {
@@ -365,28 +364,28 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
             preview: "",
             outcome,
             count: 1,
-            start: next.seq,
+            start: s.seq,
           };
   } else {
-    next.failureRun = null;
+    s.failureRun = null;
   }
 
   // Alternation needs unchanged outcomes on both sides.
-  if (next.alternating && next.alternating.pair.includes(id)) {
-    const known = next.alternating.outcomes[id];
-    if (known !== undefined && known !== outcome) next.alternating = null;
-    else if (known === undefined) next.alternating = { ...next.alternating, outcomes: dictionaryWith(next.alternating.outcomes, id, outcome) };
+  if (s.alternating && s.alternating.pair.includes(id)) {
+    const known = s.alternating.outcomes[id];
+    if (known !== undefined && known !== outcome) s.alternating = null;
+    else if (known === undefined) s.alternating = { ...s.alternating, outcomes: dictionaryWith(s.alternating.outcomes, id, outcome) };
   }
 
   // Productive: a successful action result never seen before in the stretch.
   const seenKey = `${id}|${outcome}`;
-  const productive = !ev.failed && cfg.actionTools.includes(ev.toolName) && !next.stretch.seenResults.includes(seenKey);
+  const productive = !ev.failed && cfg.actionTools.includes(ev.toolName) && !s.stretch.seenResults.includes(seenKey);
   if (productive) {
     // The productive result opens the new stretch and is its first "earlier result".
-    next.stretch = { ...newStretch(next.stretch.id + 1, now), seenResults: [seenKey] };
-  } else if (!next.stretch.seenResults.includes(seenKey)) {
-    next.stretch = copyStretch(next.stretch);
-    next.stretch.seenResults = bounded(next.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
+    s.stretch = { ...newStretch(s.stretch.id + 1, now), seenResults: [seenKey] };
+  } else if (!s.stretch.seenResults.includes(seenKey)) {
+    s.stretch = copyStretch(s.stretch);
+    s.stretch.seenResults = bounded(s.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
   }
   return productive;
 }
