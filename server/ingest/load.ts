@@ -42,7 +42,6 @@ export async function loadConfigs(tx: Tx, workspaceId: string, cacheOwner: Db | 
 /** In-memory copy of an agent_session row while a batch is applied. */
 export type SessionRow = BatchSession;
 
-
 export interface LockedSessions {
   sessions: Map<string, SessionRow>;
   /**
@@ -210,6 +209,11 @@ export interface LockedKeys {
 /** Tools whose `tool_lock` row this process has seen (rows are never deleted): skips the insert. */
 const knownToolLocks = new Set<string>();
 
+/** The common case of lockToolLevels: every tool in key-share mode, in name order (text built once). */
+const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
+  select tool_name as t from tool_lock where workspace_id = ${p.ws} and tool_name = any(${p.tools}::text[])
+  order by tool_name for key share`);
+
 /**
  * Serializes a batch that may create or change a tool's `@tool:` state with the batches that touch
  * the tool, and with nothing else.
@@ -223,11 +227,6 @@ const knownToolLocks = new Set<string>();
  * and before the key rows, in tool-name order, like every other lock (no deadlock). Missing rows
  * are inserted first, in the same order; in the steady state this is one round trip.
  */
-/** The common case of lockToolLevels: every tool in key-share mode, in name order (text built once). */
-const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
-  select tool_name as t from tool_lock where workspace_id = ${p.ws} and tool_name = any(${p.tools}::text[])
-  order by tool_name for key share`);
-
 export async function lockToolLevels(
   tx: Tx,
   workspaceId: string,
@@ -507,8 +506,7 @@ async function timelineOfSessions(tx: Tx, workspaceId: string, named: SessionsNa
 
 function sessionInfos(rows: unknown): SessionInfo[] {
   const list = rowsOf<{ session_id: string; agent: string; started_at: string | Date | null; ended_at: string | Date | null }>(rows);
-  const at = (v: string | Date | null) => (v === null ? null : new Date(v).getTime());
-  return list.map((r) => ({ sessionId: r.session_id, agent: r.agent, startedAt: at(r.started_at), endedAt: at(r.ended_at) }));
+  return list.map((r) => ({ sessionId: r.session_id, agent: r.agent, startedAt: msOf(r.started_at), endedAt: msOf(r.ended_at) }));
 }
 
 /** Sessions of the batch that had ended before it: their later results decay by later starts of their agent. */
