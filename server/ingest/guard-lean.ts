@@ -26,7 +26,7 @@
  */
 import { sql, type SQLWrapper } from "drizzle-orm";
 import { isEmbedded, jsonValue, perDatabase, type Db } from "@/db/client";
-import { fixedStatement } from "@/db/fixed-statement";
+import { fixedStatement, type Placeholders } from "@/db/fixed-statement";
 import { observeSessionEvent } from "@/server/engine/patterns";
 import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
 import { redactedPreview } from "@/server/engine/redact";
@@ -272,6 +272,44 @@ interface WriteRequest {
   api_key_id: string | null;
 }
 
+/** The columns of a check's write as the statements read them from the batch's JSON document (WriteRequest). */
+const WRITE_COLUMNS = sql`session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
+          call_count integer, model text, behaviour json, event_id text, event_ts timestamptz, tool_name text, call_id text,
+          failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text`;
+
+type WritePlaceholders = Placeholders<"ws" | "org" | "batch">;
+
+/**
+ * Whether what check `g` assumed holds. A check decided without reading (assumedInputs) is written
+ * only if it does: the configuration it used, its API key active, no level key out of trust, no
+ * global pattern.
+ */
+const inputsHold = (p: WritePlaceholders) => sql`(not g.assumed or (
+          g.fingerprint = ${configFingerprintSql(p.ws)}
+          and (g.api_key_id is null or exists (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = g.api_key_id and a.revoked_at is null))
+          and not exists (select 1 from key_state k where k.workspace_id = ${p.ws} and k.failure_key = any(g.level_keys) and k.state <> 'trusted')
+          and not exists (select 1 from global_tool_pattern t where t.organization_id = ${p.org} and t.tool_name = g.tool_name and t.status = 'active')
+        ))`;
+
+/** The session's new fields, from the check's row `u`. */
+const SESSION_UPDATE = sql`clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,
+          event_count = u.event_count, call_count = u.call_count, model = u.model, behaviour = u.behaviour`;
+
+/** After `ok` (the sessions written, with their new versions): each such check claims its event id and inserts its event. */
+const claimAndRecord = (p: WritePlaceholders) => sql`
+      claim as (
+        insert into event_id (workspace_id, id, ts)
+        select ${p.ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
+        returning id
+      ),
+      ev as (
+        insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
+        select ${p.ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
+        from claim join u on u.event_id = claim.id
+        returning id, session_id
+      )
+      select ev.id, ok.version from ev join ok on ok.session_id = ev.session_id`;
+
 /**
  * Many checks' writes in one statement, atomic as a whole: each session is updated only if it is
  * the version its check read (or created if it was new), then each such check claims its event id
@@ -295,22 +333,9 @@ interface WriteRequest {
  * into jsonb.
  */
 export const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p) => sql`
-      with given as (
-        select * from json_to_recordset(${p.batch}::json) as u(
-          session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
-          call_count integer, model text, behaviour json, event_id text, event_ts timestamptz, tool_name text, call_id text,
-          failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text)
-      ),
-      -- A check decided without reading (assumedInputs) is written only if what it assumed holds:
-      -- the configuration it used, its API key active, no level key out of trust, no global pattern.
-      u as (
-        select g.*, (not g.assumed or (
-          g.fingerprint = ${configFingerprintSql(p.ws)}
-          and (g.api_key_id is null or exists (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = g.api_key_id and a.revoked_at is null))
-          and not exists (select 1 from key_state k where k.workspace_id = ${p.ws} and k.failure_key = any(g.level_keys) and k.state <> 'trusted')
-          and not exists (select 1 from global_tool_pattern t where t.organization_id = ${p.org} and t.tool_name = g.tool_name and t.status = 'active')
-        )) as inputs_hold
-        from given g
+      with u as materialized (
+        select g.*, ${inputsHold(p)} as inputs_hold
+        from json_to_recordset(${p.batch}::json) as g(${WRITE_COLUMNS})
       ),
       -- Sessions are locked in one order (by id) before they are updated: batches on their way at
       -- once may hold the same sessions (a coding agent's parallel tool calls), in any order.
@@ -321,8 +346,7 @@ export const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p
         ) l
       ),
       upd as (
-        update agent_session s set clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,
-          event_count = u.event_count, call_count = u.call_count, model = u.model, behaviour = u.behaviour
+        update agent_session s set ${SESSION_UPDATE}
         from u join locked l on l.session_id = u.session_id
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
         where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[]) and s.session_id = u.session_id
@@ -336,27 +360,34 @@ export const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p
         on conflict do nothing
         returning session_id, xmin::text as version
       ),
-      ok as (select session_id, version from upd union all select session_id, version from ins),
-      claim as (
-        insert into event_id (workspace_id, id, ts)
-        select ${p.ws}, u.event_id, u.event_ts from u join ok on ok.session_id = u.session_id order by u.event_id
-        returning id
+      ok as (select session_id, version from upd union all select session_id, version from ins),${claimAndRecord(p)}`);
+
+/**
+ * WRITE_CHECKS for the commonest batch of all: one check of a session already stored — an agent's
+ * checks one after the other. One row has no lock order to keep and there is no session to create,
+ * so the plan has about half the nodes, and PostgreSQL starts every one of them on each execution
+ * (at one client, starting WRITE_CHECKS' plan was about a fifth of PostgreSQL's time per check).
+ * The session is reached by its key (`session`), whatever the statistics say.
+ */
+export const WRITE_ONE_STORED_CHECK = fixedStatement(["ws", "org", "batch", "session"], (p) => sql`
+      with u as materialized (
+        select g.*, ${inputsHold(p)} as inputs_hold
+        from json_to_recordset(${p.batch}::json) as g(${WRITE_COLUMNS})
       ),
-      ev as (
-        insert into event (workspace_id, id, session_id, type, ts, model, tool_name, call_id, failure_key, turn_index, payload)
-        select ${p.ws}, claim.id, u.session_id, 'tool.call', u.at, u.model, u.tool_name, u.call_id, u.failure_key, u.turn_index, u.payload
-        from claim join u on u.event_id = claim.id
-        returning id, session_id
-      )
-      select ev.id, ok.version from ev join ok on ok.session_id = ev.session_id`);
+      ok as (
+        update agent_session s set ${SESSION_UPDATE}
+        from u
+        where s.workspace_id = ${p.ws} and s.session_id = ${p.session}::text and s.session_id = u.session_id
+          and ${SESSION_UNCHANGED} and u.inputs_hold
+        returning s.session_id, s.xmin::text as version
+      ),${claimAndRecord(p)}`);
 
 async function writeChecks(db: Db, scope: BatchScope, requests: WriteRequest[]): Promise<(string | null)[]> {
-  const written = await WRITE_CHECKS.run<{ id: string; version: string }>(db, {
-    ws: scope.workspaceId,
-    org: scope.organizationId,
-    batch: JSON.stringify(requests),
-    updated: textArrayLiteral(requests.filter((r) => r.version !== null).map((r) => r.session_id)),
-  });
+  const common = { ws: scope.workspaceId, org: scope.organizationId, batch: JSON.stringify(requests) };
+  const [only] = requests;
+  const written = await (requests.length === 1 && only.version !== null
+    ? WRITE_ONE_STORED_CHECK.run<{ id: string; version: string }>(db, { ...common, session: only.session_id })
+    : WRITE_CHECKS.run<{ id: string; version: string }>(db, { ...common, updated: textArrayLiteral(requests.filter((r) => r.version !== null).map((r) => r.session_id)) }));
   const versions = new Map(written.map((r) => [r.id, r.version]));
   return requests.map((r) => versions.get(r.event_id) ?? null);
 }

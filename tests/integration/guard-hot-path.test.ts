@@ -18,7 +18,7 @@ import { handleHookRequest } from "@/server/hooks/handler";
 import { sessionSnapshots, trustStates } from "@/server/ingest/row-version-cache";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { cachedConfigs } from "@/server/ingest/config-cache";
-import { WRITE_CHECKS } from "@/server/ingest/guard-lean";
+import { WRITE_CHECKS, WRITE_ONE_STORED_CHECK } from "@/server/ingest/guard-lean";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */
 async function instanceOn(url: string, options: postgres.Options<Record<string, never>>) {
@@ -71,7 +71,23 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     await app.mutation("guard.check", call(uid("s"), "read_file", { path: "/p" }), { key });
     // Sessions of a workspace grow by the thousand before statistics catch up.
     await app.db.execute(sql`insert into agent_session (workspace_id, session_id) select ${workspaceId}, 'grown-' || i from generate_series(1, 2000) i`);
-    const text = WRITE_CHECKS.text();
+    const [lines, oneLines] = [await genericPlan(WRITE_CHECKS.text()), await genericPlan(WRITE_ONE_STORED_CHECK.text())];
+    await app.db.execute(sql`delete from agent_session where workspace_id = ${workspaceId} and session_id like 'grown-%'`);
+    // The lock (the CTE `locked`) probes the key by each session's id: not the workspace's sessions
+    // filtered one by one, nor the whole table. Nothing reads the whole table.
+    const locked = lines.slice(lines.findIndex((l) => /CTE locked/.test(l)), lines.findIndex((l) => /CTE upd/.test(l)));
+    const scans = locked.flatMap((l, i) => (/Scan .*on agent_session/.test(l) ? [`${l.trim()} | ${locked[i + 1]?.trim()}`] : []));
+    expect(scans).toHaveLength(1);
+    expect(scans[0]).toMatch(/^-> +Index (Only )?Scan using agent_session_workspace_id_session_id_pk .*\| Index Cond: .*session_id = /);
+    expect(lines.filter((l) => /Seq Scan on agent_session/.test(l))).toEqual([]);
+    // The one-check statement updates its one session by its key, likewise.
+    const oneScans = oneLines.flatMap((l, i) => (/Scan .*on agent_session/.test(l) ? [`${l.trim()} | ${oneLines[i + 1]?.trim()}`] : []));
+    expect(oneScans).toHaveLength(1);
+    expect(oneScans[0]).toMatch(/^-> +Index Scan using agent_session_workspace_id_session_id_pk .*\| Index Cond: .*session_id = /);
+  });
+
+  /** The plan PostgreSQL keeps for a prepared statement (the generic plan, made without the values), as lines. */
+  async function genericPlan(text: string) {
     const params = new Set(text.match(/\$\d+/g)).size;
     const plan = await app.db.transaction(async (tx) => {
       await tx.execute(sql.raw("set local plan_cache_mode = force_generic_plan"));
@@ -82,16 +98,8 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
         await tx.execute(sql.raw("deallocate write_checks_plan"));
       }
     });
-    await app.db.execute(sql`delete from agent_session where workspace_id = ${workspaceId} and session_id like 'grown-%'`);
-    const lines = plan.map((r) => Object.values(r)[0]);
-    // The lock (the CTE `locked`) probes the key by each session's id: not the workspace's sessions
-    // filtered one by one, nor the whole table. Nothing reads the whole table.
-    const locked = lines.slice(lines.findIndex((l) => /CTE locked/.test(l)), lines.findIndex((l) => /CTE upd/.test(l)));
-    const scans = locked.flatMap((l, i) => (/Scan .*on agent_session/.test(l) ? [`${l.trim()} | ${locked[i + 1]?.trim()}`] : []));
-    expect(scans).toHaveLength(1);
-    expect(scans[0]).toMatch(/^-> +Index (Only )?Scan using agent_session_workspace_id_session_id_pk .*\| Index Cond: .*session_id = /);
-    expect(lines.filter((l) => /Seq Scan on agent_session/.test(l))).toEqual([]);
-  });
+    return plan.map((r) => Object.values(r)[0]);
+  }
 
   it("records the call exactly once and keeps session counters exact under concurrent calls of one session", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
@@ -251,6 +259,8 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
         expect(res.body.result?.data).toMatchObject({ decision: "allow", state: "trusted" });
         const sent = other.counter.texts.slice(before);
         expect(sent, sent.join("\n---\n")).toHaveLength(1);
+        // One check of a stored session: the statement without lock ordering and session creation.
+        expect(sent[0]).toBe(WRITE_ONE_STORED_CHECK.text());
       }
       const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
       expect(row).toMatchObject({ eventCount: 6, callCount: 6 });
@@ -266,8 +276,8 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
         return other.counter.texts.slice(before);
       };
       const fresh = uid("s");
-      expect(await sent(fresh, "/a")).toHaveLength(1);
-      expect(await sent(fresh, "/b")).toHaveLength(1);
+      expect(await sent(fresh, "/a")).toEqual([WRITE_CHECKS.text()]); // the statement that can create it
+      expect(await sent(fresh, "/b")).toEqual([WRITE_ONE_STORED_CHECK.text()]);
       // Begun on the other instance: this one's insert finds the row and writes nothing, then it reads and writes.
       const theirs = uid("s");
       await app.mutation("guard.check", call(theirs, "read_file", { path: "/a" }), { key: ws.key });
