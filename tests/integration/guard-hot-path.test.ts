@@ -63,7 +63,7 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
   });
 
   // Citus plans the statement on its workers, per shard: the plan it shows is its own.
-  it.skipIf(kind === "citus")("the write statement reaches each session by its key in the plan it keeps as the table grows", async () => {
+  it.skipIf(kind === "citus")("the write statements reach each session by its key in the plans they keep as the table grows", async () => {
     // A prepared statement keeps a generic plan, made without the values: its lock, a `session_id =
     // any(…)` filter, read every session of the workspace (or, in the bench, the whole table) for
     // every batch once the table had grown, ~10 % of PostgreSQL's time per check within minutes.
