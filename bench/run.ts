@@ -433,8 +433,8 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, d
     });
     rows.push(cpuBudgetRow(medianRound.cpu, medianRound.bare));
     // One agent against a server that has been running: the process has now served the rounds
-    // above. In its first seconds (the row "2 s after start") V8 is still optimizing the hot path:
-    // in most scratch runs one client alone read p50 4.0–4.7 ms in its first 3 s, 2.7–4.1 ms 12 s later.
+    // above. Its first seconds (the row "2 s after start") are slower — JIT tiers, caches, and the
+    // host: in most scratch runs one client alone read p50 4.0–4.7 ms in its first 3 s, 2.7–4.1 ms 12 s later.
     // Rounds of 3 s, the median p50's round the figure: a hiccup of the host moves one round, not the row.
     const oneRounds: LoadSummary[] = [];
     for (let round = 0; round < GUARD_ROUNDS; round++) oneRounds.push(summarize(await closedLoop(vigil.url, guardSpec(`${kind}-one-warm-${round}`, 1), 1, 3)));
