@@ -29,6 +29,9 @@ export function storableStrings<T>(value: T, json = JSON.stringify(value) ?? "")
 /** A character PostgreSQL cannot store (U+0000) or any surrogate (paired ones are fine; told apart by the slow path). */
 const MAYBE_UNSTORABLE = /[\u0000\ud800-\udfff]/;
 
+/** The longest a number prints in JSON: a sign, "0.", five zeros and 17 digits ("-0.0000012345678901234567"). */
+const MAX_NUMBER_JSON_LENGTH = 25;
+
 /**
  * A look at a parsed JSON value without serializing it: an upper bound of the length of its
  * JSON.stringify (a string counted as if every character needed a six-character escape), and
@@ -47,7 +50,7 @@ export function scanJson(value: unknown): { maxJsonLength: number; unsure: boole
   const walk = (v: unknown, depth: number): void => {
     if (unsure) return;
     if (typeof v === "string") str(v);
-    else if (typeof v === "number") max += 24;
+    else if (typeof v === "number") max += MAX_NUMBER_JSON_LENGTH;
     else if (typeof v === "boolean" || v === null || v === undefined) max += 5;
     else if (depth > 64 || typeof v !== "object") unsure = true;
     else if (Array.isArray(v)) {

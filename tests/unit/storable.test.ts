@@ -46,6 +46,12 @@ describe("scanJson (normalizeEvents' look before it serializes an event)", () =>
     );
   });
 
+  it("bounds the longest numbers JSON prints (a property run found 24 too few)", () => {
+    for (const v of [-0.0000033146493801757373, -0.0000010000000000000002, -1.2345678901234567e-100, -123456789012345680000]) {
+      expect(scanJson(v).maxJsonLength).toBeGreaterThanOrEqual(JSON.stringify(v).length);
+    }
+  });
+
   it("is unsure of U+0000, a surrogate (even a valid pair) and what is not plain JSON", () => {
     expect(scanJson({ a: "plain text", b: [1, true, null] }).unsure).toBe(false);
     expect(scanJson({ a: "x\u0000y" }).unsure).toBe(true);
