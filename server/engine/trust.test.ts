@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { classifySeverity, DEFAULT_SECURITY_PATTERNS } from "./classify";
-import { buildSessionTimeline, emptyTimeline, failureRate } from "./decay";
+import { classifySeverity, DEFAULT_SECURITY_PATTERNS, REPEATED_AUTH_WINDOW_MS } from "./classify";
+import { buildSessionTimeline, countFailuresInWindow, effectiveFailures, emptyTimeline, failureRate } from "./decay";
 import { extractFailureKey } from "./failure-key";
 import { BUILTIN_RULE, resolveRule } from "./rules";
 import {
@@ -16,6 +16,7 @@ import {
   guardDecision,
   historyOf,
   keyMetrics,
+  MIN_HISTORY_MS,
   newKeyContext,
   newKeyState,
   recoveryOf,
@@ -29,6 +30,7 @@ import {
   SEVERITIES,
   type ConfigDocument,
   type Effect,
+  type FailureRecord,
   type KeyContext,
   type RecoveryMode,
   type ResolvedRule,
@@ -470,10 +472,10 @@ describe("clock (SPEC 4.4)", () => {
   });
 
   it("history is trimmed to the rule window (at least 10 minutes)", () => {
-    const k = new Key({ ...baseRule, windowSeconds: 60 });
-    k.fail(T0, "timeout");
-    k.fail(T0 + 5 * MIN, "timeout");
-    k.fail(T0 + 12 * MIN, "timeout");
+    const k = new Key({ ...baseRule, windowSeconds: 60, countThreshold: 10 });
+    k.fail(T0);
+    k.fail(T0 + 5 * MIN);
+    k.fail(T0 + 12 * MIN);
     expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 5 * MIN, T0 + 12 * MIN]);
     expect(k.ctx.results.ts).toHaveLength(0); // no rate threshold: results are not kept at all
     const r = new Key({ ...baseRule, windowSeconds: 60, rateThreshold: 0.5 });
@@ -565,6 +567,99 @@ describe("results kept for the failure rate (property)", () => {
           expect(stored.results.gaps).toHaveLength(copied.results.ts.length);
           expect(upgradeKeyContext(copied.state, stored)).toEqual(copied);
           expect(upgradeKeyContext(copied.state, { failures: copied.failures, results: copied.results })).toEqual(copied);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("failures kept for what the rule reads", () => {
+  it("a failure outside the rule's filter is not kept without a rate rule; it still counts as a failure", () => {
+    const k = new Key({ ...baseRule, countThreshold: 3 });
+    for (let i = 0; i < 100; i++) expect(k.fail(T0 + i * SEC, "not_found").failure?.severity).toBe("not_found");
+    k.fail(T0 + 100 * SEC);
+    expect(k.ctx.failures.map((f) => f.severity)).toEqual(["server_error"]);
+    expect(k.s).toMatchObject({ state: "trusted", totalFailures: 101, consecutiveFailures: 101 });
+    // The stored history stays small however many such failures came.
+    expect(JSON.stringify(historyOf(k.ctx)).length).toBeLessThan(300);
+    k.fail(T0 + 101 * SEC);
+    k.fail(T0 + 102 * SEC);
+    expect(k.s.state).toBe("escalated");
+    expect(k.s.escalationFailureCount).toBe(3);
+  });
+
+  it("with a rate rule every failure is kept, and the rate counts them (SPEC 4.2: all severities)", () => {
+    const k = new Key({ ...baseRule, countThreshold: undefined, rateThreshold: 0.5, rateMinCalls: 4 });
+    k.ok(T0);
+    k.fail(T0 + SEC, "not_found");
+    k.ok(T0 + 2 * SEC);
+    expect(k.s.state).toBe("trusted");
+    k.fail(T0 + 3 * SEC, "not_found");
+    expect(k.ctx.failures).toHaveLength(2);
+    expect(k.s.state).toBe("escalated");
+  });
+
+  it("permission failures stay for the repeated-auth upgrade, twice its window, then go", () => {
+    const k = new Key({ ...baseRule, windowSeconds: 3600 });
+    k.fail(T0, "permission");
+    k.fail(T0 + 5 * MIN, "repeated_auth");
+    k.fail(T0 + 2 * REPEATED_AUTH_WINDOW_MS, "not_found");
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0, T0 + 5 * MIN]);
+    k.fail(T0 + 2 * REPEATED_AUTH_WINDOW_MS + 1, "not_found");
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([T0 + 5 * MIN]);
+  });
+
+  // The state machine reads a history through effectiveFailures and countFailuresInWindow (the
+  // rate only under a rate rule, which keeps everything), and the classifier through the
+  // permission failures of the last 10 minutes: over the kept failures each reads what it reads
+  // over every failure the key ever had.
+  const rules: Rule[] = [
+    baseRule,
+    { ...baseRule, countThreshold: 4, blockThreshold: 6, windowSeconds: 1800, escalationDurationSeconds: 300, cooldownSeconds: 60 },
+    { ...baseRule, severityFilter: ["server_error", "not_found", "timeout"], windowSeconds: 900 },
+  ];
+  const step = fc.record({
+    dt: fc.integer({ min: -2 * MIN, max: 8 * MIN }),
+    failed: fc.integer({ min: 0, max: 3 }),
+    severity: fc.constantFrom<Severity>("server_error", "timeout", "not_found", "invalid_input", "permission", "repeated_auth", "crash"),
+    session: fc.constantFrom("s1", "s2", "s3"),
+    reset: fc.integer({ min: 0, max: 24 }),
+    probe: fc.record({ windowSeconds: fc.integer({ min: 60, max: 7200 }), afterSeq: fc.integer({ min: -1, max: 80 }) }),
+  });
+  it("every reading of the kept failures equals the same reading of all of them (property)", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(0, 1, 2), fc.array(step, { minLength: 1, maxLength: 80 }), (ruleIndex, steps) => {
+        const rule = rules[ruleIndex];
+        const timeline = buildSessionTimeline([
+          { sessionId: "s1", agent: "a", startedAt: T0 - MIN, endedAt: T0 },
+          { sessionId: "s2", agent: "a", startedAt: T0 + MIN, endedAt: null },
+          { sessionId: "s3", agent: "b", startedAt: T0, endedAt: null },
+        ]);
+        let ctx = newKeyContext("k", "t");
+        const all: FailureRecord[] = [];
+        let at = T0;
+        for (const st of steps) {
+          at += st.dt;
+          const outcome: Outcome = st.failed ? { failed: true, severity: st.severity, sessionId: st.session, agent: st.session === "s3" ? "b" : "a" } : { ...ok, sessionId: st.session };
+          const r = applyOutcome(ctx, outcome, rule, "auto", timeline, at);
+          ctx = r.ctx;
+          if (r.failure) all.push(r.failure);
+          if (st.reset === 0) ctx = { ...ctx, state: resetKey(ctx.state) };
+          const t = ctx.state.clock!;
+          for (const probe of [rule, { ...rule, windowSeconds: Math.min(st.probe.windowSeconds, rule.windowSeconds) }]) {
+            for (const afterSeq of [ctx.state.countFromSeq, ctx.state.escalationSeq ?? -1, st.probe.afterSeq]) {
+              expect(effectiveFailures(ctx.failures, probe, timeline, t, { afterSeq })).toBeCloseTo(effectiveFailures(all, probe, timeline, t, { afterSeq }), 9);
+              expect(countFailuresInWindow(ctx.failures, probe, t, { afterSeq })).toBe(countFailuresInWindow(all, probe, t, { afterSeq }));
+            }
+          }
+          // What the repeated-auth upgrade reads, for a result up to 10 minutes behind the key's
+          // clock, over what the window keeps (at least 10 minutes, MIN_HISTORY_MS).
+          const windowed = all.filter((f) => f.ts >= t - Math.max(rule.windowSeconds * 1000, MIN_HISTORY_MS));
+          for (const now of [t, t - 5 * MIN, t - 10 * MIN]) {
+            const auth = (list: FailureRecord[]) => list.filter((f) => (f.severity === "permission" || f.severity === "repeated_auth") && f.ts <= now && now - f.ts <= REPEATED_AUTH_WINDOW_MS).length;
+            expect(auth(ctx.failures)).toBe(auth(windowed));
+          }
         }
       }),
       { numRuns: 300 },
