@@ -600,6 +600,18 @@ describe("failures kept for what the rule reads", () => {
     expect(k.s.state).toBe("escalated");
   });
 
+  it("failures before the state's count baseline (a recovery, a reset) are not kept once another comes", () => {
+    const k = escalatedKey({ ...baseRule, cooldownSeconds: 60, successCountToRecover: 1 });
+    k.ok(EXPIRES);
+    expect(k.s.state).toBe("trusted");
+    expect(k.ctx.failures).toHaveLength(3);
+    k.fail(EXPIRES + SEC);
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([EXPIRES + SEC]);
+    k.ctx = { ...k.ctx, state: resetKey(k.s) };
+    k.fail(EXPIRES + 2 * SEC);
+    expect(k.ctx.failures.map((f) => f.ts)).toEqual([EXPIRES + 2 * SEC]);
+  });
+
   it("permission failures stay for the repeated-auth upgrade, twice its window, then go", () => {
     const k = new Key({ ...baseRule, windowSeconds: 3600 });
     k.fail(T0, "permission");
@@ -648,7 +660,9 @@ describe("failures kept for what the rule reads", () => {
           if (st.reset === 0) ctx = { ...ctx, state: resetKey(ctx.state) };
           const t = ctx.state.clock!;
           for (const probe of [rule, { ...rule, windowSeconds: Math.min(st.probe.windowSeconds, rule.windowSeconds) }]) {
-            for (const afterSeq of [ctx.state.countFromSeq, ctx.state.escalationSeq ?? -1, st.probe.afterSeq]) {
+            // Every reading counts from the state's baseline on (countFromSeq), or from later.
+            const from = ctx.state.countFromSeq;
+            for (const afterSeq of [from, Math.max(ctx.state.escalationSeq ?? -1, from), Math.max(st.probe.afterSeq, from)]) {
               expect(effectiveFailures(ctx.failures, probe, timeline, t, { afterSeq })).toBeCloseTo(effectiveFailures(all, probe, timeline, t, { afterSeq }), 9);
               expect(countFailuresInWindow(ctx.failures, probe, t, { afterSeq })).toBe(countFailuresInWindow(all, probe, t, { afterSeq }));
             }

@@ -335,7 +335,7 @@ function trimHistory(ctx: KeyContext, rule: Rule, t: number, failed: boolean): v
   // as the escalation check before it already is.
   if (failed && rule.rateThreshold === undefined) {
     let kept = 0;
-    for (const f of failures) if (!unreadFailure(f, rule, t)) failures[kept++] = f;
+    for (const f of failures) if (!unreadFailure(f, rule, t, ctx.state.countFromSeq)) failures[kept++] = f;
     failures.length = kept;
   }
   // Results only feed the failure rate: without a rate threshold they are not kept, so a hot key's
@@ -350,7 +350,8 @@ function trimHistory(ctx: KeyContext, rule: Rule, t: number, failed: boolean): v
 
 /**
  * A failure the rule in force reads no more: its severity is outside the rule's filter (SPEC 4.2
- * counts only those in it; without a rate rule nothing counts the others), and it is not a
+ * counts only those in it; without a rate rule nothing counts the others) or it came before the
+ * state's count baseline (`countFromSeq`, after which every count starts), and it is not a
  * permission failure a later one may still be upgraded by (SPEC 3.6: three within 10 minutes;
  * kept twice as long, for results whose time is behind the key's clock). A key that keeps failing
  * outside the filter — an API answering 404 all day, an agent sent to files that do not exist —
@@ -360,10 +361,12 @@ function trimHistory(ctx: KeyContext, rule: Rule, t: number, failed: boolean): v
  * recorded in the failure log; only the state's own history leaves these out. Like a result log
  * without a rate rule (trimHistory), a filter widened later counts from then on.
  */
-function unreadFailure(f: FailureRecord, rule: Rule, t: number): boolean {
-  if (rule.severityFilter.includes(f.severity)) return false;
-  if (f.severity === "permission" || f.severity === "repeated_auth") return t - f.ts > 2 * REPEATED_AUTH_WINDOW_MS;
-  return true;
+function unreadFailure(f: FailureRecord, rule: Rule, t: number, countFromSeq: number): boolean {
+  if (f.severity === "permission" || f.severity === "repeated_auth") {
+    if (t - f.ts <= 2 * REPEATED_AUTH_WINDOW_MS) return false;
+  }
+  // Counted only after the state's count baseline (a reset, a recovery): one before it never is again.
+  return f.seq <= countFromSeq || !rule.severityFilter.includes(f.severity);
 }
 
 // ---------------------------------------------------------------------------
