@@ -462,6 +462,10 @@ export const agentSession = pgTable(
     index("session_ws_active_minute_idx").on(t.workspaceId, t.activeMinute.desc().nullsLast()),
     index("session_ws_agent_start_idx").on(t.workspaceId, t.agent, t.startedAt),
     index("session_ws_paused_idx").on(t.workspaceId).where(sql`paused`),
+    // Session decay reads the failures' sessions that have ended (server/ingest/load.ts,
+    // timelineStatement): most of them are still running, and this finds those that are not
+    // without reading a wide session row per failure.
+    index("session_ws_ended_idx").on(t.workspaceId, t.sessionId).where(sql`ended_at is not null`),
   ],
 );
 

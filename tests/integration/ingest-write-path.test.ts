@@ -24,6 +24,7 @@ import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { keyContexts } from "@/server/ingest/row-version-cache";
+import { timelineOfKeys, timelineOfSessions } from "@/server/ingest/load";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
@@ -280,7 +281,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     const pg = postgres(app.database.url!, {
       max: connections,
       onnotice: () => {},
-      debug: (_conn, text) => void wire.push(`send ${text.trim().replace(/\s+/g, " ").slice(0, 80)}`),
+      debug: (_conn, text) => void wire.push(`send ${text.trim().replace(/\s+/g, " ").slice(0, 400)}`),
       // postgres-js takes a socket factory (its `socket` option), though its types do not list it.
       ...({
         socket: async () => {
@@ -320,8 +321,8 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // histories this instance holds name them, so it asks for them by id (no history unpacked).
       const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
-      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send select s\.session_id, s\.agent, s\.started_at, s\.ended_at from "agent_session"/);
-      expect(wire.slice(lock).filter((w) => w.startsWith("send with f as")), wire.join("\n")).toEqual([]);
+      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with named as \( select s\.session_id, s\.agent, s\.started_at, s\.ended_at from "agent_session" s where s\.workspace_id = \$1 and s\.session_id in \(select unnest\(\$2::text\[\]\)\)/);
+      expect(wire.slice(lock).filter((w) => w.includes("jsonb_array_elements(k.data")), wire.join("\n")).toEqual([]);
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(stored).toEqual([{ failed: true }]);
@@ -428,6 +429,39 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     } finally {
       await database.close();
     }
+  });
+
+  it("the decay timeline reads the failures' sessions and the starts after their ends, not every session of their agents", async () => {
+    const w = await app.seedWorkspace();
+    const base = Date.now() - 50 * 60_000;
+    const at = (m: number) => new Date(base + m * 60_000).toISOString();
+    const args = { url: "https://timeline.example.com/v1/x" };
+    const key = "http_request|domain=timeline.example.com|path_prefix=v1";
+    const post = async (events: unknown[]) => expect((await app.mutation("ingest.events", { events }, { key: w.key })).status).toBe(200);
+    const start = (sessionId: string, m: number, agent = "fleet") => ({ type: "session.start", id: uid(), sessionId, agent, ts: at(m) });
+    const outcome = (sessionId: string, ok: boolean, m: number) => ({ type: "tool.result", id: uid(), sessionId, callId: uid(), toolName: "http_request", args, ...(ok ? { success: true } : { success: false, httpStatus: 503 }), ts: at(m) });
+    // A session of the fleet's agent fails and keeps running; 30 more of its sessions start.
+    await post([start("running", 0), outcome("running", false, 1)]);
+    await post(Array.from({ length: 30 }, (_, i) => start(`busy-${i}`, 2 + i / 10)));
+    // Another fails and ends; two start after that end (one of another agent).
+    await post([start("done", 10), outcome("done", false, 11), { type: "session.end", id: uid(), sessionId: "done", ts: at(12) }]);
+    await post([start("after-1", 13), start("after-2", 14), start("other", 14, "other")]);
+    await post([outcome("running", true, 15)]);
+    // running: not ended, counts 1; done: crossed by after-1 and after-2 only.
+    const status = await app.query("reliability.status", { toolName: "http_request" }, { key: w.key });
+    const k = status.body.result!.data.keys.find((x: { failureKey: string }) => x.failureKey === key);
+    expect(k.effectiveFailures).toBeCloseTo(1 + 0.8 ** 2, 9);
+    // The read itself, by the failures' sessions and from the key rows: the failing session that
+    // ended and the starts after its end — not the one still running (nothing decays it yet), nor
+    // the sessions of the agent that started before that end.
+    const ids = (rows: { sessionId: string }[]) => rows.map((r) => r.sessionId).sort();
+    const byId = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, ["running", "done"], { agents: [], since: null }));
+    expect(ids(byId)).toEqual(["after-1", "after-2", "done"]);
+    const byKeys = await app.db.transaction((tx) => timelineOfKeys(tx, w.workspaceId, [key], { agents: [], since: null }));
+    expect(ids(byKeys)).toEqual(["after-1", "after-2", "done"]);
+    // A batch session that had ended before its batch: the starts of its agent after its end.
+    const ended = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, [], { agents: ["other", "fleet"], since: base + 13.5 * 60_000 }));
+    expect(ids(ended)).toEqual(["after-2", "other"]);
   });
 
   describe("session decay over histories another instance changed", () => {

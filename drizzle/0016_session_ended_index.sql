@@ -1,0 +1,1 @@
+CREATE INDEX "session_ws_ended_idx" ON "agent_session" USING btree ("workspace_id","session_id") WHERE ended_at is not null;
