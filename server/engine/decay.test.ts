@@ -192,6 +192,25 @@ describe("properties", () => {
     severityFilter: fc.subarray([...SEVERITIES]),
   });
 
+  it("sessions crossed are the starts of the failure's agent after its session's end, up to now", () => {
+    // Times on a coarse grid, so starts, ends and now often coincide.
+    const at = fc.integer({ min: 0, max: 12 }).map((m) => T0 + m * MIN);
+    const sessions = fc.array(
+      fc.record({ sessionId: fc.constantFrom("s1", "s2", "s3", "s4", "s5", "s6"), agent: fc.constantFrom("default", "other"), startedAt: fc.option(at, { nil: null }), endedAt: fc.option(at, { nil: null }) }),
+      { maxLength: 12 },
+    );
+    fc.assert(
+      fc.property(sessions.map(buildSessionTimeline), failureArb, at, (tl, raw, now) => {
+        const info = tl.sessions[raw.sessionId];
+        const agent = raw.agent || info?.agent;
+        const expected =
+          !info || info.endedAt === null ? 0 : (tl.startsByAgent[agent] ?? []).filter((s) => s > info.endedAt! && s <= now).length;
+        expect(sessionsCrossed(raw, tl, now)).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it("effective failures are never negative and never exceed the weighted count", () => {
     fc.assert(
       fc.property(fc.array(failureArb, { maxLength: 40 }), timelineArb, ruleArb, (raw, tl, r) => {

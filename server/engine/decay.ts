@@ -67,16 +67,30 @@ export function withSession(t: SessionTimeline, s: SessionInfo): SessionTimeline
 
 /**
  * Number of sessions of the failure's agent that started after the failure's session ended
- * (and not after `now`). A session that has not ended crosses nothing.
+ * (and not after `now`). A session that has not ended crosses nothing. The starts are in order
+ * (buildSessionTimeline, recordSession), so this is two binary searches: an agent of a fleet
+ * starts thousands of sessions a window, and every failure of a key's history is counted at each
+ * of its results.
  */
 export function sessionsCrossed(f: Pick<FailureRecord, "sessionId" | "agent">, timeline: SessionTimeline, now: number): number {
   const info = timeline.sessions[f.sessionId];
-  if (!info || info.endedAt === null) return 0;
+  if (!info || info.endedAt === null || now <= info.endedAt) return 0;
   const agent = f.agent || info.agent || DEFAULT_AGENT;
-  const starts = timeline.startsByAgent[agent] ?? [];
-  let n = 0;
-  for (const s of starts) if (s > info.endedAt && s <= now) n++;
-  return n;
+  const starts = timeline.startsByAgent[agent];
+  if (!starts) return 0;
+  return startsUpTo(starts, now) - startsUpTo(starts, info.endedAt);
+}
+
+/** How many of the ascending `starts` are ≤ `t`. */
+function startsUpTo(starts: readonly number[], t: number): number {
+  let lo = 0;
+  let hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (starts[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export interface CountOptions {
