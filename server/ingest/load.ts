@@ -10,6 +10,7 @@ import { drizzleWrite, onTransactionEnd, postgresJs } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyState, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
+import { DEFAULT_AGENT } from "@/server/engine/decay";
 import type { KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
@@ -450,10 +451,16 @@ export async function lockKeyStates(
    * brought (`named`): sessions it did not name need the read again with them (one more round trip,
    * rarely: another instance's failures are mostly of sessions already named).
    */
-  function completeTimeline(sessions: SessionInfo[], asked: string[], named: string[]): Promise<SessionInfo[]> {
-    const known = new Set(asked);
-    const more = named.filter((id) => !known.has(id));
-    if (!more.length) return Promise.resolve(sessions);
+  function completeTimeline(sessions: SessionInfo[], asked: FailedSessions, named: FailedSessions): Promise<SessionInfo[]> {
+    const pair = (list: FailedSessions, i: number) => `${list.ids[i]}\u0000${list.agents[i]}`;
+    const known = new Set(asked.ids.map((_, i) => pair(asked, i)));
+    const more: FailedSessions = { ids: [], agents: [] };
+    named.ids.forEach((id, i) => {
+      if (known.has(pair(named, i))) return;
+      more.ids.push(id);
+      more.agents.push(named.agents[i]);
+    });
+    if (!more.ids.length) return Promise.resolve(sessions);
     // The read for both lists is the two reads together: per agent, the starts after the earlier
     // of the two first ends.
     return timelineOfSessions(tx, workspaceId, more, ended).then((extra) => {
@@ -466,14 +473,28 @@ export async function lockKeyStates(
 
 const EMPTY_HISTORY: Pick<KeyContext, "failures"> = { failures: [] };
 
+/** The sessions of a history's failures, each with the agent its failure was recorded under (parallel lists). */
+export interface FailedSessions {
+  ids: string[];
+  agents: (string | null)[];
+}
+
 /** The sessions of these histories' failures (null when one is not known). */
-function sessionsNamed(histories: (Pick<KeyContext, "failures"> | null)[]): string[] | null {
-  const ids = new Set<string>();
+function sessionsNamed(histories: (Pick<KeyContext, "failures"> | null)[]): FailedSessions | null {
+  const seen = new Set<string>();
+  const out: FailedSessions = { ids: [], agents: [] };
   for (const h of histories) {
     if (!h) return null;
-    for (const f of h.failures) ids.add(f.sessionId);
+    for (const f of h.failures) {
+      const agent = typeof f.agent === "string" ? f.agent : null;
+      const ref = `${f.sessionId}\u0000${agent}`;
+      if (seen.has(ref)) continue;
+      seen.add(ref);
+      out.ids.push(f.sessionId);
+      out.agents.push(agent);
+    }
   }
-  return [...ids];
+  return out;
 }
 
 /** Sessions of the batch that had ended before it: their later results decay by later starts of their agent. */
@@ -484,26 +505,30 @@ export interface EndedSessions {
 }
 
 /**
- * The timeline session decay needs (SPEC 4.2), given the failures' sessions (`failed`, a SQL set
- * of session ids): those that have ended, and for each agent one of them belongs to — or one of
- * `ended` — the sessions it started after the earliest such end. A failure's weight decays only by
- * the starts after its own session ended (decay.ts, sessionsCrossed: a session not in the timeline
- * has not ended), so neither a session still running nor anything before the first end is read.
+ * The timeline session decay needs (SPEC 4.2), given the failures' sessions (`failed`: rows of
+ * `session_id` and the `agent` the failure was recorded under): those that have ended, and for
+ * each agent of such a failure — or of `ended` — the sessions it started after the earliest such
+ * end. A failure's weight decays only by the starts of its agent after its own session ended
+ * (decay.ts, sessionsCrossed: the failure's agent, else its session's; a session not in the
+ * timeline has not ended), so neither a session still running nor anything before the first end
+ * is read.
  * Before, every failure's session and every start of their agents since the earliest failure
  * were read, inside the trust-state locks: with 400 sessions per writer in the bench's workload,
  * ~6,100 rows and ~44 ms per batch, and ingest fell from 4,100 to 2,600 events/s within 96,000.
  */
 function timelineStatement(workspaceId: string, failed: SQL, ended: EndedSessions): SQL {
   return sql`
-    with named as (
+    with failed as (${failed}),
+    named as (
       select s.session_id, s.agent, s.started_at, s.ended_at
       from ${agentSession} s
-      where s.workspace_id = ${workspaceId} and s.session_id in (${failed}) and s.ended_at is not null
+      where s.workspace_id = ${workspaceId} and s.session_id in (select session_id from failed) and s.ended_at is not null
     ),
     ends as (
       select e.agent, min(e.ended_at) as since
       from (
-        select agent, ended_at from named
+        select coalesce(nullif(f.agent, ''), n.agent, ${DEFAULT_AGENT}) as agent, n.ended_at
+        from failed f join named n on n.session_id = f.session_id
         union all
         select a, 'epoch'::timestamptz + ${ended.since}::float8 * interval '1 millisecond'
         from unnest(${textArray(ended.agents)}) as a
@@ -518,8 +543,9 @@ function timelineStatement(workspaceId: string, failed: SQL, ended: EndedSession
 }
 
 /** The timeline for the failures of these sessions (timelineStatement). Exported for its tests. */
-export async function timelineOfSessions(tx: Tx, workspaceId: string, ids: string[], ended: EndedSessions): Promise<SessionInfo[]> {
-  return sessionInfos(await tx.execute(timelineStatement(workspaceId, sql`select unnest(${textArray(ids)})`, ended)));
+export async function timelineOfSessions(tx: Tx, workspaceId: string, failed: FailedSessions, ended: EndedSessions): Promise<SessionInfo[]> {
+  const rows = sql`select * from unnest(${textArray(failed.ids)}, ${textArray(failed.agents)}) as f(session_id, agent)`;
+  return sessionInfos(await tx.execute(timelineStatement(workspaceId, rows, ended)));
 }
 
 function sessionInfos(rows: unknown): SessionInfo[] {
@@ -533,7 +559,7 @@ function sessionInfos(rows: unknown): SessionInfo[] {
  * out right behind it. Exported for its tests.
  */
 export async function timelineOfKeys(tx: Tx, workspaceId: string, keys: string[], ended: EndedSessions): Promise<SessionInfo[]> {
-  const failed = sql`select x->>'sessionId'
+  const failed = sql`select x->>'sessionId' as session_id, x->>'agent' as agent
       from ${keyState} k cross join lateral jsonb_array_elements(k.data->'failures') as x
       where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})`;
   return sessionInfos(await tx.execute(timelineStatement(workspaceId, failed, ended)));

@@ -321,7 +321,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // histories this instance holds name them, so it asks for them by id (no history unpacked).
       const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
-      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with named as \( select s\.session_id, s\.agent, s\.started_at, s\.ended_at from "agent_session" s where s\.workspace_id = \$1 and s\.session_id in \(select unnest\(\$2::text\[\]\)\)/);
+      expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with failed as \(select \* from unnest\(\$1::text\[\], \$2::text\[\]\) as f\(session_id, agent\)\), named as \( select s\.session_id/);
       expect(wire.slice(lock).filter((w) => w.includes("jsonb_array_elements(k.data")), wire.join("\n")).toEqual([]);
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
@@ -455,13 +455,19 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     // ended and the starts after its end — not the one still running (nothing decays it yet), nor
     // the sessions of the agent that started before that end.
     const ids = (rows: { sessionId: string }[]) => rows.map((r) => r.sessionId).sort();
-    const byId = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, ["running", "done"], { agents: [], since: null }));
+    const failedIn = (...ids: string[]) => ({ ids, agents: ids.map(() => "fleet") });
+    const byId = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, failedIn("running", "done"), { agents: [], since: null }));
     expect(ids(byId)).toEqual(["after-1", "after-2", "done"]);
     const byKeys = await app.db.transaction((tx) => timelineOfKeys(tx, w.workspaceId, [key], { agents: [], since: null }));
     expect(ids(byKeys)).toEqual(["after-1", "after-2", "done"]);
     // A batch session that had ended before its batch: the starts of its agent after its end.
-    const ended = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, [], { agents: ["other", "fleet"], since: base + 13.5 * 60_000 }));
+    const ended = await app.db.transaction((tx) => timelineOfSessions(tx, w.workspaceId, failedIn(), { agents: ["other", "fleet"], since: base + 13.5 * 60_000 }));
     expect(ids(ended)).toEqual(["after-2", "other"]);
+    // A failure decays by the starts of the agent it was recorded under, even once its session
+    // was started again under another name and ended.
+    await post([start("moved", 20), outcome("moved", false, 21), start("moved", 22, "renamed"), { type: "session.end", id: uid(), sessionId: "moved", ts: at(23) }, start("fleet-after", 24), start("renamed-after", 24, "renamed")]);
+    const moved = await app.db.transaction((tx) => timelineOfKeys(tx, w.workspaceId, [key], { agents: [], since: null }));
+    expect(ids(moved)).toEqual(["after-1", "after-2", "done", "fleet-after", "moved"]);
   });
 
   describe("session decay over histories another instance changed", () => {
