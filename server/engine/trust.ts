@@ -362,9 +362,8 @@ function trimHistory(ctx: KeyContext, rule: Rule, t: number, failed: boolean): v
  * without a rate rule (trimHistory), a filter widened later counts from then on.
  */
 function unreadFailure(f: FailureRecord, rule: Rule, t: number, countFromSeq: number): boolean {
-  if (f.severity === "permission" || f.severity === "repeated_auth") {
-    if (t - f.ts <= 2 * REPEATED_AUTH_WINDOW_MS) return false;
-  }
+  const upgradesLaterOnes = f.severity === "permission" || f.severity === "repeated_auth";
+  if (upgradesLaterOnes && t - f.ts <= 2 * REPEATED_AUTH_WINDOW_MS) return false;
   // Counted only after the state's count baseline (a reset, a recovery): one before it never is again.
   return f.seq <= countFromSeq || !rule.severityFilter.includes(f.severity);
 }

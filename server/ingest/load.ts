@@ -452,11 +452,10 @@ export async function lockKeyStates(
    * rarely: another instance's failures are mostly of sessions already named).
    */
   function completeTimeline(sessions: SessionInfo[], asked: FailedSessions, named: FailedSessions): Promise<SessionInfo[]> {
-    const pair = (list: FailedSessions, i: number) => `${list.ids[i]}\u0000${list.agents[i]}`;
-    const known = new Set(asked.ids.map((_, i) => pair(asked, i)));
+    const known = new Set(asked.ids.map((id, i) => failedRef(id, asked.agents[i])));
     const more: FailedSessions = { ids: [], agents: [] };
     named.ids.forEach((id, i) => {
-      if (known.has(pair(named, i))) return;
+      if (known.has(failedRef(id, named.agents[i]))) return;
       more.ids.push(id);
       more.agents.push(named.agents[i]);
     });
@@ -479,6 +478,9 @@ export interface FailedSessions {
   agents: (string | null)[];
 }
 
+/** A failed session and its failure's agent as one string (sessionsNamed, completeTimeline). */
+const failedRef = (sessionId: string, agent: string | null) => `${sessionId}\u0000${agent}`;
+
 /** The sessions of these histories' failures (null when one is not known). */
 function sessionsNamed(histories: (Pick<KeyContext, "failures"> | null)[]): FailedSessions | null {
   const seen = new Set<string>();
@@ -487,7 +489,7 @@ function sessionsNamed(histories: (Pick<KeyContext, "failures"> | null)[]): Fail
     if (!h) return null;
     for (const f of h.failures) {
       const agent = typeof f.agent === "string" ? f.agent : null;
-      const ref = `${f.sessionId}\u0000${agent}`;
+      const ref = failedRef(f.sessionId, agent);
       if (seen.has(ref)) continue;
       seen.add(ref);
       out.ids.push(f.sessionId);
