@@ -22,7 +22,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { KeyHistory, KeyState } from "@/server/engine/types";
+import type { FailureRecord, KeyHistory, KeyState } from "@/server/engine/types";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -303,10 +303,10 @@ export const failure = pgTable(
 
 /**
  * Trust state per failure key, including the `@domain:<d>` and `@tool:<t>` level states.
- * `trust` is the engine's KeyState, `data` the rest of its KeyContext: the recent failure and result
- * history inside the rule window, which grows with a key's traffic — apart, so that guard.check,
- * approvals, resets and status read and write the small state without the history; the other
- * columns mirror them for dashboard queries.
+ * `trust` is the engine's KeyState, `data` its result log (kept under a rate rule only), and the
+ * state's failures are rows of `key_failure` — all apart, so that guard.check, approvals, resets and
+ * status read and write the small state without the history; the other columns mirror them for
+ * dashboard queries.
  */
 export const keyState = pgTable(
   "key_state",
@@ -338,6 +338,25 @@ export const keyState = pgTable(
     index("key_state_ws_state_idx").on(t.workspaceId, t.effectiveState),
     index("key_state_ws_last_failure_idx").on(t.workspaceId, t.lastFailureAt),
   ],
+);
+
+/**
+ * The failures a trust state keeps (the engine's FailureRecord, as it made it), one row each,
+ * inserted as they come and deleted once the state no longer reads them. Until stop 48 they were a
+ * list inside `key_state.data`, which every batch touching the key rewrote whole: with 30 % of the
+ * bench's results failing in the rule's filter, the 45 keys' lists grew to ~40 KB each within
+ * 112,000 events and ingest fell from ~5,400 to ~2,900 events/s. Per state, `seq` order is time
+ * order (the state's clock never goes back), so the failures out of the window are a prefix.
+ */
+export const keyFailure = pgTable(
+  "key_failure",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    failureKey: text("failure_key").notNull(),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    record: jsonb("record").$type<FailureRecord>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.failureKey, t.seq] })],
 );
 
 const { data: _history, ...keyStateSummaryColumns } = getTableColumns(keyState);

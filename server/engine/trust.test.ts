@@ -21,7 +21,8 @@ import {
   newKeyState,
   recoveryOf,
   resetKey,
-  sameHistory,
+  sameResults,
+  failureChanges,
   strictestState,
   upgradeKeyContext,
   type Outcome,
@@ -559,14 +560,14 @@ describe("results kept for the failure rate (property)", () => {
             expect(failureRate(copied.results, copied.failures, probeRule, t + ahead, { afterSeq: after })).toBe(rateOverRecords(records, windowSeconds, minCalls, t + ahead, after));
           }
           // A history stored with one record per result reads back as the same history.
-          const upgraded = upgradeKeyContext(copied.state, { failures: copied.failures, results: records });
+          const upgraded = upgradeKeyContext(copied.state, { results: records }, copied.failures);
           expect(upgraded.results.ts).toEqual(copied.results.ts);
           if (records.length) expect(upgraded).toEqual(copied);
           // Stored as gaps and read back through JSON, and stored as absolute times (before gaps): the same context.
           const stored = JSON.parse(JSON.stringify(historyOf(copied)));
           expect(stored.results.gaps).toHaveLength(copied.results.ts.length);
-          expect(upgradeKeyContext(copied.state, stored)).toEqual(copied);
-          expect(upgradeKeyContext(copied.state, { failures: copied.failures, results: copied.results })).toEqual(copied);
+          expect(upgradeKeyContext(copied.state, stored, copied.failures)).toEqual(copied);
+          expect(upgradeKeyContext(copied.state, { results: copied.results }, copied.failures)).toEqual(copied);
         }
       }),
       { numRuns: 300 },
@@ -581,8 +582,6 @@ describe("failures kept for what the rule reads", () => {
     k.fail(T0 + 100 * SEC);
     expect(k.ctx.failures.map((f) => f.severity)).toEqual(["server_error"]);
     expect(k.s).toMatchObject({ state: "trusted", totalFailures: 101, consecutiveFailures: 101 });
-    // The stored history stays small however many such failures came.
-    expect(JSON.stringify(historyOf(k.ctx)).length).toBeLessThan(300);
     k.fail(T0 + 101 * SEC);
     k.fail(T0 + 102 * SEC);
     expect(k.s.state).toBe("escalated");
@@ -681,13 +680,12 @@ describe("failures kept for what the rule reads", () => {
   });
 });
 
-describe("sameHistory (a batch that left a key's history as it was keeps the stored one)", () => {
+describe("sameResults (a batch that left a key's result log as it was keeps the stored one)", () => {
   const rules: Rule[] = [{ ...baseRule, windowSeconds: 60, rateThreshold: 0.5, rateMinCalls: 2 }, { ...baseRule, windowSeconds: 600 }];
-  /** The history as the engine reads it: an empty result log's firstSeq is never read. */
-  const readable = (ctx: { failures: unknown[]; results: { firstSeq: number; ts: number[] } }) =>
-    JSON.stringify({ failures: ctx.failures, results: ctx.results.ts.length ? ctx.results : { ts: [] } });
+  /** The result log as the engine reads it: an empty one's firstSeq is never read. */
+  const readable = (ctx: { results: { firstSeq: number; ts: number[] } }) => JSON.stringify(ctx.results.ts.length ? ctx.results : { ts: [] });
 
-  it("is true exactly when the history reads the same, and the kept history then gives the same next states", () => {
+  it("is true exactly when the log reads the same, and the kept log then gives the same next states", () => {
     fc.assert(
       fc.property(
         fc.array(fc.record({ dt: fc.integer({ min: -MIN, max: 15 * MIN }), failed: fc.boolean(), rule: fc.constantFrom(0, 1, 1) }), { minLength: 1, maxLength: 40 }),
@@ -699,11 +697,11 @@ describe("sameHistory (a batch that left a key's history as it was keeps the sto
             const before = owned;
             owned = copyKeyContext(before); // a batch's own copy, as applyTrustPhase makes it
             applyOutcome(owned, st.failed ? fail() : ok, rules[st.rule], "auto", emptyTimeline(), at, { inPlace: true });
-            const same = sameHistory(before, owned);
+            const same = sameResults(before, owned);
             expect(same).toBe(readable(before) === readable(owned));
             if (!same) continue;
-            // What the shell then stores and caches: the new state over the history it had.
-            const kept = { state: owned.state, failures: before.failures, results: before.results };
+            // What the shell then stores and caches: the new state and failures over the log it had.
+            const kept = { state: owned.state, failures: owned.failures, results: before.results };
             const next = (ctx: typeof owned) => applyOutcome(ctx, fail(), rules[st.rule], "auto", emptyTimeline(), at + MIN).ctx;
             expect(readable(next(kept))).toBe(readable(next(owned)));
             expect(next(kept).state).toEqual(next(owned).state);
@@ -714,14 +712,96 @@ describe("sameHistory (a batch that left a key's history as it was keeps the sto
     );
   });
 
-  it("tells a trimmed-and-added history of the same length from the one before", () => {
-    const rule: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 60 };
+  it("tells a trimmed-and-added log of the same length from the one before", () => {
+    const rule: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 60, rateThreshold: 0.9, rateMinCalls: 50 };
     let ctx = newKeyContext("k", "t");
     ctx = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0).ctx;
     const later = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0 + 30 * MIN).ctx;
-    expect(later.failures).toHaveLength(1);
-    expect(sameHistory(ctx, later)).toBe(false);
-    expect(sameHistory(ctx, applyOutcome(ctx, ok, rule, "auto", emptyTimeline(), T0 + MIN).ctx)).toBe(true);
+    expect(later.results.ts).toHaveLength(1);
+    expect(sameResults(ctx, later)).toBe(false);
+    // Without a rate rule no result is kept: a batch leaves the (empty) log as it was.
+    const counted = applyOutcome(newKeyContext("k", "t"), fail(), baseRule, "auto", emptyTimeline(), T0).ctx;
+    expect(sameResults(counted, applyOutcome(counted, ok, baseRule, "auto", emptyTimeline(), T0 + MIN).ctx)).toBe(true);
+  });
+});
+
+describe("failureChanges (a state's failures stored one row each)", () => {
+  // Batches of outcomes under rules that change between them (one with a rate rule, which keeps
+  // every failure; one narrowing the filter), resets between them; the rows are kept as the shell
+  // keeps `key_failure`: the added ones inserted, the ones below `droppedBelow` deleted.
+  const rules: Rule[] = [
+    baseRule,
+    { ...baseRule, countThreshold: 4, blockThreshold: 6, windowSeconds: 1800, escalationDurationSeconds: 300, cooldownSeconds: 60, successCountToRecover: 1 },
+    { ...baseRule, severityFilter: ["server_error", "not_found", "timeout"], windowSeconds: 900 },
+    { ...baseRule, windowSeconds: 600, rateThreshold: 0.6, rateMinCalls: 3, countThreshold: 50 },
+  ];
+  const outcomeArb = fc.record({
+    dt: fc.integer({ min: -2 * MIN, max: 8 * MIN }),
+    failed: fc.integer({ min: 0, max: 2 }),
+    severity: fc.constantFrom<Severity>("server_error", "timeout", "not_found", "invalid_input", "permission", "repeated_auth"),
+    session: fc.constantFrom("s1", "s2", "s3"),
+  });
+  const batchArb = fc.record({ rule: fc.integer({ min: 0, max: 3 }), reset: fc.integer({ min: 0, max: 12 }), outcomes: fc.array(outcomeArb, { minLength: 1, maxLength: 4 }) });
+
+  it("the rows are exactly the failures the state keeps, batch after batch (property)", () => {
+    fc.assert(
+      fc.property(fc.array(batchArb, { minLength: 1, maxLength: 30 }), (batches) => {
+        const timeline = buildSessionTimeline([
+          { sessionId: "s1", agent: "a", startedAt: T0 - MIN, endedAt: T0 },
+          { sessionId: "s2", agent: "a", startedAt: T0 + MIN, endedAt: null },
+          { sessionId: "s3", agent: "b", startedAt: T0, endedAt: null },
+        ]);
+        const rows = new Map<number, FailureRecord>();
+        let ctx: KeyContext | undefined;
+        let at = T0;
+        for (const batch of batches) {
+          const rule = rules[batch.rule];
+          const before = ctx;
+          const owned = before ? copyKeyContext(before) : newKeyContext("k", "t");
+          for (const o of batch.outcomes) {
+            at += o.dt;
+            const outcome: Outcome = o.failed ? { failed: true, severity: o.severity, sessionId: o.session, agent: o.session === "s3" ? "b" : "a" } : { ...ok, sessionId: o.session };
+            applyOutcome(owned, outcome, rule, "auto", timeline, at, { inPlace: true });
+          }
+          const { added, droppedBelow, dropped } = failureChanges(before, owned);
+          if (droppedBelow !== null) for (const seq of [...rows.keys()]) if (seq < droppedBelow) rows.delete(seq);
+          for (const seq of dropped) expect(rows.delete(seq)).toBe(true);
+          for (const f of added) {
+            expect(rows.has(f.seq)).toBe(false);
+            rows.set(f.seq, f);
+          }
+          ctx = batch.reset === 0 ? { ...owned, state: resetKey(owned.state) } : owned;
+          // Read back as another instance would: the same list, record for record.
+          expect([...rows.values()].sort((a, b) => a.seq - b.seq)).toEqual(ctx.failures);
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("adds a batch's kept failures and drops the rows below the first one kept once the window passed it", () => {
+    const rule: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 600 };
+    let ctx = newKeyContext("k", "t");
+    ctx = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0).ctx;
+    ctx = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0 + MIN).ctx;
+    expect(failureChanges(undefined, ctx)).toEqual({ added: ctx.failures, droppedBelow: null, dropped: [] });
+    const later = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0 + 10 * MIN + 30 * SEC).ctx;
+    expect(failureChanges(ctx, later)).toEqual({ added: [later.failures[1]], droppedBelow: 2, dropped: [] });
+    // Successes add nothing and drop nothing until the window passes every failure.
+    expect(failureChanges(later, applyOutcome(later, ok, rule, "auto", emptyTimeline(), T0 + 11 * MIN).ctx)).toEqual({ added: [], droppedBelow: null, dropped: [] });
+    const empty = applyOutcome(later, ok, rule, "auto", emptyTimeline(), T0 + 30 * MIN).ctx;
+    expect(failureChanges(later, empty)).toEqual({ added: [], droppedBelow: empty.state.seq + 1, dropped: [] });
+  });
+
+  it("names the failures dropped from further in than the front", () => {
+    // A not_found kept under a rate rule (which keeps every failure), then a failure under a count rule drops it.
+    const rated: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 600, rateThreshold: 0.99, rateMinCalls: 100 };
+    let ctx = newKeyContext("k", "t");
+    ctx = applyOutcome(ctx, fail(), rated, "auto", emptyTimeline(), T0).ctx;
+    ctx = applyOutcome(ctx, fail("not_found"), rated, "auto", emptyTimeline(), T0 + SEC).ctx;
+    const counted = applyOutcome(ctx, fail(), { ...rated, rateThreshold: undefined }, "auto", emptyTimeline(), T0 + 2 * SEC).ctx;
+    expect(counted.failures.map((f) => f.seq)).toEqual([1, 3]);
+    expect(failureChanges(ctx, counted)).toEqual({ added: [counted.failures[1]], droppedBelow: null, dropped: [2] });
   });
 });
 
@@ -1136,7 +1216,7 @@ describe("historyOf (the history as stored)", () => {
     ctx.results = { firstSeq: 7, ts: [T0, T0 + 95, T0 + 95, T0 + 190] };
     const stored = historyOf(ctx);
     expect(stored.results).toEqual({ firstSeq: 7, gaps: [T0, 95, 0, 95] });
-    expect(upgradeKeyContext(ctx.state, JSON.parse(JSON.stringify(stored)))).toEqual(ctx);
+    expect(upgradeKeyContext(ctx.state, JSON.parse(JSON.stringify(stored)), ctx.failures)).toEqual(ctx);
   });
 
   it("a busy key's times take a fraction of the text", () => {
@@ -1150,6 +1230,6 @@ describe("historyOf (the history as stored)", () => {
     const ctx = newKeyContext("k", "t");
     ctx.results = { firstSeq: 1, ts: [T0 + 0.1, T0 + 0.3] };
     expect(historyOf(ctx).results).toEqual(ctx.results);
-    expect(upgradeKeyContext(ctx.state, historyOf(ctx))).toEqual(ctx);
+    expect(upgradeKeyContext(ctx.state, historyOf(ctx), ctx.failures)).toEqual(ctx);
   });
 });

@@ -108,15 +108,16 @@ export function newKeyContext(failureKey: string, toolName: string, level?: Stat
 }
 
 /**
- * A stored state and its history (`key_state.trust` and `.data`) as this engine keeps them. Results
- * are stored as gaps (StoredResultLog); every earlier form still reads:
+ * A stored state, its result log and its failures (`key_state.trust`, `.data` and the
+ * `key_failure` rows, oldest first) as this engine keeps them. Results are stored as gaps
+ * (StoredResultLog); every earlier form still reads:
  * - a ResultLog with absolute times (stored so until stop 29);
  * - one `{ts, failed, seq}` record per result (before results became a ResultLog): their times
  *   are kept from the first one's seq (their seqs ran on, and trimming only ever cut the front),
- *   and which failed is in `failures`.
+ *   and which failed is in the failures.
  */
-export function upgradeKeyContext(state: KeyState, history: unknown): KeyContext {
-  const { failures, results } = history as { failures: FailureRecord[]; results: unknown };
+export function upgradeKeyContext(state: KeyState, history: unknown, failures: FailureRecord[]): KeyContext {
+  const { results } = history as { results: unknown };
   const log = (firstSeq: number, ts: number[]): ResultLog => ({ firstSeq: ts.length ? firstSeq : EMPTY_LOG_SEQ, ts });
   if (Array.isArray(results)) {
     const records = results as { ts: number; seq: number }[];
@@ -130,17 +131,47 @@ export function upgradeKeyContext(state: KeyState, history: unknown): KeyContext
   return { state, failures, results: log(stored.firstSeq, ts) };
 }
 
-/** A context's history, stored apart from its state (`key_state.data`): results as gaps (StoredResultLog). */
+/** A context's result log as stored apart from its state (`key_state.data`): times as gaps (StoredResultLog). */
 export function historyOf(ctx: KeyContext): KeyHistory {
   const { firstSeq, ts } = ctx.results;
   const gaps = new Array<number>(ts.length);
   let previous = 0;
   for (let i = 0; i < ts.length; i++) {
-    if (!Number.isInteger(ts[i])) return { failures: ctx.failures, results: ctx.results };
+    if (!Number.isInteger(ts[i])) return { results: ctx.results };
     gaps[i] = ts[i] - previous;
     previous = ts[i];
   }
-  return { failures: ctx.failures, results: { firstSeq, gaps } };
+  return { results: { firstSeq, gaps } };
+}
+
+/**
+ * What a batch changed in a context's failures, for the `key_failure` rows, which hold exactly the
+ * failures the state keeps: the ones it added (after the loaded state's seq, and kept), and the
+ * ones it dropped — as `droppedBelow` when the front of the list moved (the window passed it, or a
+ * recovery or reset made it unread: every row below the first kept seq goes), plus `dropped`, the
+ * seqs dropped from further in (unreadFailure, rarely). `before` is the context as loaded (its
+ * failures are the rows), undefined for a state the batch created.
+ */
+export function failureChanges(
+  before: KeyContext | undefined,
+  after: KeyContext,
+): { added: FailureRecord[]; droppedBelow: number | null; dropped: number[] } {
+  const loadedSeq = before?.state.seq ?? 0;
+  const kept = after.failures;
+  let firstAdded = kept.length;
+  while (firstAdded > 0 && kept[firstAdded - 1].seq > loadedSeq) firstAdded--;
+  const had = before?.failures ?? [];
+  const front = kept[0]?.seq ?? after.state.seq + 1;
+  const droppedBelow = had.length && had[0].seq < front ? front : null;
+  // Both lists are in seq order: one walk finds what `had` holds from the front on and `kept` does not.
+  const dropped: number[] = [];
+  let k = 0;
+  for (const f of had) {
+    if (f.seq < front) continue;
+    while (k < kept.length && kept[k].seq < f.seq) k++;
+    if (k === kept.length || kept[k].seq !== f.seq) dropped.push(f.seq);
+  }
+  return { added: kept.slice(firstAdded), droppedBelow, dropped };
 }
 
 /** A copy of a context whose history its owner may change in place (`ApplyOptions.inPlace`). */
@@ -149,17 +180,11 @@ export function copyKeyContext(ctx: KeyContext): KeyContext {
 }
 
 /**
- * Whether `after` (a batch's next context of a key) holds the history `before` held: the same
- * failure records and the same results. A batch of successes on a key without a rate rule changes
- * neither, and its stored history (`key_state.data`, often several KB) is then left as it is
- * instead of being sent and rewritten. Records are compared by identity: the engine copies the
- * arrays of a context it changes but never changes a record.
+ * Whether `after` (a batch's next context of a key) holds the result log `before` held. A batch
+ * on a key without a rate rule keeps no results, and its stored log (`key_state.data`, several KB
+ * under a rate rule) is then left as it is instead of being sent and rewritten.
  */
-export function sameHistory(before: KeyContext, after: KeyContext): boolean {
-  const fa = before.failures;
-  const fb = after.failures;
-  if (fa.length !== fb.length) return false;
-  for (let i = 0; i < fa.length; i++) if (fa[i] !== fb[i]) return false;
+export function sameResults(before: KeyContext, after: KeyContext): boolean {
   const ra = before.results;
   const rb = after.results;
   if (ra.firstSeq !== rb.firstSeq || ra.ts.length !== rb.ts.length) return false;

@@ -339,8 +339,10 @@ export interface StoredResultLog {
   gaps: number[];
 }
 
-/** A context's history without its state, as stored apart from it (`key_state.data` and `.trust`). */
+/**
+ * A context's result log as stored apart from its state (`key_state.data`; the state is `.trust`,
+ * each failure a `key_failure` row).
+ */
 export interface KeyHistory {
-  failures: FailureRecord[];
   results: StoredResultLog | ResultLog;
 }

@@ -7,11 +7,11 @@ import { keyContexts, type Versioned } from "./row-version-cache";
 import { textArray, textArrayLiteral } from "@/db/sql-arrays";
 import { fixedStatement } from "@/db/fixed-statement";
 import { drizzleWrite, onTransactionEnd, postgresJs } from "./pipeline";
-import { agentSession, apiKey, event, eventId, keyState, toolLock } from "@/db/schema";
+import { agentSession, apiKey, event, eventId, keyFailure, keyState, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
 import { DEFAULT_AGENT } from "@/server/engine/decay";
-import type { KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import type { FailureRecord, KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
@@ -290,6 +290,8 @@ interface LockedKeyRow {
   /** Null when the row is the version this process holds (keyContexts), or is expected to hold. */
   trust: KeyState | string | null;
   data: unknown;
+  /** The state's `key_failure` records in seq order (null with `trust`). */
+  failures: FailureRecord[] | string | null;
 }
 
 /**
@@ -297,8 +299,8 @@ interface LockedKeyRow {
  * have none; `existingOnly` keys (tool-level states) are locked only if they exist. In the steady
  * state (every key has its row) this is one round trip: placeholders are inserted only for keys
  * this process has not seen yet. The lock sends the row versions this process holds
- * (row-version-cache.ts) and gets a state and its history back only for a row that is another
- * version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction). A row
+ * (row-version-cache.ts) and gets a state, its result log and its failure rows back only for a row
+ * that is another version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction). A row
  * another transaction of this process is about to change comes back without its documents either:
  * that transaction tells this process what it wrote before the lock is granted (with 4 writers on
  * one instance, about half of the rows of a lock were such rows, and their histories travelled
@@ -350,7 +352,11 @@ export async function lockKeyStates(
     const mine = sql`(${version} = ${ANY_VERSION} or k.xmin::text = ${version})`;
     return sql`select k.failure_key, k.xmin::text as version,
         case when ${mine} then null else k.trust end as trust,
-        case when ${mine} then null else k.data end as data
+        case when ${mine} then null else k.data end as data,
+        case when ${mine} then null else (
+          select coalesce(jsonb_agg(f.record order by f.seq), '[]'::jsonb) from ${keyFailure} f
+          where f.workspace_id = ${workspaceId} and f.failure_key = k.failure_key
+        ) end as failures
       from ${keyState} k
       where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})
       order by k.failure_key
@@ -382,7 +388,7 @@ export async function lockKeyStates(
         out.set(r.failure_key, now.value);
         continue;
       }
-      const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), jsonValue(r.data));
+      const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), jsonValue(r.data), jsonValue<FailureRecord[]>(r.failures));
       fetched.push(ctx);
       out.set(r.failure_key, ctx);
       keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
@@ -420,8 +426,8 @@ export async function lockKeyStates(
     const locked = drizzleWrite(tx, lockQuery(keys))(pg) as PromiseLike<LockedKeyRow[]>;
     markLocked(keys);
     // When this process holds the keys' histories, the read asks for the sessions they name by id
-    // instead of having PostgreSQL unpack every history to find them (50 keys of the bench's
-    // workload: 1.5–2.5 ms instead of 3.8–5.5, inside the lock); a history the lock's answer
+    // instead of having PostgreSQL read every failure of the keys to find them (50 keys of the
+    // bench's workload: 1.5–2.5 ms instead of 3.8–5.5 when it unpacked their histories, inside the lock); a history the lock's answer
     // brings (changed meanwhile) may name more: completeTimeline. Tool-level states
     // (`existingOnly`) mostly do not exist; one that does and is not held comes with the lock's
     // answer like a changed history.
@@ -556,14 +562,14 @@ function sessionInfos(rows: unknown): SessionInfo[] {
 }
 
 /**
- * The timeline for the failures recorded in these keys' histories (timelineStatement), found by
- * PostgreSQL from the key rows themselves: the read needs nothing from the lock's answer and goes
+ * The timeline for the failures these keys keep (timelineStatement), found by PostgreSQL from
+ * their `key_failure` rows: the read needs nothing from the lock's answer and goes
  * out right behind it. Exported for its tests.
  */
 export async function timelineOfKeys(tx: Tx, workspaceId: string, keys: string[], ended: EndedSessions): Promise<SessionInfo[]> {
-  const failed = sql`select x->>'sessionId' as session_id, x->>'agent' as agent
-      from ${keyState} k cross join lateral jsonb_array_elements(k.data->'failures') as x
-      where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})`;
+  const failed = sql`select f.record->>'sessionId' as session_id, f.record->>'agent' as agent
+      from ${keyFailure} f
+      where f.workspace_id = ${workspaceId} and f.failure_key = any(${textArray(keys)})`;
   return sessionInfos(await tx.execute(timelineStatement(workspaceId, failed, ended)));
 }
 

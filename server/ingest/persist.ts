@@ -8,12 +8,14 @@ import { PATTERN_TYPES, type KeyContext, type KeyHistory } from "@/server/engine
 import { keyContexts, trustStates } from "./row-version-cache";
 import { storableJson } from "@/db/storable";
 import { inlineParams } from "@/db/fixed-statement";
+import { textArray } from "@/db/sql-arrays";
 import {
   agentSession,
   approval,
   dailyToolStat,
   event,
   failure,
+  keyFailure,
   keyState,
   modelBehaviourProfile,
   modelSuggestion,
@@ -22,7 +24,7 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, historyOf, sameHistory } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, failureChanges, historyOf, sameResults } from "@/server/engine/trust";
 import { storedSessionBehaviour } from "@/server/engine/behaviour-state";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
@@ -31,7 +33,7 @@ import { refreshPromotion } from "./promotion";
 import { PROMOTION_MIN_WORKSPACES } from "@/server/engine/promotion";
 import { refreshEffectiveStates } from "./effective-state";
 
-/** `key_state.data` of a trust-state row whose history the batch left as it was: the upsert keeps the stored one. */
+/** `key_state.data` of a trust-state row whose result log the batch left as it was: the upsert keeps the stored one. */
 const KEEP_STORED_HISTORY = "kept";
 
 /** The engine's records of a batch (server/engine/batch.ts), written as they are. */
@@ -144,7 +146,7 @@ interface Returning {
   onRows: (rows: Record<string, unknown>[]) => void;
 }
 
-/** Trust-state rows: the batch's state, metrics and (unless it kept the stored one) history. */
+/** Trust-state rows: the batch's state, metrics and (unless it kept the stored one) result log. */
 const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
   target: [keyState.workspaceId, keyState.failureKey],
   set: {
@@ -165,6 +167,12 @@ const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
     data: sql`case when excluded.data = ${sql.raw(`'${JSON.stringify(KEEP_STORED_HISTORY)}'::jsonb`)} then ${keyState.data} else excluded.data end`,
     updatedAt: sql`excluded.updated_at`,
   },
+};
+
+/** A state's failure rows: a seq taken again (a state recreated under it) holds the new record. */
+const KEY_FAILURE_UPSERT: OnConflict<typeof keyFailure> = {
+  target: [keyFailure.workspaceId, keyFailure.failureKey, keyFailure.seq],
+  set: { record: sql`excluded.record` },
 };
 
 /** Session rows: every column the batch sets. */
@@ -226,7 +234,7 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  */
 export interface TrustPhaseWriteOptions {
   sharedCounters: boolean;
-  /** The contexts the batch locked, as the engine got them: a key whose history did not change keeps its stored one. */
+  /** The contexts the batch locked, as the engine got them: a key whose result log did not change keeps its stored one; their failures are the stored rows. */
   before: ReadonlyMap<string, KeyContext>;
   /** The database handle whose key-context cache (row-version-cache.ts) learns the written rows' versions. */
   cacheOwner: Db | Tx;
@@ -248,14 +256,29 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
   if (writes.touchedKeys.size) {
     // The contexts as written, by key: what the key-context cache holds once the rows' versions are known.
     const written = new Map<string, KeyContext>();
+    // The state's failure rows as the batch leaves them: the added ones, and the dropped ones (by
+    // key, every row below a seq; and single rows) — see failureChanges.
+    const addedFailures: (typeof keyFailure.$inferInsert)[] = [];
+    const droppedBelow: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
+    const droppedRows: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
     // The metrics are the engine's, taken at each key's last result (BatchOutcome.keyMetrics).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
-      // A history the batch left as it was stays as stored (`data` is KEEP_STORED_HISTORY: the upsert keeps the row's own).
+      // A result log the batch left as it was stays as stored (`data` is KEEP_STORED_HISTORY: the upsert keeps the row's own).
       const loaded = options.before.get(k);
-      const keep = loaded !== undefined && sameHistory(loaded, ctx);
-      written.set(k, keep ? { state: st, failures: loaded.failures, results: loaded.results } : ctx);
+      const keep = loaded !== undefined && sameResults(loaded, ctx);
+      written.set(k, keep ? { state: st, failures: ctx.failures, results: loaded.results } : ctx);
+      const changes = failureChanges(loaded, ctx);
+      for (const f of changes.added) addedFailures.push({ workspaceId, failureKey: k, seq: f.seq, record: f });
+      if (changes.droppedBelow !== null) {
+        droppedBelow.keys.push(k);
+        droppedBelow.seqs.push(changes.droppedBelow);
+      }
+      for (const seq of changes.dropped) {
+        droppedRows.keys.push(k);
+        droppedRows.seqs.push(seq);
+      }
       const domain = storedDomain(k, st.level, keyDomains);
       const metrics = keyMetrics.get(k)!;
       const levelStates =
@@ -281,7 +304,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         escalationExpires: date(st.escalationExpires),
         trust: st,
         // The marker only ever meets the conflict branch (the lock found the row), which then keeps
-        // the stored history. (Not SQL null: the proposed row must satisfy NOT NULL before the conflict.)
+        // the stored result log. (Not SQL null: the proposed row must satisfy NOT NULL before the conflict.)
         data: keep ? (KEEP_STORED_HISTORY as unknown as KeyHistory) : historyOf(ctx),
         updatedAt: new Date(),
       };
@@ -298,6 +321,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
       },
     };
     statements.push(...rowsWrite(tx, keyState, rows, KEY_STATE_UPSERT, learnVersions));
+    statements.push(...failureRowWrites(tx, workspaceId, addedFailures, droppedBelow, droppedRows));
   }
 
   // Approvals.
@@ -322,6 +346,38 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
   await written;
   if (writes.changedLevelStates.size) await refreshEffectiveStates(tx, workspaceId, [...writes.changedLevelStates]);
   if (promote) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
+}
+
+/**
+ * A batch's changes to the `key_failure` rows (failureChanges), which then hold exactly the failures
+ * each state keeps. Only rows of keys whose key_state rows the batch holds: no other transaction
+ * writes them meanwhile. Per key the list as filters, not a join, so each statement stays a
+ * single-shard one on Citus (as lockKeyStates' lock).
+ */
+function failureRowWrites(
+  tx: Tx,
+  workspaceId: string,
+  added: (typeof keyFailure.$inferInsert)[],
+  droppedBelow: { keys: string[]; seqs: number[] },
+  droppedRows: { keys: string[]; seqs: number[] },
+): Write[] {
+  const seqArray = (seqs: number[]) => `{${seqs.join(",")}}`;
+  const writes: Write[] = [];
+  if (droppedBelow.keys.length) {
+    // The window passed the front of the list: a range of the primary key per key.
+    writes.push(drizzleWrite(tx, sql`
+      delete from ${keyFailure} f
+      where f.workspace_id = ${workspaceId} and f.failure_key = any(${textArray(droppedBelow.keys)})
+        and f.seq < (${seqArray(droppedBelow.seqs)}::bigint[])[array_position(${textArray(droppedBelow.keys)}, f.failure_key)]`));
+  }
+  if (droppedRows.keys.length) {
+    writes.push(drizzleWrite(tx, sql`
+      delete from ${keyFailure} f
+      where f.workspace_id = ${workspaceId} and f.failure_key = any(${textArray(droppedRows.keys)}) and f.seq = any(${seqArray(droppedRows.seqs)}::bigint[])
+        and f.failure_key || ' ' || f.seq = any(${textArray(droppedRows.keys.map((k, i) => `${k} ${droppedRows.seqs[i]}`))})`));
+  }
+  writes.push(...rowsWrite(tx, keyFailure, added, KEY_FAILURE_UPSERT));
+  return writes;
 }
 
 /** Upserts of the sessions a batch changed, in session order. */

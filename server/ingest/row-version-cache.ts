@@ -146,10 +146,10 @@ export function rememberSessions(
 export const trustStates = new RowVersionCache<KeyState>(8192);
 
 /**
- * Trust states with their history (`key_state.trust` and `.data`), remembered as ingest writes
- * them: a batch locks the states it touches and gets the documents back only for rows another
- * writer changed since. The history of a busy key is up to a few hundred failure records (~10 KB
- * of JSON); with every writer of a workspace in one process, reading and writing it back whole
- * was the largest part of the bytes a batch moved. Bounded at ~4,096 keys per client.
+ * Trust states with their history (`key_state.trust`, `.data` and the `key_failure` rows),
+ * remembered as ingest writes them: a batch locks the states it touches and gets the documents
+ * back only for rows another writer changed since. The history of a busy key is up to a few
+ * hundred failure records (~10 KB of JSON); with every writer of a workspace in one process,
+ * reading it back was the largest part of the bytes a batch moved. Bounded at ~4,096 keys per client.
  */
 export const keyContexts = new RowVersionCache<KeyContext>(4096);

@@ -117,6 +117,10 @@ describe("Vigil on Citus", () => {
       `select * from key_state where workspace_id = $1 and failure_key = any($2::text[]) order by failure_key for update`,
       `select session_id, count(*) from event where workspace_id = $1 group by session_id`,
       `select k.failure_key from key_state k join failure f on f.workspace_id = k.workspace_id and f.failure_key = k.failure_key where k.workspace_id = $1`,
+      // The trust-state lock with the failures of the rows it does not hold, and the failure rows' deletes.
+      `select k.failure_key, (select coalesce(jsonb_agg(f.record order by f.seq), '[]'::jsonb) from key_failure f where f.workspace_id = $1 and f.failure_key = k.failure_key) from key_state k where k.workspace_id = $1 and k.failure_key = any($2::text[]) order by k.failure_key for update`,
+      `delete from key_failure f where f.workspace_id = $1 and f.failure_key = any($2::text[]) and f.seq < ('{5}'::bigint[])[array_position($2::text[], f.failure_key)]`,
+      `delete from key_failure f where f.workspace_id = $1 and f.failure_key = any($2::text[]) and f.seq = any('{5}'::bigint[]) and f.failure_key || ' ' || f.seq = any('{"a 5"}'::text[])`,
     ]) {
       const plan = (await coordinator.begin((tx) => tx.unsafe(`explain ${q}`, q.includes("$2") ? [ws.workspaceId, "{a}"] : [ws.workspaceId]))) as unknown as Record<string, string>[];
       const text = plan.map((r) => Object.values(r)[0]).join("\n");

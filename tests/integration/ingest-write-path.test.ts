@@ -19,7 +19,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { agentSession, event, failure, keyState } from "@/db/schema";
+import { agentSession, event, failure, keyFailure, keyState } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
@@ -180,26 +180,35 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
         .select({ version: sql<string>`${keyState}.xmin::text`, data: sql<string>`${keyState.data}::text`, trust: keyState.trust })
         .from(keyState)
         .where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey)));
-      return row;
+      const failures = await app.db
+        .select({ seq: keyFailure.seq, version: sql<string>`${keyFailure}.xmin::text` })
+        .from(keyFailure)
+        .where(and(eq(keyFailure.workspaceId, ws.workspaceId), eq(keyFailure.failureKey, failureKey)))
+        .orderBy(keyFailure.seq);
+      return { ...row, failures };
     };
     expect((await ingest([served(false), served(false)])).status).toBe(200);
     const first = await stored();
-    expect(JSON.parse(first.data).failures).toHaveLength(2);
+    expect(first.failures.map((f) => f.seq)).toEqual([1, 2]);
     expect(keyContexts.get(app.db, ws.workspaceId, failureKey)).toMatchObject({ version: first.version, value: { state: { totalFailures: 2 }, failures: [{}, {}] } });
-    // A success changes the state, not the history: the stored history is left as it was.
+    // A success changes the state, not the history: the stored results and failure rows are left as they were.
     expect((await ingest([served(true)])).status).toBe(200);
     const second = await stored();
     expect(second.trust).toMatchObject({ totalCalls: 3, totalFailures: 2, state: "trusted" });
     expect(second.version).not.toBe(first.version);
     expect(second.data).toBe(first.data);
+    expect(second.failures).toEqual(first.failures);
     expect(keyContexts.get(app.db, ws.workspaceId, failureKey)?.version).toBe(second.version);
     // The history cleared behind the app's back (another instance, SQL): the next batch must count
     // from the row as it is — one failure, still trusted — not from the two failures held in memory
     // (with them, the third would meet the threshold of 3 and escalate the key).
-    await app.db.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${ws.workspaceId} and failure_key = ${failureKey}`);
+    await app.db.transaction(async (tx) => {
+      await tx.execute(sql`update key_state set tool_name = tool_name where workspace_id = ${ws.workspaceId} and failure_key = ${failureKey}`);
+      await tx.execute(sql`delete from key_failure where workspace_id = ${ws.workspaceId} and failure_key = ${failureKey}`);
+    });
     expect((await ingest([served(false)])).status).toBe(200);
     const third = await stored();
-    expect(JSON.parse(third.data).failures).toHaveLength(1);
+    expect(third.failures.map((f) => f.seq)).toEqual([4]);
     expect(third.trust).toMatchObject({ state: "trusted", totalFailures: 3 });
   });
 
@@ -223,8 +232,10 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
           ts: new Date(base + n * 20_000).toISOString(),
         };
       });
-    const states = async (workspaceId: string) =>
-      app.db.select({ key: keyState.failureKey, trust: keyState.trust, data: keyState.data, effective: keyState.effectiveState }).from(keyState).where(eq(keyState.workspaceId, workspaceId)).orderBy(keyState.failureKey);
+    const states = async (workspaceId: string) => ({
+      states: await app.db.select({ key: keyState.failureKey, trust: keyState.trust, data: keyState.data, effective: keyState.effectiveState }).from(keyState).where(eq(keyState.workspaceId, workspaceId)).orderBy(keyState.failureKey),
+      failures: await app.db.select({ key: keyFailure.failureKey, seq: keyFailure.seq, record: keyFailure.record }).from(keyFailure).where(eq(keyFailure.workspaceId, workspaceId)).orderBy(keyFailure.failureKey, keyFailure.seq),
+    });
     for (let i = 0; i < 8; i++) {
       const events = batch();
       expect((await app.mutation("ingest.events", { events }, { key: mine.key })).status).toBe(200);
@@ -232,9 +243,10 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       expect((await app.mutation("ingest.events", { events }, { key: other.key })).status).toBe(200);
     }
     const fresh = await states(other.workspaceId);
-    expect(fresh.map((r) => r.key)).toContain("@domain:a.example.com");
+    expect(fresh.states.map((r) => r.key)).toContain("@domain:a.example.com");
     expect(await states(mine.workspaceId)).toEqual(fresh);
-    expect(fresh.some((r) => (r.trust as { state: string }).state !== "trusted")).toBe(true);
+    expect(fresh.states.some((r) => (r.trust as { state: string }).state !== "trusted")).toBe(true);
+    expect(new Set(fresh.failures.map((f) => f.key))).toContain("@domain:a.example.com");
   });
 
   it("sessions written by the JSON path read back as written (times, counters, behaviour)", async () => {
@@ -322,7 +334,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       const lock = wire.findLastIndex((w) => w.startsWith("send select k.failure_key, k.xmin::text as version"));
       expect(lock, wire.join("\n")).toBeGreaterThan(0);
       expect(wire[lock + 1], wire.join("\n")).toMatch(/^send with failed as \(select \* from unnest\(\$1::text\[\], \$2::text\[\]\) as f\(session_id, agent\)\), named as \( select s\.session_id/);
-      expect(wire.slice(lock).filter((w) => w.includes("jsonb_array_elements(k.data")), wire.join("\n")).toEqual([]);
+      expect(wire.slice(lock).filter((w) => w.includes("record->>'sessionId'")), wire.join("\n")).toEqual([]);
       // And the batch is there.
       const stored = await app.db.select({ failed: event.failed }).from(event).where(and(eq(event.workspaceId, ws.workspaceId), eq(event.sessionId, s)));
       expect(stored).toEqual([{ failed: true }]);
@@ -360,9 +372,14 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     return { release, done };
   }
 
-  /** The key's stored trust state and history (as text). */
-  const storedKey = async (workspaceId: string, key: string) =>
-    (await app.db.select({ trust: keyState.trust, data: sql<string>`${keyState.data}::text` }).from(keyState).where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, key))))[0];
+  /** The key's stored trust state and failures (their records as one JSON text). */
+  const storedKey = async (workspaceId: string, key: string) => {
+    const [row] = await app.db.select({ trust: keyState.trust }).from(keyState).where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.failureKey, key)));
+    const [{ failures }] = rowsOf<{ failures: string }>(
+      await app.db.execute(sql`select coalesce(jsonb_agg(record order by seq), '[]')::text as failures from key_failure where workspace_id = ${workspaceId} and failure_key = ${key}`),
+    );
+    return { ...row, failures };
+  };
 
   it("a lock queued behind another batch of the same instance gets the trust state without its history: that batch's answer gave it", async () => {
     const w = await app.seedWorkspace();
@@ -376,7 +393,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // A history of 300 failures, tens of KB as text.
       expect((await post(Array.from({ length: 300 }, (_, i) => failed(`big-${i % 10}`)))).status).toBe(200);
       const stored = await storedKey(w.workspaceId, key);
-      expect(stored.data.length).toBeGreaterThan(20_000);
+      expect(stored.failures.length).toBeGreaterThan(20_000);
 
       // Another client holds the key's row; batch A queues its lock behind it, then batch B (same
       // instance) behind A. B asks while A has not written yet, so the version B holds is the one
@@ -392,11 +409,11 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       expect((await a).status).toBe(200);
       expect((await b).status).toBe(200);
       // Everything B received, A's commit included, is far smaller than the history it did not need.
-      expect(received.bytes - before).toBeLessThan(stored.data.length / 2);
+      expect(received.bytes - before).toBeLessThan(stored.failures.length / 2);
       // And B counted from the state A left: 300 + 2 + 1 failures.
       const after = await storedKey(w.workspaceId, key);
       expect(after.trust).toMatchObject({ totalFailures: 303, totalCalls: 303 });
-      expect(JSON.parse(after.data).failures).toHaveLength(303);
+      expect(JSON.parse(after.failures)).toHaveLength(303);
     } finally {
       await database.close();
     }
@@ -412,9 +429,10 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       // Another client takes the row; batch A queues behind it, batch B behind A (B leaves the
       // documents to A's answer). A's lock is then cancelled before it is granted anything, and
       // the other client clears the history: B is granted a version this instance never held.
-      const other = await holdKeyRow(w.workspaceId, key, (tx) =>
-        tx.execute(sql`update key_state set data = jsonb_set(data, '{failures}', '[]') where workspace_id = ${w.workspaceId} and failure_key = ${key}`),
-      );
+      const other = await holdKeyRow(w.workspaceId, key, async (tx) => {
+        await tx.execute(sql`update key_state set tool_name = tool_name where workspace_id = ${w.workspaceId} and failure_key = ${key}`);
+        await tx.execute(sql`delete from key_failure where workspace_id = ${w.workspaceId} and failure_key = ${key}`);
+      });
       const a = post([failed("a-1")]);
       await waitingLocks(1);
       const b = post([failed("b-1")]);
@@ -425,7 +443,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
       await other.done;
       expect((await b).status).toBe(200);
       // B counted from the cleared history (one failure), not from the two this instance held.
-      expect(JSON.parse((await storedKey(w.workspaceId, key)).data).failures).toHaveLength(1);
+      expect(JSON.parse((await storedKey(w.workspaceId, key)).failures)).toHaveLength(1);
     } finally {
       await database.close();
     }

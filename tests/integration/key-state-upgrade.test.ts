@@ -1,16 +1,16 @@
 /**
  * Key states stored by earlier engines are carried on. A database written before migration 0011
  * (the KeyState inside `key_state.data`, one `{ts, failed, seq}` record per result) is migrated in
- * place: the state moves to `trust`, the history stays in `data`, and the next result is counted
- * with the old ones. A history with absolute result times (before they were stored as gaps) reads
- * the same way.
+ * place: the state moves to `trust`, the results stay in `data`, the failures become `key_failure`
+ * rows (migration 0017), and the next result is counted with the old ones. A history with absolute
+ * result times (before they were stored as gaps) reads the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { keyState } from "@/db/schema";
+import { keyFailure, keyState } from "@/db/schema";
 import { migrateDatabase } from "@/db/client";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import { emptyTimeline } from "@/server/engine/decay";
@@ -40,7 +40,10 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     await app.database.close();
   });
 
-  it("moves the state to `trust`, keeps the history in `data`, and counts the next result with the old ones", async () => {
+  const failureRows = (workspaceId: string, failureKey: string) =>
+    app.db.select({ seq: keyFailure.seq, record: keyFailure.record }).from(keyFailure).where(and(eq(keyFailure.workspaceId, workspaceId), eq(keyFailure.failureKey, failureKey))).orderBy(keyFailure.seq);
+
+  it("moves the state to `trust`, the failures to `key_failure`, keeps the results in `data`, and counts the next result with the old ones", async () => {
     const ws = await app.seedWorkspace();
     const args = { url: "https://rated.example.com/v1/items/1" };
     const { failureKey, ctx } = successSuccessFailure(args);
@@ -55,7 +58,8 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     const where = and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey));
     const [migrated] = await app.db.select({ trust: keyState.trust, data: keyState.data }).from(keyState).where(where);
     expect(migrated.trust).toEqual(ctx.state);
-    expect(migrated.data).toEqual({ failures: ctx.failures, results: legacy.results });
+    expect(migrated.data).toEqual({ results: legacy.results });
+    expect(await failureRows(ws.workspaceId, failureKey)).toEqual(ctx.failures.map((f) => ({ seq: f.seq, record: f })));
 
     const put = await app.mutation("config.put", { default_rule: { count_threshold: 100, rate_threshold: 0.5, rate_min_calls: 4 } }, { key: ws.key });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
@@ -67,8 +71,8 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", totalCalls: 4, seq: 4 });
     // Written back in today's form: the times as gaps.
     expect(after.data.results).toEqual({ firstSeq: 1, gaps: [ctx.results.ts[0], 1000, 1000, expect.any(Number)] });
-    expect(upgradeKeyContext(after.trust, after.data).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
-    expect(after.data.failures.map((f) => f.seq)).toEqual([3, 4]);
+    expect(upgradeKeyContext(after.trust, after.data, []).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
+    expect((await failureRows(ws.workspaceId, failureKey)).map((f) => f.seq)).toEqual([3, 4]);
   });
 
   it("reads a history stored with absolute result times (stop 28's form) and counts its results", async () => {
@@ -79,13 +83,15 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     await app.db.execute(sql`
       insert into key_state (workspace_id, failure_key, tool_name, level, state, effective_state, total_calls, total_failures, trust, data)
       values (${ws.workspaceId}, ${failureKey}, 'http_request', 'key', 'trusted', 'trusted', 3, 1, ${JSON.stringify(ctx.state)}::jsonb,
-              ${JSON.stringify({ failures: ctx.failures, results: ctx.results })}::jsonb)`);
+              ${JSON.stringify({ results: ctx.results })}::jsonb)`);
+    await app.db.insert(keyFailure).values(ctx.failures.map((f) => ({ workspaceId: ws.workspaceId, failureKey, seq: f.seq, record: f })));
     const put = await app.mutation("config.put", { default_rule: { count_threshold: 100, rate_threshold: 0.5, rate_min_calls: 4 } }, { key: ws.key });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const res = await app.mutation("ingest.events", { events: [result(uid("s"), "http_request", args, { success: false, error: "503 Service Unavailable", httpStatus: 503 })] }, { key: ws.key });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const [after] = await app.db.select({ trust: keyState.trust, data: keyState.data }).from(keyState).where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey)));
     expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", seq: 4 });
-    expect(upgradeKeyContext(after.trust, after.data).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
+    expect(upgradeKeyContext(after.trust, after.data, []).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
+    expect((await failureRows(ws.workspaceId, failureKey)).map((f) => f.seq)).toEqual([3, 4]);
   });
 });
