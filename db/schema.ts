@@ -22,7 +22,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
-import type { FailureRecord, KeyHistory, KeyState } from "@/server/engine/types";
+import type { FailureRecord, KeyHistory, KeyState, ResultLog, StoredResultLog } from "@/server/engine/types";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 const createdAt = () => ts("created_at").notNull().defaultNow();
@@ -303,10 +303,10 @@ export const failure = pgTable(
 
 /**
  * Trust state per failure key, including the `@domain:<d>` and `@tool:<t>` level states.
- * `trust` is the engine's KeyState, `data` its result log (kept under a rate rule only), and the
- * state's failures are rows of `key_failure` — all apart, so that guard.check, approvals, resets and
- * status read and write the small state without the history; the other columns mirror them for
- * dashboard queries.
+ * `trust` is the engine's KeyState and `data` where its result log begins; the state's failures
+ * are `key_failure` rows and its result log (kept under a rate rule only) `key_result_chunk` rows —
+ * all apart, so that guard.check, approvals, resets and status read and write the small state
+ * without the history; the other columns mirror them for dashboard queries.
  */
 export const keyState = pgTable(
   "key_state",
@@ -357,6 +357,23 @@ export const keyFailure = pgTable(
     record: jsonb("record").$type<FailureRecord>().notNull(),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.failureKey, t.seq] })],
+);
+
+/**
+ * A trust state's result log under a rate rule, in chunks of RESULT_CHUNK_SIZE consecutive seqs
+ * (server/engine/trust.ts, resultChunks): a batch rewrites the chunks its results fall in and
+ * deletes the ones the window passed, instead of the whole log (36,000 results for a key called 10
+ * times a second under a one-hour window). `key_state.data.resultsFrom` says where the log begins.
+ */
+export const keyResultChunk = pgTable(
+  "key_result_chunk",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    failureKey: text("failure_key").notNull(),
+    chunk: integer("chunk").notNull(),
+    log: jsonb("log").$type<StoredResultLog | ResultLog>().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.failureKey, t.chunk] })],
 );
 
 const { data: _history, ...keyStateSummaryColumns } = getTableColumns(keyState);

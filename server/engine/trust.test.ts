@@ -21,8 +21,13 @@ import {
   newKeyState,
   recoveryOf,
   resetKey,
-  sameResults,
   failureChanges,
+  resultChanges,
+  resultChunks,
+  assembleResults,
+  storedResultLog,
+  RESULT_CHUNK_SIZE,
+  EMPTY_LOG_SEQ,
   strictestState,
   upgradeKeyContext,
   type Outcome,
@@ -35,6 +40,8 @@ import {
   type KeyContext,
   type RecoveryMode,
   type ResolvedRule,
+  type ResultLog,
+  type StoredResultLog,
   type Rule,
   type SessionTimeline,
   type Severity,
@@ -563,10 +570,13 @@ describe("results kept for the failure rate (property)", () => {
           const upgraded = upgradeKeyContext(copied.state, { results: records }, copied.failures);
           expect(upgraded.results.ts).toEqual(copied.results.ts);
           if (records.length) expect(upgraded).toEqual(copied);
-          // Stored as gaps and read back through JSON, and stored as absolute times (before gaps): the same context.
-          const stored = JSON.parse(JSON.stringify(historyOf(copied)));
-          expect(stored.results.gaps).toHaveLength(copied.results.ts.length);
-          expect(upgradeKeyContext(copied.state, stored, copied.failures)).toEqual(copied);
+          // Stored in chunks and read back through JSON; stored whole in `data` as before stop 48,
+          // as gaps and as absolute times (before gaps): the same context.
+          const through = <T>(v: T): T => JSON.parse(JSON.stringify(v));
+          const chunks = through(resultChunks(copied.results, 0).map((c) => c.log));
+          expect(upgradeKeyContext(copied.state, through(historyOf(copied)), copied.failures, chunks)).toEqual(copied);
+          const whole = through(storedResultLog(copied.results.firstSeq, copied.results.ts));
+          expect(upgradeKeyContext(copied.state, { results: whole }, copied.failures)).toEqual(copied);
           expect(upgradeKeyContext(copied.state, { results: copied.results }, copied.failures)).toEqual(copied);
         }
       }),
@@ -677,51 +687,6 @@ describe("failures kept for what the rule reads", () => {
       }),
       { numRuns: 300 },
     );
-  });
-});
-
-describe("sameResults (a batch that left a key's result log as it was keeps the stored one)", () => {
-  const rules: Rule[] = [{ ...baseRule, windowSeconds: 60, rateThreshold: 0.5, rateMinCalls: 2 }, { ...baseRule, windowSeconds: 600 }];
-  /** The result log as the engine reads it: an empty one's firstSeq is never read. */
-  const readable = (ctx: { results: { firstSeq: number; ts: number[] } }) => JSON.stringify(ctx.results.ts.length ? ctx.results : { ts: [] });
-
-  it("is true exactly when the log reads the same, and the kept log then gives the same next states", () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.record({ dt: fc.integer({ min: -MIN, max: 15 * MIN }), failed: fc.boolean(), rule: fc.constantFrom(0, 1, 1) }), { minLength: 1, maxLength: 40 }),
-        (steps) => {
-          let owned = copyKeyContext(newKeyContext("k", "t"));
-          let at = T0;
-          for (const st of steps) {
-            at += st.dt;
-            const before = owned;
-            owned = copyKeyContext(before); // a batch's own copy, as applyTrustPhase makes it
-            applyOutcome(owned, st.failed ? fail() : ok, rules[st.rule], "auto", emptyTimeline(), at, { inPlace: true });
-            const same = sameResults(before, owned);
-            expect(same).toBe(readable(before) === readable(owned));
-            if (!same) continue;
-            // What the shell then stores and caches: the new state and failures over the log it had.
-            const kept = { state: owned.state, failures: owned.failures, results: before.results };
-            const next = (ctx: typeof owned) => applyOutcome(ctx, fail(), rules[st.rule], "auto", emptyTimeline(), at + MIN).ctx;
-            expect(readable(next(kept))).toBe(readable(next(owned)));
-            expect(next(kept).state).toEqual(next(owned).state);
-          }
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-
-  it("tells a trimmed-and-added log of the same length from the one before", () => {
-    const rule: Rule = { ...baseRule, countThreshold: 100, windowSeconds: 60, rateThreshold: 0.9, rateMinCalls: 50 };
-    let ctx = newKeyContext("k", "t");
-    ctx = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0).ctx;
-    const later = applyOutcome(ctx, fail(), rule, "auto", emptyTimeline(), T0 + 30 * MIN).ctx;
-    expect(later.results.ts).toHaveLength(1);
-    expect(sameResults(ctx, later)).toBe(false);
-    // Without a rate rule no result is kept: a batch leaves the (empty) log as it was.
-    const counted = applyOutcome(newKeyContext("k", "t"), fail(), baseRule, "auto", emptyTimeline(), T0).ctx;
-    expect(sameResults(counted, applyOutcome(counted, ok, baseRule, "auto", emptyTimeline(), T0 + MIN).ctx)).toBe(true);
   });
 });
 
@@ -1210,26 +1175,108 @@ describe("properties", () => {
   });
 });
 
-describe("historyOf (the history as stored)", () => {
-  it("stores result times as gaps, the first from 0, and reads them back", () => {
+describe("the result log as stored: chunks (resultChunks, resultChanges, assembleResults)", () => {
+  const withLog = (firstSeq: number, ts: number[]) => {
     const ctx = newKeyContext("k", "t");
-    ctx.results = { firstSeq: 7, ts: [T0, T0 + 95, T0 + 95, T0 + 190] };
-    const stored = historyOf(ctx);
-    expect(stored.results).toEqual({ firstSeq: 7, gaps: [T0, 95, 0, 95] });
-    expect(upgradeKeyContext(ctx.state, JSON.parse(JSON.stringify(stored)), ctx.failures)).toEqual(ctx);
+    ctx.results = { firstSeq, ts };
+    ctx.state.seq = firstSeq + ts.length - 1;
+    return ctx;
+  };
+  const rows = (chunks: ReturnType<typeof resultChunks>) => JSON.parse(JSON.stringify(chunks.map((c) => c.log)));
+
+  it("stores each chunk's times as gaps, the first from 0, and reads them back", () => {
+    const ctx = withLog(7, [T0, T0 + 95, T0 + 95, T0 + 190]);
+    expect(resultChunks(ctx.results, 0)).toEqual([{ chunk: 0, log: { firstSeq: 7, gaps: [T0, 95, 0, 95] } }]);
+    expect(historyOf(ctx)).toEqual({ resultsFrom: 7 });
+    expect(upgradeKeyContext(ctx.state, historyOf(ctx), [], rows(resultChunks(ctx.results, 0)))).toEqual(ctx);
   });
 
-  it("a busy key's times take a fraction of the text", () => {
-    const ctx = newKeyContext("k", "t");
-    ctx.results = { firstSeq: 1, ts: Array.from({ length: 36_000 }, (_, i) => T0 + i * 94) };
-    const asGaps = JSON.stringify(historyOf(ctx)).length;
-    expect(asGaps).toBeLessThan(JSON.stringify(ctx.results).length / 3);
+  it("splits a log at every RESULT_CHUNK_SIZE seqs, and a chunk of a busy key takes a fraction of the text", () => {
+    const ctx = withLog(1, Array.from({ length: 36_000 }, (_, i) => T0 + i * 94));
+    const chunks = resultChunks(ctx.results, 0);
+    expect(chunks.map((c) => c.chunk)).toEqual(Array.from({ length: Math.floor(36_000 / RESULT_CHUNK_SIZE) + 1 }, (_, i) => i));
+    expect(chunks[0].log.firstSeq).toBe(1);
+    expect(chunks[1].log.firstSeq).toBe(RESULT_CHUNK_SIZE);
+    expect(JSON.stringify(chunks).length).toBeLessThan(JSON.stringify(ctx.results).length / 3);
+    // From a seq on: the chunks holding it and after, each whole.
+    const tail = resultChunks(ctx.results, 35_000);
+    expect(tail.map((c) => c.chunk)).toEqual([34, 35]);
+    expect(upgradeKeyContext(ctx.state, historyOf(ctx), [], rows(chunks))).toEqual(ctx);
   });
 
   it("keeps times that are not whole milliseconds absolute (gaps between them need not add up exactly)", () => {
-    const ctx = newKeyContext("k", "t");
-    ctx.results = { firstSeq: 1, ts: [T0 + 0.1, T0 + 0.3] };
-    expect(historyOf(ctx).results).toEqual(ctx.results);
-    expect(upgradeKeyContext(ctx.state, historyOf(ctx), ctx.failures)).toEqual(ctx);
+    const ctx = withLog(1, [T0 + 0.1, T0 + 0.3]);
+    expect(resultChunks(ctx.results, 0)[0].log).toEqual(ctx.results);
+    expect(upgradeKeyContext(ctx.state, historyOf(ctx), [], rows(resultChunks(ctx.results, 0)))).toEqual(ctx);
+  });
+
+  it("reads no log from chunks that do not run on to the state's last result", () => {
+    const ctx = withLog(1, [T0, T0 + 1, T0 + 2]);
+    const stored = rows(resultChunks(ctx.results, 0));
+    expect(assembleResults(1, stored, 3)).toEqual(ctx.results);
+    expect(assembleResults(1, stored, 4)).toEqual({ firstSeq: EMPTY_LOG_SEQ, ts: [] });
+    expect(assembleResults(EMPTY_LOG_SEQ, stored, 3)).toEqual({ firstSeq: EMPTY_LOG_SEQ, ts: [] });
+    // The window passed the first two: the chunk still holds them, the log starts at 3.
+    expect(assembleResults(3, stored, 3)).toEqual({ firstSeq: 3, ts: [T0 + 2] });
+  });
+
+  // Batches under rules that change between them (a rate rule keeps results, a count rule none),
+  // with small chunks of time between results and long gaps; the rows kept as the shell keeps
+  // `key_result_chunk`: the written chunks upserted, the ones below `deleteBelow` deleted.
+  const rateRules: Rule[] = [
+    { ...baseRule, countThreshold: 10_000, consecutiveThreshold: 10_000, windowSeconds: 600, rateThreshold: 0.99, rateMinCalls: 100_000 },
+    { ...baseRule, countThreshold: 10_000, consecutiveThreshold: 10_000, windowSeconds: 60, rateThreshold: 0.99, rateMinCalls: 100_000 },
+    { ...baseRule, countThreshold: 10_000, consecutiveThreshold: 10_000 },
+  ];
+  const batchArb = fc.record({
+    rule: fc.constantFrom(0, 0, 0, 1, 1, 2),
+    results: fc.integer({ min: 1, max: 900 }),
+    spacing: fc.constantFrom(10, 100, 1000),
+    pause: fc.constantFrom(0, 0, 0, 30 * MIN),
+  });
+
+  it("the rows read back as the log the state keeps, batch after batch, and hold nothing outside it (property)", () => {
+    fc.assert(
+      fc.property(fc.array(batchArb, { minLength: 1, maxLength: 14 }), fc.boolean(), (batches, fromWhole) => {
+        const stored = new Map<number, StoredResultLog | ResultLog>();
+        let ctx: KeyContext | undefined;
+        let whole = false;
+        let at = T0;
+        for (const [i, batch] of batches.entries()) {
+          const rule = rateRules[batch.rule];
+          const before = ctx;
+          const owned = before ? copyKeyContext(before) : newKeyContext("k", "t");
+          at += batch.pause;
+          for (let r = 0; r < batch.results; r++) applyOutcome(owned, (at += batch.spacing) % 7 === 0 ? fail() : ok, rule, "auto", emptyTimeline(), at, { inPlace: true });
+          const { write, deleteBelow } = resultChanges(before, owned, whole);
+          if (deleteBelow !== null) for (const c of [...stored.keys()]) if (c < deleteBelow) stored.delete(c);
+          for (const c of write) stored.set(c.chunk, c.log);
+          ctx = owned;
+          whole = false;
+          // The first batch's log, once, as a row stored before stop 48 would hold it: whole in `data`, no chunks.
+          if (fromWhole && i === 0) {
+            stored.clear();
+            whole = true;
+            continue;
+          }
+          const chunks = [...stored.entries()].sort((a, b) => a[0] - b[0]).map(([, log]) => JSON.parse(JSON.stringify(log)));
+          const read = upgradeKeyContext(ctx.state, JSON.parse(JSON.stringify(historyOf(ctx))), ctx.failures, chunks);
+          expect(read.results).toEqual(ctx.results);
+          const log = ctx.results;
+          if (!log.ts.length) expect([...stored.keys()]).toEqual([]);
+          else for (const c of stored.keys()) expect(c * RESULT_CHUNK_SIZE + RESULT_CHUNK_SIZE > log.firstSeq && c * RESULT_CHUNK_SIZE <= ctx.state.seq).toBe(true);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("a batch writes the chunks its results fall in, not the log before them", () => {
+    const rule = rateRules[0];
+    const ctx = withLog(1, Array.from({ length: 3000 }, (_, i) => T0 + i * 100));
+    const after = copyKeyContext(ctx);
+    for (let i = 0; i < 10; i++) applyOutcome(after, ok, rule, "auto", emptyTimeline(), T0 + 300_000 + i * 100, { inPlace: true });
+    expect(resultChanges(ctx, after).write.map((c) => c.chunk)).toEqual([2]);
+    expect(resultChanges(ctx, after, true).write.map((c) => c.chunk)).toEqual([0, 1, 2]);
   });
 });

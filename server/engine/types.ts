@@ -340,9 +340,15 @@ export interface StoredResultLog {
 }
 
 /**
- * A context's result log as stored apart from its state (`key_state.data`; the state is `.trust`,
- * each failure a `key_failure` row).
+ * What a context keeps in `key_state.data` (its state is `.trust`, each failure a `key_failure` row,
+ * its result log `key_result_chunk` rows): where the result log begins (EMPTY_LOG_SEQ when empty).
+ * Rows written before stop 48 hold the whole log here instead (`results`), read until the key's
+ * next batch rewrites it as chunks.
  */
-export interface KeyHistory {
-  results: StoredResultLog | ResultLog;
+export type KeyHistory = { resultsFrom: number } | { results: StoredResultLog | ResultLog };
+
+/** A part of a result log as stored: the results whose seqs fall in one chunk (RESULT_CHUNK_SIZE) of the seq range. */
+export interface ResultChunk {
+  chunk: number;
+  log: StoredResultLog | ResultLog;
 }

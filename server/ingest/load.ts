@@ -7,11 +7,11 @@ import { keyContexts, type Versioned } from "./row-version-cache";
 import { textArray, textArrayLiteral } from "@/db/sql-arrays";
 import { fixedStatement } from "@/db/fixed-statement";
 import { drizzleWrite, onTransactionEnd, postgresJs } from "./pipeline";
-import { agentSession, apiKey, event, eventId, keyFailure, keyState, toolLock } from "@/db/schema";
+import { agentSession, apiKey, event, eventId, keyFailure, keyResultChunk, keyState, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
 import { DEFAULT_AGENT } from "@/server/engine/decay";
-import type { FailureRecord, KeyContext, KeyState, SessionInfo, SessionSettingsInput } from "@/server/engine/types";
+import type { FailureRecord, KeyContext, KeyHistory, KeyState, ResultLog, SessionInfo, SessionSettingsInput, StoredResultLog } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import type { ModelToolProfile } from "@/server/engine/models";
@@ -292,7 +292,15 @@ interface LockedKeyRow {
   data: unknown;
   /** The state's `key_failure` records in seq order (null with `trust`). */
   failures: FailureRecord[] | string | null;
+  /** The state's `key_result_chunk` logs in chunk order (null with `trust`). */
+  results: (StoredResultLog | ResultLog)[] | string | null;
 }
+
+/**
+ * Contexts whose result log was read from `key_state.data` as stored before stop 48 (whole, not
+ * in chunks): their next write stores every chunk of it (resultChanges' `storedWhole`).
+ */
+export const resultLogsStoredWhole = new WeakSet<KeyContext>();
 
 /**
  * Locks the trust states a batch touches, in failure-key order. `create` keys get a row if they
@@ -356,7 +364,11 @@ export async function lockKeyStates(
         case when ${mine} then null else (
           select coalesce(jsonb_agg(f.record order by f.seq), '[]'::jsonb) from ${keyFailure} f
           where f.workspace_id = ${workspaceId} and f.failure_key = k.failure_key
-        ) end as failures
+        ) end as failures,
+        case when ${mine} then null else (
+          select coalesce(jsonb_agg(c.log order by c.chunk), '[]'::jsonb) from ${keyResultChunk} c
+          where c.workspace_id = ${workspaceId} and c.failure_key = k.failure_key
+        ) end as results
       from ${keyState} k
       where k.workspace_id = ${workspaceId} and k.failure_key = any(${textArray(keys)})
       order by k.failure_key
@@ -388,7 +400,9 @@ export async function lockKeyStates(
         out.set(r.failure_key, now.value);
         continue;
       }
-      const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), jsonValue(r.data), jsonValue<FailureRecord[]>(r.failures));
+      const data = jsonValue<KeyHistory>(r.data);
+      const ctx = upgradeKeyContext(jsonValue<KeyState>(r.trust), data, jsonValue<FailureRecord[]>(r.failures), jsonValue<(StoredResultLog | ResultLog)[]>(r.results));
+      if ("results" in data) resultLogsStoredWhole.add(ctx);
       fetched.push(ctx);
       out.set(r.failure_key, ctx);
       keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);

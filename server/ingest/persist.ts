@@ -4,7 +4,7 @@ import { randomInt } from "node:crypto";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import { dialect, drizzleWrite, leaveInFlight, runWrites, type Write } from "./pipeline";
 import { rowsOf, type Db, type Tx } from "@/db/client";
-import { PATTERN_TYPES, type KeyContext, type KeyHistory } from "@/server/engine/types";
+import { PATTERN_TYPES, type KeyContext } from "@/server/engine/types";
 import { keyContexts, trustStates } from "./row-version-cache";
 import { storableJson } from "@/db/storable";
 import { inlineParams } from "@/db/fixed-statement";
@@ -16,6 +16,7 @@ import {
   event,
   failure,
   keyFailure,
+  keyResultChunk,
   keyState,
   modelBehaviourProfile,
   modelSuggestion,
@@ -24,17 +25,14 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, failureChanges, historyOf, sameResults } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, failureChanges, historyOf, resultChanges } from "@/server/engine/trust";
 import { storedSessionBehaviour } from "@/server/engine/behaviour-state";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
-import type { WorkspaceConfigs } from "./load";
+import { resultLogsStoredWhole, type WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
 import { PROMOTION_MIN_WORKSPACES } from "@/server/engine/promotion";
 import { refreshEffectiveStates } from "./effective-state";
-
-/** `key_state.data` of a trust-state row whose result log the batch left as it was: the upsert keeps the stored one. */
-const KEEP_STORED_HISTORY = "kept";
 
 /** The engine's records of a batch (server/engine/batch.ts), written as they are. */
 export type BatchWrites = BatchRecords;
@@ -146,7 +144,7 @@ interface Returning {
   onRows: (rows: Record<string, unknown>[]) => void;
 }
 
-/** Trust-state rows: the batch's state, metrics and (unless it kept the stored one) result log. */
+/** Trust-state rows: the batch's state, metrics and where its result log begins. */
 const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
   target: [keyState.workspaceId, keyState.failureKey],
   set: {
@@ -164,7 +162,7 @@ const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
     lastEventAt: sql`excluded.last_event_at`,
     escalationExpires: sql`excluded.escalation_expires`,
     trust: sql`excluded.trust`,
-    data: sql`case when excluded.data = ${sql.raw(`'${JSON.stringify(KEEP_STORED_HISTORY)}'::jsonb`)} then ${keyState.data} else excluded.data end`,
+    data: sql`excluded.data`,
     updatedAt: sql`excluded.updated_at`,
   },
 };
@@ -173,6 +171,12 @@ const KEY_STATE_UPSERT: OnConflict<typeof keyState> = {
 const KEY_FAILURE_UPSERT: OnConflict<typeof keyFailure> = {
   target: [keyFailure.workspaceId, keyFailure.failureKey, keyFailure.seq],
   set: { record: sql`excluded.record` },
+};
+
+/** A result-log chunk: written whole, over the stored one. */
+const KEY_RESULT_CHUNK_UPSERT: OnConflict<typeof keyResultChunk> = {
+  target: [keyResultChunk.workspaceId, keyResultChunk.failureKey, keyResultChunk.chunk],
+  set: { log: sql`excluded.log` },
 };
 
 /** Session rows: every column the batch sets. */
@@ -234,7 +238,7 @@ export async function writeSessionPhase(tx: Tx, scope: BatchScope, phase: Sessio
  */
 export interface TrustPhaseWriteOptions {
   sharedCounters: boolean;
-  /** The contexts the batch locked, as the engine got them: a key whose result log did not change keeps its stored one; their failures are the stored rows. */
+  /** The contexts the batch locked, as the engine got them: their failures and result logs are the stored rows the batch's changes apply to. */
   before: ReadonlyMap<string, KeyContext>;
   /** The database handle whose key-context cache (row-version-cache.ts) learns the written rows' versions. */
   cacheOwner: Db | Tx;
@@ -261,14 +265,21 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
     const addedFailures: (typeof keyFailure.$inferInsert)[] = [];
     const droppedBelow: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
     const droppedRows: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
+    // And its result-log chunks: the ones the batch's results fall in, and per key the chunk below which none is read (resultChanges).
+    const chunksWritten: (typeof keyResultChunk.$inferInsert)[] = [];
+    const chunksBelow: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
     // The metrics are the engine's, taken at each key's last result (BatchOutcome.keyMetrics).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
       const st = ctx.state;
-      // A result log the batch left as it was stays as stored (`data` is KEEP_STORED_HISTORY: the upsert keeps the row's own).
       const loaded = options.before.get(k);
-      const keep = loaded !== undefined && sameResults(loaded, ctx);
-      written.set(k, keep ? { state: st, failures: ctx.failures, results: loaded.results } : ctx);
+      written.set(k, ctx);
+      const results = resultChanges(loaded, ctx, loaded !== undefined && resultLogsStoredWhole.has(loaded));
+      for (const c of results.write) chunksWritten.push({ workspaceId, failureKey: k, chunk: c.chunk, log: c.log });
+      if (results.deleteBelow !== null) {
+        chunksBelow.keys.push(k);
+        chunksBelow.seqs.push(results.deleteBelow);
+      }
       const changes = failureChanges(loaded, ctx);
       for (const f of changes.added) addedFailures.push({ workspaceId, failureKey: k, seq: f.seq, record: f });
       if (changes.droppedBelow !== null) {
@@ -303,9 +314,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
         lastEventAt: date(st.clock),
         escalationExpires: date(st.escalationExpires),
         trust: st,
-        // The marker only ever meets the conflict branch (the lock found the row), which then keeps
-        // the stored result log. (Not SQL null: the proposed row must satisfy NOT NULL before the conflict.)
-        data: keep ? (KEEP_STORED_HISTORY as unknown as KeyHistory) : historyOf(ctx),
+        data: historyOf(ctx),
         updatedAt: new Date(),
       };
     });
@@ -322,6 +331,7 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
     };
     statements.push(...rowsWrite(tx, keyState, rows, KEY_STATE_UPSERT, learnVersions));
     statements.push(...failureRowWrites(tx, workspaceId, addedFailures, droppedBelow, droppedRows));
+    statements.push(...resultChunkWrites(tx, workspaceId, chunksWritten, chunksBelow));
   }
 
   // Approvals.
@@ -377,6 +387,19 @@ function failureRowWrites(
         and f.failure_key || ' ' || f.seq = any(${textArray(droppedRows.keys.map((k, i) => `${k} ${droppedRows.seqs[i]}`))})`));
   }
   writes.push(...rowsWrite(tx, keyFailure, added, KEY_FAILURE_UPSERT));
+  return writes;
+}
+
+/** A batch's changes to the `key_result_chunk` rows (resultChanges); only rows of keys the batch holds, as failureRowWrites. */
+function resultChunkWrites(tx: Tx, workspaceId: string, written: (typeof keyResultChunk.$inferInsert)[], below: { keys: string[]; seqs: number[] }): Write[] {
+  const writes: Write[] = [];
+  if (below.keys.length) {
+    writes.push(drizzleWrite(tx, sql`
+      delete from ${keyResultChunk} c
+      where c.workspace_id = ${workspaceId} and c.failure_key = any(${textArray(below.keys)})
+        and c.chunk < (${`{${below.seqs.join(",")}}`}::int[])[array_position(${textArray(below.keys)}, c.failure_key)]`));
+  }
+  writes.push(...rowsWrite(tx, keyResultChunk, written, KEY_RESULT_CHUNK_UPSERT));
   return writes;
 }
 

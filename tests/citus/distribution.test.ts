@@ -118,7 +118,10 @@ describe("Vigil on Citus", () => {
       `select session_id, count(*) from event where workspace_id = $1 group by session_id`,
       `select k.failure_key from key_state k join failure f on f.workspace_id = k.workspace_id and f.failure_key = k.failure_key where k.workspace_id = $1`,
       // The trust-state lock with the failures of the rows it does not hold, and the failure rows' deletes.
-      `select k.failure_key, (select coalesce(jsonb_agg(f.record order by f.seq), '[]'::jsonb) from key_failure f where f.workspace_id = $1 and f.failure_key = k.failure_key) from key_state k where k.workspace_id = $1 and k.failure_key = any($2::text[]) order by k.failure_key for update`,
+      `select k.failure_key, (select coalesce(jsonb_agg(f.record order by f.seq), '[]'::jsonb) from key_failure f where f.workspace_id = $1 and f.failure_key = k.failure_key),
+         (select coalesce(jsonb_agg(c.log order by c.chunk), '[]'::jsonb) from key_result_chunk c where c.workspace_id = $1 and c.failure_key = k.failure_key)
+       from key_state k where k.workspace_id = $1 and k.failure_key = any($2::text[]) order by k.failure_key for update`,
+      `delete from key_result_chunk c where c.workspace_id = $1 and c.failure_key = any($2::text[]) and c.chunk < ('{5}'::int[])[array_position($2::text[], c.failure_key)]`,
       `delete from key_failure f where f.workspace_id = $1 and f.failure_key = any($2::text[]) and f.seq < ('{5}'::bigint[])[array_position($2::text[], f.failure_key)]`,
       `delete from key_failure f where f.workspace_id = $1 and f.failure_key = any($2::text[]) and f.seq = any('{5}'::bigint[]) and f.failure_key || ' ' || f.seq = any('{"a 5"}'::text[])`,
     ]) {

@@ -19,7 +19,8 @@ import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { agentSession, event, failure, keyFailure, keyState } from "@/db/schema";
+import { agentSession, event, failure, keyFailure, keyResultChunk, keyState } from "@/db/schema";
+import { upgradeKeyContext } from "@/server/engine/trust";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
@@ -218,7 +219,9 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     const mine = await app.seedWorkspace();
     const other = await app.seedWorkspace();
     // A domain rule: the domain-level state (and its history) is one of the states compared.
-    for (const w of [mine, other]) expect((await app.mutation("config.put", { domain_rules: { "a.example.com": { count_threshold: 5 } } }, { key: w.key })).status).toBe(200);
+    // A rate rule by default: the result logs (stored in chunks) are compared too.
+    for (const w of [mine, other])
+      expect((await app.mutation("config.put", { default_rule: { rate_threshold: 0.6, rate_min_calls: 6 }, domain_rules: { "a.example.com": { count_threshold: 5 } } }, { key: w.key })).status).toBe(200);
     const base = Date.parse("2026-11-20T08:00:00.000Z");
     const urls = ["https://a.example.com/v1/x", "https://a.example.com/v2/y", "https://b.example.com/v1/z"];
     let n = 0;
@@ -235,6 +238,7 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     const states = async (workspaceId: string) => ({
       states: await app.db.select({ key: keyState.failureKey, trust: keyState.trust, data: keyState.data, effective: keyState.effectiveState }).from(keyState).where(eq(keyState.workspaceId, workspaceId)).orderBy(keyState.failureKey),
       failures: await app.db.select({ key: keyFailure.failureKey, seq: keyFailure.seq, record: keyFailure.record }).from(keyFailure).where(eq(keyFailure.workspaceId, workspaceId)).orderBy(keyFailure.failureKey, keyFailure.seq),
+      results: await app.db.select({ key: keyResultChunk.failureKey, chunk: keyResultChunk.chunk, log: keyResultChunk.log }).from(keyResultChunk).where(eq(keyResultChunk.workspaceId, workspaceId)).orderBy(keyResultChunk.failureKey, keyResultChunk.chunk),
     });
     for (let i = 0; i < 8; i++) {
       const events = batch();
@@ -247,6 +251,37 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(await states(mine.workspaceId)).toEqual(fresh);
     expect(fresh.states.some((r) => (r.trust as { state: string }).state !== "trusted")).toBe(true);
     expect(new Set(fresh.failures.map((f) => f.key))).toContain("@domain:a.example.com");
+    expect(fresh.results.length).toBeGreaterThan(0);
+  });
+
+  it("a hot key's result log is stored in chunks: a batch rewrites the chunk its results fall in, not the log", async () => {
+    const w = await app.seedWorkspace();
+    const rule = { rate_threshold: 0.9, rate_min_calls: 100_000, count_threshold: 100_000, consecutive_threshold: 100_000 };
+    expect((await app.mutation("config.put", { default_rule: rule }, { key: w.key })).status).toBe(200);
+    const key = "http_request|domain=hot.example.com|path_prefix=v1";
+    const base = Date.now() - 10 * 60_000;
+    let n = 0;
+    const batch = (size: number) =>
+      Array.from({ length: size }, () => ({ ...result("hot-s", "http_request", { url: "https://hot.example.com/v1/x" }, { success: true }), id: `hot-${w.workspaceId}-${++n}`, ts: new Date(base + n * 100).toISOString() }));
+    for (let i = 0; i < 5; i++) expect((await app.mutation("ingest.events", { events: batch(500) }, { key: w.key })).status).toBe(200);
+    const chunks = () =>
+      app.db
+        .select({ chunk: keyResultChunk.chunk, version: sql<string>`${keyResultChunk}.xmin::text`, log: keyResultChunk.log })
+        .from(keyResultChunk)
+        .where(and(eq(keyResultChunk.workspaceId, w.workspaceId), eq(keyResultChunk.failureKey, key)))
+        .orderBy(keyResultChunk.chunk);
+    // Results 1–2,500: chunks of seqs 1–1,023, 1,024–2,047 and 2,048–2,500.
+    const before = await chunks();
+    expect(before.map((c) => c.chunk)).toEqual([0, 1, 2]);
+    expect((await app.mutation("ingest.events", { events: batch(10) }, { key: w.key })).status).toBe(200);
+    const after = await chunks();
+    expect(after.slice(0, 2)).toEqual(before.slice(0, 2));
+    expect(after[2].version).not.toBe(before[2].version);
+    const [row] = await app.db.select({ data: keyState.data, trust: keyState.trust }).from(keyState).where(and(eq(keyState.workspaceId, w.workspaceId), eq(keyState.failureKey, key)));
+    expect(row.data).toEqual({ resultsFrom: 1 });
+    const log = upgradeKeyContext(row.trust, row.data, [], after.map((c) => c.log)).results;
+    expect(log.ts).toHaveLength(2510);
+    expect(log.ts[2509]).toBe(base + 2510 * 100);
   });
 
   it("sessions written by the JSON path read back as written (times, counters, behaviour)", async () => {

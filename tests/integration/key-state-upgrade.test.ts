@@ -2,15 +2,16 @@
  * Key states stored by earlier engines are carried on. A database written before migration 0011
  * (the KeyState inside `key_state.data`, one `{ts, failed, seq}` record per result) is migrated in
  * place: the state moves to `trust`, the results stay in `data`, the failures become `key_failure`
- * rows (migration 0017), and the next result is counted with the old ones. A history with absolute
- * result times (before they were stored as gaps) reads the same way.
+ * rows (migration 0017), the next result is counted with the old ones, and the key's next batch
+ * writes the result log as `key_result_chunk` rows. A history with absolute result times (before
+ * they were stored as gaps) reads the same way.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { result, uid } from "../support/agent";
-import { keyFailure, keyState } from "@/db/schema";
+import { keyFailure, keyResultChunk, keyState } from "@/db/schema";
 import { migrateDatabase } from "@/db/client";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import { emptyTimeline } from "@/server/engine/decay";
@@ -40,6 +41,8 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     await app.database.close();
   });
 
+  const resultChunkRows = (workspaceId: string, failureKey: string) =>
+    app.db.select({ chunk: keyResultChunk.chunk, log: keyResultChunk.log }).from(keyResultChunk).where(and(eq(keyResultChunk.workspaceId, workspaceId), eq(keyResultChunk.failureKey, failureKey))).orderBy(keyResultChunk.chunk);
   const failureRows = (workspaceId: string, failureKey: string) =>
     app.db.select({ seq: keyFailure.seq, record: keyFailure.record }).from(keyFailure).where(and(eq(keyFailure.workspaceId, workspaceId), eq(keyFailure.failureKey, failureKey))).orderBy(keyFailure.seq);
 
@@ -69,9 +72,11 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     const [after] = await app.db.select({ state: keyState.state, trust: keyState.trust, data: keyState.data }).from(keyState).where(where);
     expect(after.state).toBe("escalated");
     expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", totalCalls: 4, seq: 4 });
-    // Written back in today's form: the times as gaps.
-    expect(after.data.results).toEqual({ firstSeq: 1, gaps: [ctx.results.ts[0], 1000, 1000, expect.any(Number)] });
-    expect(upgradeKeyContext(after.trust, after.data, []).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
+    // Written back in today's form: where the log begins in `data`, the times as gaps in a chunk.
+    expect(after.data).toEqual({ resultsFrom: 1 });
+    const chunks = await resultChunkRows(ws.workspaceId, failureKey);
+    expect(chunks).toEqual([{ chunk: 0, log: { firstSeq: 1, gaps: [ctx.results.ts[0], 1000, 1000, expect.any(Number)] } }]);
+    expect(upgradeKeyContext(after.trust, after.data, [], chunks.map((c) => c.log)).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
     expect((await failureRows(ws.workspaceId, failureKey)).map((f) => f.seq)).toEqual([3, 4]);
   });
 
@@ -91,7 +96,8 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const [after] = await app.db.select({ trust: keyState.trust, data: keyState.data }).from(keyState).where(and(eq(keyState.workspaceId, ws.workspaceId), eq(keyState.failureKey, failureKey)));
     expect(after.trust).toMatchObject({ state: "escalated", escalationReason: "50% failure rate", seq: 4 });
-    expect(upgradeKeyContext(after.trust, after.data, []).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
+    const chunks = await resultChunkRows(ws.workspaceId, failureKey);
+    expect(upgradeKeyContext(after.trust, after.data, [], chunks.map((c) => c.log)).results.ts.slice(0, 3)).toEqual(ctx.results.ts);
     expect((await failureRows(ws.workspaceId, failureKey)).map((f) => f.seq)).toEqual([3, 4]);
   });
 });
