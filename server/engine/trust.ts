@@ -192,7 +192,8 @@ export function resultChunks(log: ResultLog, fromSeq: number): ResultChunk[] {
 /**
  * The result log of stored chunks (in chunk order), from `firstSeq` on: a chunk keeps results the
  * window has passed until every one of its results has (resultChanges). `lastSeq` is the state's
- * seq, the last result's; a log that does not run on to it unbroken is read from where it does.
+ * seq, the last result's: after a gap only the run that follows it is read, and chunks that do not
+ * reach the last result give an empty log (a rate then counts from the results to come).
  */
 export function assembleResults(firstSeq: number, chunks: readonly (StoredResultLog | ResultLog)[], lastSeq: number): ResultLog {
   if (firstSeq === EMPTY_LOG_SEQ || !chunks.length) return resultLog(EMPTY_LOG_SEQ, []);

@@ -307,9 +307,10 @@ export const resultLogsStoredWhole = new WeakSet<KeyContext>();
  * have none; `existingOnly` keys (tool-level states) are locked only if they exist. In the steady
  * state (every key has its row) this is one round trip: placeholders are inserted only for keys
  * this process has not seen yet. The lock sends the row versions this process holds
- * (row-version-cache.ts) and gets a state, its result log and its failure rows back only for a row
- * that is another version; `cacheOwner` is the database handle whose cache that is (`tx` is a transaction). A row
- * another transaction of this process is about to change comes back without its documents either:
+ * (row-version-cache.ts) and gets a state with its failure rows and result-log chunks back only for
+ * a row that is another version; `cacheOwner` is the database handle whose cache that is (`tx` is
+ * a transaction). A row another transaction of this process is about to change comes back without
+ * its documents either:
  * that transaction tells this process what it wrote before the lock is granted (with 4 writers on
  * one instance, about half of the rows of a lock were such rows, and their histories travelled
  * and were parsed while every writer of the workspace waited).
@@ -441,8 +442,8 @@ export async function lockKeyStates(
     markLocked(keys);
     // When this process holds the keys' histories, the read asks for the sessions they name by id
     // instead of having PostgreSQL read every failure of the keys to find them (50 keys of the
-    // bench's workload: 1.5–2.5 ms instead of 3.8–5.5 when it unpacked their histories, inside the lock); a history the lock's answer
-    // brings (changed meanwhile) may name more: completeTimeline. Tool-level states
+    // bench's workload: 1.5–2.5 ms instead of 3.8–5.5 when it unpacked their histories, inside the
+    // lock); a history the lock's answer brings (changed meanwhile) may name more: completeTimeline. Tool-level states
     // (`existingOnly`) mostly do not exist; one that does and is not held comes with the lock's
     // answer like a changed history.
     const mustExist = new Set(toCreate.map((c) => c.failureKey));
