@@ -254,6 +254,29 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     expect(fresh.results.length).toBeGreaterThan(0);
   });
 
+  it("rows the window has passed are deleted: a key's failures below the first kept one, its result chunks below the log's first", async () => {
+    const w = await app.seedWorkspace();
+    expect((await app.mutation("config.put", { default_rule: { rate_threshold: 0.99, rate_min_calls: 100_000, count_threshold: 100_000, consecutive_threshold: 100_000 } }, { key: w.key })).status).toBe(200);
+    const key = "http_request|domain=passed.example.com|path_prefix=v1";
+    const base = Date.now() - 3 * 3600_000;
+    let n = 0;
+    const at = (ms: number, failed: boolean) => ({
+      ...result("passed-s", "http_request", { url: "https://passed.example.com/v1/x" }, failed ? { success: false, error: "503 Service Unavailable", httpStatus: 503 } : { success: true }),
+      id: `passed-${w.workspaceId}-${++n}`,
+      ts: new Date(ms).toISOString(),
+    });
+    // 1,100 results in the first hour (chunks 0 and 1), two of them failures; then one failure two hours on.
+    const first = Array.from({ length: 1100 }, (_, i) => at(base + i * 1000, i === 10 || i === 20));
+    for (let i = 0; i < first.length; i += 500) expect((await app.mutation("ingest.events", { events: first.slice(i, i + 500) }, { key: w.key })).status).toBe(200);
+    const rows = async () => ({
+      failures: (await app.db.select({ seq: keyFailure.seq }).from(keyFailure).where(and(eq(keyFailure.workspaceId, w.workspaceId), eq(keyFailure.failureKey, key))).orderBy(keyFailure.seq)).map((r) => r.seq),
+      chunks: (await app.db.select({ chunk: keyResultChunk.chunk }).from(keyResultChunk).where(and(eq(keyResultChunk.workspaceId, w.workspaceId), eq(keyResultChunk.failureKey, key))).orderBy(keyResultChunk.chunk)).map((r) => r.chunk),
+    });
+    expect(await rows()).toEqual({ failures: [11, 21], chunks: [0, 1] });
+    expect((await app.mutation("ingest.events", { events: [at(base + 2 * 3600_000, true)] }, { key: w.key })).status).toBe(200);
+    expect(await rows()).toEqual({ failures: [1101], chunks: [1] });
+  });
+
   it("a hot key's result log is stored in chunks: a batch rewrites the chunk its results fall in, not the log", async () => {
     const w = await app.seedWorkspace();
     const rule = { rate_threshold: 0.9, rate_min_calls: 100_000, count_threshold: 100_000, consecutive_threshold: 100_000 };
