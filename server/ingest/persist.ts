@@ -263,11 +263,11 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
     // The state's failure rows as the batch leaves them: the added ones, and the dropped ones (by
     // key, every row below a seq; and single rows) — see failureChanges.
     const addedFailures: (typeof keyFailure.$inferInsert)[] = [];
-    const droppedBelow: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
-    const droppedRows: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
+    const droppedBelow = perKey();
+    const droppedRows = perKey();
     // And its result-log chunks: the ones the batch's results fall in, and per key the chunk below which none is read (resultChanges).
     const chunksWritten: (typeof keyResultChunk.$inferInsert)[] = [];
-    const chunksBelow: { keys: string[]; seqs: number[] } = { keys: [], seqs: [] };
+    const chunksBelow = perKey();
     // The metrics are the engine's, taken at each key's last result (BatchOutcome.keyMetrics).
     const rows = [...writes.touchedKeys].sort().map((k) => {
       const ctx = contexts.get(k)!;
@@ -276,20 +276,11 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
       written.set(k, ctx);
       const results = resultChanges(loaded, ctx, loaded !== undefined && resultLogsStoredWhole.has(loaded));
       for (const c of results.write) chunksWritten.push({ workspaceId, failureKey: k, chunk: c.chunk, log: c.log });
-      if (results.deleteBelow !== null) {
-        chunksBelow.keys.push(k);
-        chunksBelow.seqs.push(results.deleteBelow);
-      }
+      if (results.deleteBelow !== null) addPerKey(chunksBelow, k, results.deleteBelow);
       const changes = failureChanges(loaded, ctx);
       for (const f of changes.added) addedFailures.push({ workspaceId, failureKey: k, seq: f.seq, record: f });
-      if (changes.droppedBelow !== null) {
-        droppedBelow.keys.push(k);
-        droppedBelow.seqs.push(changes.droppedBelow);
-      }
-      for (const seq of changes.dropped) {
-        droppedRows.keys.push(k);
-        droppedRows.seqs.push(seq);
-      }
+      if (changes.droppedBelow !== null) addPerKey(droppedBelow, k, changes.droppedBelow);
+      for (const seq of changes.dropped) addPerKey(droppedRows, k, seq);
       const domain = storedDomain(k, st.level, keyDomains);
       const metrics = keyMetrics.get(k)!;
       const levelStates =
@@ -331,7 +322,8 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
     };
     statements.push(...rowsWrite(tx, keyState, rows, KEY_STATE_UPSERT, learnVersions));
     statements.push(...failureRowWrites(tx, workspaceId, addedFailures, droppedBelow, droppedRows));
-    statements.push(...resultChunkWrites(tx, workspaceId, chunksWritten, chunksBelow));
+    statements.push(...deleteBelow(tx, keyResultChunk, keyResultChunk.chunk, workspaceId, chunksBelow));
+    statements.push(...rowsWrite(tx, keyResultChunk, chunksWritten, KEY_RESULT_CHUNK_UPSERT));
   }
 
   // Approvals.
@@ -358,48 +350,46 @@ export async function writeTrustPhase(tx: Tx, scope: BatchScope, configs: Worksp
   if (promote) await refreshPromotion(tx, scope, [...writes.escalatedTools]);
 }
 
+/** Numbers by trust-state key, as two parallel lists (a statement's array parameters). */
+interface PerKey {
+  keys: string[];
+  values: number[];
+}
+const perKey = (): PerKey => ({ keys: [], values: [] });
+const addPerKey = (list: PerKey, key: string, value: number) => {
+  list.keys.push(key);
+  list.values.push(value);
+};
+
 /**
- * A batch's changes to the `key_failure` rows (failureChanges), which then hold exactly the failures
- * each state keeps. Only rows of keys whose key_state rows the batch holds: no other transaction
- * writes them meanwhile. Per key the list as filters, not a join, so each statement stays a
- * single-shard one on Citus (as lockKeyStates' lock).
+ * Deletes, per key, the rows of a key's history table whose `column` is below the key's bound (a
+ * range of the primary key). Only rows of keys whose key_state rows the batch holds: no other
+ * transaction writes them meanwhile. Per key the bound as a filter, not a join, so the statement
+ * stays a single-shard one on Citus (as lockKeyStates' lock).
  */
-function failureRowWrites(
-  tx: Tx,
-  workspaceId: string,
-  added: (typeof keyFailure.$inferInsert)[],
-  droppedBelow: { keys: string[]; seqs: number[] },
-  droppedRows: { keys: string[]; seqs: number[] },
-): Write[] {
-  const seqArray = (seqs: number[]) => `{${seqs.join(",")}}`;
-  const writes: Write[] = [];
-  if (droppedBelow.keys.length) {
-    // The window passed the front of the list: a range of the primary key per key.
-    writes.push(drizzleWrite(tx, sql`
-      delete from ${keyFailure} f
-      where f.workspace_id = ${workspaceId} and f.failure_key = any(${textArray(droppedBelow.keys)})
-        and f.seq < (${seqArray(droppedBelow.seqs)}::bigint[])[array_position(${textArray(droppedBelow.keys)}, f.failure_key)]`));
-  }
-  if (droppedRows.keys.length) {
-    writes.push(drizzleWrite(tx, sql`
-      delete from ${keyFailure} f
-      where f.workspace_id = ${workspaceId} and f.failure_key = any(${textArray(droppedRows.keys)}) and f.seq = any(${seqArray(droppedRows.seqs)}::bigint[])
-        and f.failure_key || ' ' || f.seq = any(${textArray(droppedRows.keys.map((k, i) => `${k} ${droppedRows.seqs[i]}`))})`));
-  }
-  writes.push(...rowsWrite(tx, keyFailure, added, KEY_FAILURE_UPSERT));
-  return writes;
+function deleteBelow(tx: Tx, table: typeof keyFailure | typeof keyResultChunk, column: PgColumn, workspaceId: string, below: PerKey): Write[] {
+  if (!below.keys.length) return [];
+  const keys = textArray(below.keys);
+  return [
+    drizzleWrite(tx, sql`
+      delete from ${table}
+      where ${table.workspaceId} = ${workspaceId} and ${table.failureKey} = any(${keys})
+        and ${column} < (${`{${below.values.join(",")}}`}::bigint[])[array_position(${keys}, ${table.failureKey})]`),
+  ];
 }
 
-/** A batch's changes to the `key_result_chunk` rows (resultChanges); only rows of keys the batch holds, as failureRowWrites. */
-function resultChunkWrites(tx: Tx, workspaceId: string, written: (typeof keyResultChunk.$inferInsert)[], below: { keys: string[]; seqs: number[] }): Write[] {
-  const writes: Write[] = [];
-  if (below.keys.length) {
+/** A batch's changes to the `key_failure` rows (failureChanges), which then hold exactly the failures each state keeps. */
+function failureRowWrites(tx: Tx, workspaceId: string, added: (typeof keyFailure.$inferInsert)[], droppedBelow: PerKey, droppedRows: PerKey): Write[] {
+  const writes = deleteBelow(tx, keyFailure, keyFailure.seq, workspaceId, droppedBelow);
+  if (droppedRows.keys.length) {
+    // Single rows dropped from further in than the front (rarely): by key and seq.
     writes.push(drizzleWrite(tx, sql`
-      delete from ${keyResultChunk} c
-      where c.workspace_id = ${workspaceId} and c.failure_key = any(${textArray(below.keys)})
-        and c.chunk < (${`{${below.seqs.join(",")}}`}::int[])[array_position(${textArray(below.keys)}, c.failure_key)]`));
+      delete from ${keyFailure}
+      where ${keyFailure.workspaceId} = ${workspaceId} and ${keyFailure.failureKey} = any(${textArray(droppedRows.keys)})
+        and ${keyFailure.seq} = any(${`{${droppedRows.values.join(",")}}`}::bigint[])
+        and ${keyFailure.failureKey} || ' ' || ${keyFailure.seq} = any(${textArray(droppedRows.keys.map((k, i) => `${k} ${droppedRows.values[i]}`))})`));
   }
-  writes.push(...rowsWrite(tx, keyResultChunk, written, KEY_RESULT_CHUNK_UPSERT));
+  writes.push(...rowsWrite(tx, keyFailure, added, KEY_FAILURE_UPSERT));
   return writes;
 }
 
