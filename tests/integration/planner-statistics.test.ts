@@ -9,7 +9,7 @@ import { sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { call, result, uid } from "../support/agent";
-import { ANALYZE_BASE_THRESHOLD, EMBEDDED_STATISTICS_TARGET, analyzeDue, analyzeInProgress, keepPlannerStatistics } from "@/server/services/planner-statistics";
+import { ANALYZE_BASE_THRESHOLD, EMBEDDED_STATISTICS_TARGET, analyzeDue, analyzeInProgress, analyzeTables, keepPlannerStatistics, tablesToAnalyze } from "@/server/services/planner-statistics";
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
@@ -24,6 +24,18 @@ describe("analyzeDue (autovacuum's rule)", () => {
     expect(analyzeDue(6_000, 50_000, now - 120_000, now)).toBe(true);
     expect(analyzeDue(6_000, 50_000, now - 59_000, now)).toBe(false);
     expect(analyzeDue(6_000, 50_000, now - 60_000, now)).toBe(true);
+  });
+});
+
+describe("tablesToAnalyze", () => {
+  const all = ["event", "agent_session", "key_state"];
+  it("takes every table where no autovacuum runs: PGlite, or a server with it off", () => {
+    expect(tablesToAnalyze(all, null)).toEqual(all);
+    expect(tablesToAnalyze(all, { autovacuum: false, neverAnalyzed: [] })).toEqual(all);
+  });
+  it("on a server with autovacuum, only the tables nothing analyzed yet", () => {
+    expect(tablesToAnalyze(all, { autovacuum: true, neverAnalyzed: ["key_state", "event"] })).toEqual(["event", "key_state"]);
+    expect(tablesToAnalyze(all, { autovacuum: true, neverAnalyzed: [] })).toEqual([]);
   });
 });
 
@@ -81,5 +93,27 @@ describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
     );
     if (kind === "pglite") expect(Number(bounds)).toBeLessThanOrEqual(EMBEDDED_STATISTICS_TARGET + 1);
     else expect(Number(bounds)).toBeGreaterThan(EMBEDDED_STATISTICS_TARGET + 1);
+  });
+
+  it("on a server, analyzes again only what nothing analyzed since (autovacuum keeps the rest); PGlite every table", async () => {
+    await analyzeTables(app.db); // whatever the test before left
+    const lastAnalyze = async (table: string) =>
+      rowsOf<{ at: string | null }>(await app.db.execute(sql`select pg_stat_get_last_analyze_time(${table}::regclass)::text as at`))[0].at;
+    const eventAnalyzedAt = await lastAnalyze("event");
+    expect(eventAnalyzedAt).not.toBeNull();
+    const again = await analyzeTables(app.db);
+    if (kind === "pglite") {
+      expect(again).toContain("event");
+      expect(again).toContain("agent_session");
+      return;
+    }
+    expect(again).toEqual([]);
+    expect(await lastAnalyze("event")).toBe(eventAnalyzedAt);
+    // A table whose statistics were reset counts as never analyzed: it is analyzed again, alone.
+    await app.db.execute(sql`select pg_stat_reset_single_table_counters('agent_session'::regclass)`);
+    expect(await lastAnalyze("agent_session")).toBeNull();
+    expect(await analyzeTables(app.db)).toEqual(["agent_session"]);
+    expect(await lastAnalyze("agent_session")).not.toBeNull();
+    expect(await lastAnalyze("event")).toBe(eventAnalyzedAt);
   });
 });
