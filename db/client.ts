@@ -3,6 +3,7 @@
  * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
  */
 import { preparingClient } from "./prepared-client";
+import { preparingPglite } from "./pglite-prepared";
 import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -118,7 +119,7 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
     client = new PGlite();
   }
   await client.waitReady;
-  const db = drizzle(client, { schema }) as unknown as Db;
+  const db = drizzle(preparingPglite(client), { schema }) as unknown as Db;
   return { db, kind: "pglite", close: () => client.close() };
 }
 
