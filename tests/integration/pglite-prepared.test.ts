@@ -38,6 +38,16 @@ describe("preparingPglite", () => {
     expect(pgliteStatementCache(db)?.size).toBe(3);
   });
 
+  it("applies a query's own parsers over the defaults, each set its own", async () => {
+    const at = "2026-11-30 01:02:03.456+00";
+    const q = "select $1::timestamptz as at";
+    expect((await db.query<{ at: unknown }>(q, [at])).rows[0].at).toEqual(new Date("2026-11-30T01:02:03.456Z"));
+    // Fresh objects with the same parsers each time, as drizzle passes them; then another set.
+    for (let i = 0; i < 2; i++) expect((await db.query<{ at: unknown }>(q, [at], { parsers: { 1184: (v: string) => v } })).rows[0].at).toBe(at);
+    expect((await db.query<{ at: unknown }>(q, [at], { parsers: { 1184: (v: string) => `t:${v}` } })).rows[0].at).toBe(`t:${at}`);
+    expect((await db.query<{ at: unknown }>(q, [at])).rows[0].at).toBeInstanceOf(Date);
+  });
+
   it("keeps at most its size of statements, and runs an evicted one again", async () => {
     for (let i = 0; i < 5; i++) await db.query(`select $1::int + ${i} as v`, [1]);
     expect(pgliteStatementCache(db)?.size).toBe(3);
