@@ -569,7 +569,8 @@ async function floorBaseline(rows: FleetRow[], databaseUrl: string, guard: { one
  * WAL flush: this host's shared disk answers fsync in under a millisecond on average and now and then
  * in over 100 ms, and every check in flight waits for it (PostgreSQL's wait events, sampled every
  * 10 ms, showed every stall over 30 ms as one backend in WALSync or WALInitSync and the rest queued on
- * WALWrite). The difference between the two rows is what the disk costs the tail in this run.
+ * WALWrite). Read the two rows together: when this one's tail is far lower, the disk made the other's;
+ * when it is as high, that round's stall was something else (the shared host's CPU, a collection).
  */
 async function at500WithoutFlushWait(kind: string, rows: FleetRow[], url: string, databaseUrl: string) {
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
