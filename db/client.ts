@@ -3,7 +3,6 @@
  * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
  */
 import { preparingClient } from "./prepared-client";
-import { preparingPglite } from "./pglite-prepared";
 import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -119,6 +118,8 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
     client = new PGlite();
   }
   await client.waitReady;
+  // Loaded here, as PGlite itself is: a process on a PostgreSQL server never loads PGlite.
+  const { preparingPglite } = await import("./pglite-prepared");
   const db = drizzle(preparingPglite(client), { schema }) as unknown as Db;
   return { db, kind: "pglite", close: () => client.close() };
 }

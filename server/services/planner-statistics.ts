@@ -11,7 +11,10 @@
  * runs there too (ANALYZE blocks no reads or writes on a server) — but only for the tables nothing
  * has analyzed yet. After that autovacuum keeps them fresh by the same rule, counted across every
  * instance; each instance's own count would analyze the whole database once a minute per instance
- * (2.5 s of a backend's time at the bench's size, beside autovacuum doing the same work).
+ * (2.5 s of a backend's time at the bench's size, beside autovacuum doing the same work). The one
+ * table autovacuum leaves alone is a partitioned parent (`event`): its partitions it does analyze,
+ * and the event log's reads are pruned to partitions and planned from their statistics; the
+ * parent's own (inherited) statistics stay as this first analyze left them.
  *
  * The rule is autovacuum's: analyze once the events written since the last analyze exceed
  * 1,000 + 10 % of those written before, so it runs early in a database's life and rarer as it grows,
