@@ -28,16 +28,6 @@ interface Prepared {
 type Serializer = (value: unknown) => string;
 type TypeHandlers = { serializers: Record<number, Serializer>; parsers: Record<number, (value: string, typeId?: number) => unknown> };
 
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
-
 /** PGlite's own error decoration (the statement and values on the error), so errors read alike either way. */
 function withQuery(err: unknown, query: string, params: unknown[], options: QueryOptions | undefined): unknown {
   if (err && typeof err === "object") Object.assign(err, { query, params, queryOptions: options });
@@ -86,7 +76,7 @@ class StatementCache {
       return serializer ? serializer(value) : String(value);
     });
     const messages = await this.client.execProtocolStream(
-      concat([serialize.bind({ statement: prepared.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
+      Buffer.concat([serialize.bind({ statement: prepared.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
       { syncToFs: false, onNotice: options?.onNotice },
     );
     return parse.parseResults(messages, this.parsersFor(options), options?.rowMode ? { rowMode: options.rowMode } : undefined)[0] as Results<T>;
@@ -125,7 +115,7 @@ class StatementCache {
     const closing = this.toClose.map((n) => serialize.close({ type: "S", name: n }));
     this.toClose = [];
     const messages = await this.client.execProtocolStream(
-      concat([...closing, serialize.parse({ name, text, types: options?.paramTypes }), serialize.describe({ type: "S", name }), serialize.sync()]),
+      Buffer.concat([...closing, serialize.parse({ name, text, types: options?.paramTypes }), serialize.describe({ type: "S", name }), serialize.sync()]),
       { syncToFs: false, onNotice: options?.onNotice },
     );
     const prepared = { name, paramTypes: parse.parseDescribeStatementResults(messages) };

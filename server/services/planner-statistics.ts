@@ -73,17 +73,16 @@ export function tablesToAnalyze(all: readonly string[], server: { autovacuum: bo
 
 /** On a server: whether autovacuum runs, and which of Vigil's tables were never analyzed (since the statistics were last reset). */
 async function serverStatistics(db: Db): Promise<{ autovacuum: boolean; neverAnalyzed: string[] }> {
-  const rows = rowsOf<{ autovacuum: string; name: string | null }>(
+  const [row] = rowsOf<{ autovacuum: string; never: string[] }>(
     await db.execute(sql`
-      select current_setting('autovacuum') as autovacuum, never.name
-      from (select 1) one
-      left join lateral (
+      select current_setting('autovacuum') as autovacuum, array(
         select t.name from unnest(${textArray(TABLE_NAMES)}) t(name)
-        cross join lateral (select to_regclass(quote_ident(t.name)) as oid) r
-        where r.oid is not null and pg_stat_get_last_analyze_time(r.oid) is null and pg_stat_get_last_autoanalyze_time(r.oid) is null
-      ) never on true`),
+        where pg_stat_get_last_analyze_time(to_regclass(quote_ident(t.name))) is null
+          and pg_stat_get_last_autoanalyze_time(to_regclass(quote_ident(t.name))) is null
+          and to_regclass(quote_ident(t.name)) is not null
+      ) as never`),
   );
-  return { autovacuum: rows[0]?.autovacuum === "on", neverAnalyzed: rows.flatMap((r) => (r.name ? [r.name] : [])) };
+  return { autovacuum: row?.autovacuum === "on", neverAnalyzed: row?.never ?? [] };
 }
 
 /** Analyzes the tables due (see tablesToAnalyze); returns their names. */
