@@ -28,17 +28,33 @@ export async function listEventPartitions(db: Db): Promise<{ name: string; day: 
 }
 
 /**
+ * A new partition starts with the default statistics target on every column, not the parent's:
+ * the payload's is 0 on each partition as on the parent (migration 0019: sampling it was most of an
+ * analyze of the event log, and nothing reads it by value in SQL). Citus takes no such ALTER on a
+ * distributed table (its partitions are): there the workers' shards keep the default.
+ */
+const withoutPayloadStatistics = (partition: string) => `alter table "${partition}" alter column "payload" set statistics 0`;
+
+async function citusInstalled(db: Db): Promise<boolean> {
+  const [row] = rowsOf<{ installed: boolean }>(await db.execute(sql`select exists (select 1 from pg_extension where extname = 'citus') as installed`));
+  return row?.installed === true;
+}
+
+/**
  * Creates the missing daily partitions from `pastDays` back to `futureDays` ahead. DDL on the
  * parent waits for running batches, so each waits at most 2 s and is retried on the next run.
  */
 export async function ensureEventPartitions(db: Db, now = Date.now(), pastDays = 31, futureDays = 2): Promise<string[]> {
   const existing = new Set((await listEventPartitions(db)).map((p) => p.name));
   const created: string[] = [];
+  let payloadStatistics: boolean | null = null; // settable (not Citus), asked once there is a partition to make
   for (let d = dayStart(now) - pastDays * DAY_MS; d <= dayStart(now) + futureDays * DAY_MS; d += DAY_MS) {
     const name = partitionName(d);
     if (existing.has(name)) continue;
     const from = new Date(d).toISOString();
     const to = new Date(d + DAY_MS).toISOString();
+    payloadStatistics ??= !(await citusInstalled(db));
+    const setPayloadStatistics = payloadStatistics;
     try {
       await db.transaction(async (tx) => {
         await tx.execute(sql`set local lock_timeout = '2s'`);
@@ -47,11 +63,13 @@ export async function ensureEventPartitions(db: Db, now = Date.now(), pastDays =
         )[0]?.present;
         if (!inDefault) {
           await tx.execute(sql.raw(`create table if not exists "${name}" partition of "event" for values from ('${from}') to ('${to}')`));
+          if (setPayloadStatistics) await tx.execute(sql.raw(withoutPayloadStatistics(name)));
           return;
         }
         // Rows of that day already sit in the default partition (an upgrade from the unpartitioned
         // log, or a day that came before its partition): move them into the new partition.
         await tx.execute(sql.raw(`create table "${name}" (like "event" including defaults including constraints)`));
+        if (setPayloadStatistics) await tx.execute(sql.raw(withoutPayloadStatistics(name)));
         await tx.execute(sql.raw(`insert into "${name}" select * from "event_default" where ts >= '${from}' and ts < '${to}'`));
         await tx.execute(sql.raw(`delete from "event_default" where ts >= '${from}' and ts < '${to}'`));
         await tx.execute(sql.raw(`alter table "event" attach partition "${name}" for values from ('${from}') to ('${to}')`));

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
+import { rowsOf } from "@/db/client";
 import { result, uid } from "../support/agent";
 import { event, eventId } from "@/db/schema";
 import { ensureEventPartitions, listEventPartitions } from "@/server/services/partitions";
@@ -72,5 +73,25 @@ describe.each(DATABASE_KINDS)("event log partitions on %s", (kind) => {
     expect(await where()).toEqual([`event_p${new Date(far).toISOString().slice(0, 10).replaceAll("-", "")}`]);
     // Still a duplicate after the move.
     expect((await app.mutation("ingest.events", { events: [ev] }, { key })).body.result!.data).toMatchObject({ duplicates: 1 });
+  });
+
+  it("no table of the event log keeps statistics on the payload: the parent, the default partition, and every day's partition however it was made (not on Citus)", async () => {
+    // The tests above made partitions both ways (created empty, and made of rows moved out of the default).
+    const targets = rowsOf<{ name: string; target: number }>(
+      await app.db.execute(sql`
+        select c.relname as name, coalesce(a.attstattarget, -1)::int as target
+        from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attname = 'payload'
+        where c.oid = 'event'::regclass or c.oid in (select inhrelid from pg_inherits where inhparent = 'event'::regclass)`),
+    );
+    const names = (await listEventPartitions(app.db)).map((p) => p.name);
+    expect(names.length).toBeGreaterThan(12);
+    expect(targets.map((t) => t.name).sort()).toEqual(["event", "event_default", ...names].sort());
+    if (kind !== "citus") {
+      expect(targets.filter((t) => Number(t.target) !== 0)).toEqual([]);
+      return;
+    }
+    // Citus takes no such ALTER on a distributed table: the parent and the default partition were
+    // set before they were distributed (a new database), the day's partitions keep the default.
+    expect(targets.filter((t) => Number(t.target) === 0).map((t) => t.name).sort()).toEqual(["event", "event_default"]);
   });
 });

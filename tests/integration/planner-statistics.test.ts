@@ -9,7 +9,17 @@ import { sql } from "drizzle-orm";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { call, result, uid } from "../support/agent";
-import { ANALYZE_BASE_THRESHOLD, EMBEDDED_STATISTICS_TARGET, analyzeDue, analyzeInProgress, analyzeTables, keepPlannerStatistics, tablesToAnalyze } from "@/server/services/planner-statistics";
+import { ensureEventPartitions } from "@/server/services/partitions";
+import {
+  ANALYZE_BASE_THRESHOLD,
+  EMBEDDED_STATISTICS_TARGET,
+  analyzeDue,
+  analyzeInProgress,
+  analyzeTables,
+  embeddedAnalyzePlan,
+  keepPlannerStatistics,
+  tablesToAnalyze,
+} from "@/server/services/planner-statistics";
 
 function rowsOf<T>(result: unknown): T[] {
   return Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] }).rows ?? []);
@@ -36,6 +46,27 @@ describe("tablesToAnalyze", () => {
   it("on a server with autovacuum, only the tables nothing analyzed yet", () => {
     expect(tablesToAnalyze(all, { autovacuum: true, neverAnalyzed: ["key_state", "event"] })).toEqual(["event", "key_state"]);
     expect(tablesToAnalyze(all, { autovacuum: true, neverAnalyzed: [] })).toEqual([]);
+  });
+});
+
+describe("embeddedAnalyzePlan (PGlite: what one analyze takes)", () => {
+  const tables = ["agent_session", "event", "event_id", "key_state"];
+  const sizes = (entries: [string, number][]) => new Map(entries);
+  it("takes every other table, the parent's sample the first time, and every partition it never analyzed", () => {
+    const now = sizes([["event_default", 0], ["event_p20261129", 8192], ["event_p20261130", 81920]]);
+    expect(embeddedAnalyzePlan(tables, now, new Map(), null)).toEqual({
+      tables: ["agent_session", "event_id", "key_state"],
+      parent: true,
+      partitions: ["event_default", "event_p20261129", "event_p20261130"],
+    });
+  });
+  it("then only the partitions whose size changed, and the parent's sample once they changed by more than 10 % together", () => {
+    const before = sizes([["event_default", 0], ["event_p20261129", 8192], ["event_p20261130", 81920]]);
+    expect(embeddedAnalyzePlan(tables, before, before, 90112)).toMatchObject({ parent: false, partitions: [] });
+    const grown = sizes([["event_default", 0], ["event_p20261129", 8192], ["event_p20261130", 90112]]);
+    expect(embeddedAnalyzePlan(tables, grown, before, 90112)).toMatchObject({ parent: false, partitions: ["event_p20261130"] });
+    const more = sizes([["event_default", 0], ["event_p20261129", 8192], ["event_p20261130", 98304], ["event_p20261201", 8192]]);
+    expect(embeddedAnalyzePlan(tables, more, before, 90112)).toMatchObject({ parent: true, partitions: ["event_p20261130", "event_p20261201"] });
   });
 });
 
@@ -103,8 +134,10 @@ describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
     expect(eventAnalyzedAt).not.toBeNull();
     const again = await analyzeTables(app.db);
     if (kind === "pglite") {
-      expect(again).toContain("event");
+      // Every table but the event log, whose partitions did not change since.
       expect(again).toContain("agent_session");
+      expect(again).toContain("event_id");
+      expect(again.filter((t) => t === "event" || t.startsWith("event_"))).toEqual(["event_id"]);
       return;
     }
     expect(again).toEqual([]);
@@ -115,5 +148,62 @@ describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
     expect(await analyzeTables(app.db)).toEqual(["agent_session"]);
     expect(await lastAnalyze("agent_session")).not.toBeNull();
     expect(await lastAnalyze("event")).toBe(eventAnalyzedAt);
+  });
+});
+
+describe("planner statistics on PGlite: the event log and its partitions", () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.create(await createTestDatabase("pglite"));
+  });
+  afterAll(async () => {
+    await app.database.close();
+  });
+
+  it("analyzes the parent's sample and each partition, then only the partitions written since; requests are served between the statements", async () => {
+    const now = Date.now();
+    const created = await ensureEventPartitions(app.db, now, 3, 1);
+    expect(created.length).toBe(5);
+    const today = `event_p${new Date(now).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const yesterday = `event_p${new Date(now - 86_400_000).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    const { key } = await app.seedWorkspace();
+    const s = uid("s");
+    const post = async (n: number, at: number) =>
+      expect((await app.mutation("ingest.events", { events: Array.from({ length: n }, (_, i) => ({ ...call(s, "read_file", { path: `/src/${uid("f")}.ts` }), ts: at + i })) }, { key })).status).toBe(200);
+    await post(300, now - 86_400_000);
+    await post(300, now - 60_000);
+
+    // Requests sent one after another while it runs go between its statements (one per table). Each
+    // comes from the event loop as a request does (PGlite answers in microtasks: a loop of queries
+    // alone would never let the analyze's next statement start).
+    const analyzing = analyzeTables(app.db);
+    let finished = false;
+    void analyzing.then(() => (finished = true));
+    let servedMeanwhile = 0;
+    while (!finished) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await app.db.execute(sql`select 1`);
+      if (!finished) servedMeanwhile++;
+    }
+    const first = await analyzing;
+    expect(servedMeanwhile).toBeGreaterThanOrEqual(20);
+    expect(first).toEqual(expect.arrayContaining(["event", "event_default", today, yesterday, ...created]));
+
+    const stats = async (table: string) =>
+      rowsOf<{ n: number }>(await app.db.execute(sql`select count(*)::int as n from pg_stats where tablename = ${table} and attname = 'session_id'`))[0].n;
+    expect(Number(await stats(today))).toBe(1);
+    expect(Number(await stats("event"))).toBe(1); // the parent's own (inherited) sample
+    const payloadStats = rowsOf<{ n: number }>(await app.db.execute(sql`select count(*)::int as n from pg_stats where tablename like 'event%' and attname = 'payload'`))[0].n;
+    expect(Number(payloadStats)).toBe(0);
+
+    // Nothing written since: no partition again, nor the parent.
+    const second = await analyzeTables(app.db);
+    expect(second.filter((t) => t === "event" || /^event_(p|default)/.test(t))).toEqual([]);
+
+    // Written today only: today's partition alone (and, grown by more than 10 %, the parent's sample).
+    await post(300, now - 30_000);
+    const third = await analyzeTables(app.db);
+    expect(third.filter((t) => /^event_(p|default)/.test(t))).toEqual([today]);
+    expect(third).toContain("event");
   });
 });
