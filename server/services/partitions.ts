@@ -46,15 +46,14 @@ async function citusInstalled(db: Db): Promise<boolean> {
  */
 export async function ensureEventPartitions(db: Db, now = Date.now(), pastDays = 31, futureDays = 2): Promise<string[]> {
   const existing = new Set((await listEventPartitions(db)).map((p) => p.name));
+  const missing: number[] = [];
+  for (let d = dayStart(now) - pastDays * DAY_MS; d <= dayStart(now) + futureDays * DAY_MS; d += DAY_MS) if (!existing.has(partitionName(d))) missing.push(d);
+  const setPayloadStatistics = missing.length > 0 && !(await citusInstalled(db));
   const created: string[] = [];
-  let payloadStatistics: boolean | null = null; // settable (not Citus), asked once there is a partition to make
-  for (let d = dayStart(now) - pastDays * DAY_MS; d <= dayStart(now) + futureDays * DAY_MS; d += DAY_MS) {
+  for (const d of missing) {
     const name = partitionName(d);
-    if (existing.has(name)) continue;
     const from = new Date(d).toISOString();
     const to = new Date(d + DAY_MS).toISOString();
-    payloadStatistics ??= !(await citusInstalled(db));
-    const setPayloadStatistics = payloadStatistics;
     try {
       await db.transaction(async (tx) => {
         await tx.execute(sql`set local lock_timeout = '2s'`);
