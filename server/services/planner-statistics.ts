@@ -101,6 +101,9 @@ const quotedList = (tables: readonly string[]) => tables.map((t) => `"${t}"`).jo
 /** The partitioned table (the only one): its partitions are analyzed one by one on PGlite. */
 const PARTITIONED = "event";
 
+/** The event partitions' sizes together. */
+const totalSize = (partitions: ReadonlyMap<string, number>) => [...partitions.values()].reduce((a, b) => a + b, 0);
+
 /**
  * What one analyze on PGlite takes, given each event partition's size now (bytes of its main fork)
  * and at its last analyze by this process (`before`; a partition it never analyzed is absent):
@@ -116,7 +119,7 @@ export function embeddedAnalyzePlan(
   before: ReadonlyMap<string, number>,
   parentAt: number | null,
 ): { tables: string[]; parent: boolean; partitions: string[] } {
-  const total = [...partitions.values()].reduce((a, b) => a + b, 0);
+  const total = totalSize(partitions);
   return {
     tables: tables.filter((t) => t !== PARTITIONED),
     parent: parentAt === null || Math.abs(total - parentAt) > ANALYZE_SCALE_FACTOR * parentAt,
@@ -164,13 +167,13 @@ async function analyzeEmbedded(db: Db): Promise<string[]> {
     // Requests that arrived during the statement queue their own before the next one.
     await new Promise((resolve) => setImmediate(resolve));
   };
-  for (const t of plan.tables) await analyze(`"${t}"`, t);
+  for (const t of plan.tables) await analyze(quotedList([t]), t);
   if (plan.parent) {
-    await analyze(`only "${PARTITIONED}"`, PARTITIONED);
-    done.parentAt = [...partitions.values()].reduce((a, b) => a + b, 0);
+    await analyze(`only ${quotedList([PARTITIONED])}`, PARTITIONED);
+    done.parentAt = totalSize(partitions);
   }
   for (const p of plan.partitions) {
-    await analyze(`"${p.replaceAll('"', '""')}"`, p);
+    await analyze(quotedList([p]), p);
     done.partitions.set(p, partitions.get(p)!);
   }
   // Partitions dropped since (retention) are forgotten.
