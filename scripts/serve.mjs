@@ -35,6 +35,12 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 const fastPathEnabled = process.env.VIGIL_AGENT_FAST_PATH !== "off";
 
+// When whatever reads the server's output goes away (a launcher that died, `npm start | tee` ended),
+// the next log line fails with EPIPE; unhandled, that error is reported on the same closed stream,
+// and the server spun at a full core doing so (measured: 9 CPU-seconds per 10 s while the database
+// was down and its retries logged). A log that cannot be written is dropped; the server serves on.
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+
 // Before Next is loaded: it replaces the global Date with a slower wrapper (see native-date.mjs).
 const nativeDate = captureNativeDate();
 const { default: next } = await import("next");

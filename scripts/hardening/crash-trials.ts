@@ -5,7 +5,8 @@
  * database is read directly and we count acknowledged events missing and batches present only in
  * part (goal 0 and 0). The next trial restarts the app on the same data. On PostgreSQL also: the
  * database stopped while the app serves → 503 + Retry-After within 2 s, and recovery without an app
- * restart once it is back. Exits non-zero when a figure misses its goal.
+ * restart once it is back; and with the reader of its output gone and the database down, the app stays
+ * idle and answers. Exits non-zero when a figure misses its goal.
  *
  * Usage: npx tsx scripts/hardening/crash-trials.ts   (after `next build`; E2E_PORT picks the port)
  */
@@ -234,6 +235,36 @@ async function databaseOutage(cluster: PgCluster): Promise<{ violations: number;
   return { violations, slowest, recoveredMs };
 }
 
+/** The server's CPU time so far (user + system, seconds), from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks: 100 per second on Linux
+}
+
+/**
+ * Whatever reads the app's output goes away (a launcher that died) while PostgreSQL is down, so the
+ * app keeps logging its background jobs' failures into a closed pipe: it must stay idle and keep
+ * answering. (Before serve.mjs dropped such write errors, the app spun at a full core reporting
+ * them.) Returns the CPU seconds the app used in the 6 s after, and whether it still answered.
+ */
+async function logReaderGone(cluster: PgCluster): Promise<{ cpu: number; answered: boolean }> {
+  const app = await startApp({ DATABASE_URL: cluster.url });
+  try {
+    app.stdout!.destroy();
+    app.stderr!.destroy();
+    cluster.halt();
+    const before = cpuSeconds(app.pid!);
+    await sleep(6_000);
+    const cpu = cpuSeconds(app.pid!) - before;
+    const health = await fetch(`${BASE}/api/health`, { signal: AbortSignal.timeout(5_000) }).catch(() => null);
+    console.log(`[crash-trials] log reader gone and PostgreSQL stopped: the app used ${cpu.toFixed(2)} CPU s in 6 s; /api/health ${health?.status ?? "no answer"}`);
+    return { cpu, answered: health?.status === 503 };
+  } finally {
+    await killHard(app);
+    cluster.resume();
+  }
+}
+
 async function main() {
   const started = Date.now();
   const failures: string[] = [];
@@ -248,6 +279,9 @@ async function main() {
     const outage = await databaseOutage(cluster);
     if (outage.violations !== 0) failures.push(`outage: ${outage.violations} requests without a prompt 503 + Retry-After`);
     if (outage.recoveredMs < 0) failures.push("outage: the app did not recover when PostgreSQL returned");
+    const orphaned = await logReaderGone(cluster);
+    if (orphaned.cpu > 1.5) failures.push(`log reader gone: the app used ${orphaned.cpu.toFixed(2)} CPU s in 6 s (at most 1.5)`);
+    if (!orphaned.answered) failures.push("log reader gone: /api/health did not answer 503 during the outage");
   } finally {
     cluster.stop();
   }
