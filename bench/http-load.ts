@@ -48,6 +48,28 @@ async function waitUntilUp(url: string, child: ChildProcess, timeoutMs = 60_000)
   throw new Error(`server at ${url} did not come up`);
 }
 
+/**
+ * The servers this process started and that still run. They are detached (their own process group,
+ * so stopping one stops all it forked); should the bench end early — an error, Ctrl-C — they are
+ * killed with it instead of being left serving (and loading the machine) after it.
+ */
+const running = new Set<ChildProcess>();
+function owned(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  return child;
+}
+process.once("exit", () => {
+  for (const child of running) {
+    try {
+      process.kill(-child.pid!, "SIGKILL");
+    } catch {
+      /* gone already */
+    }
+  }
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
 function stopper(child: ChildProcess): () => Promise<void> {
   return () =>
     new Promise<void>((resolve) => {
@@ -70,7 +92,7 @@ function stopper(child: ChildProcess): () => Promise<void> {
 export async function startBareServer(): Promise<Server> {
   const port = await freePort();
   const code = `require("node:http").createServer((req,res)=>{req.resume();req.on("end",()=>{res.writeHead(200,{"content-type":"application/json"});res.end('{"result":{"data":{"decision":"allow"}}}')})}).listen(${port},"127.0.0.1")`;
-  const child = spawn(process.execPath, ["-e", code], { stdio: "ignore", detached: true });
+  const child = owned(spawn(process.execPath, ["-e", code], { stdio: "ignore", detached: true }));
   await waitUntilUp(`http://127.0.0.1:${port}/`, child);
   return { url: `http://127.0.0.1:${port}`, pid: child.pid!, stop: stopper(child) };
 }
@@ -112,7 +134,7 @@ const doc = { behaviour: "x".repeat(2500) };
     });
   }).listen(${port}, "127.0.0.1");
 })();`;
-  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "ignore", "inherit"], detached: true, env: { ...process.env, FLOOR_DATABASE_URL: databaseUrl } });
+  const child = owned(spawn(process.execPath, ["-e", code], { stdio: ["ignore", "ignore", "inherit"], detached: true, env: { ...process.env, FLOOR_DATABASE_URL: databaseUrl } }));
   const url = `http://127.0.0.1:${port}`;
   const until = Date.now() + 30_000;
   for (;;) {
@@ -133,7 +155,7 @@ const doc = { behaviour: "x".repeat(2500) };
 export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
   const port = await freePort();
   const dataDir = opts.databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-"));
-  const child = spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
+  const child = owned(spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
     env: {
@@ -148,7 +170,7 @@ export async function startVigil(opts: { databaseUrl?: string; env?: Record<stri
       VIGIL_RATE_LIMIT_PER_MINUTE: "0",
       ...opts.env,
     },
-  });
+  }));
   await waitUntilUp(`http://127.0.0.1:${port}/api/health`, child);
   const stop = stopper(child);
   return {
