@@ -8,6 +8,7 @@ import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
 import { distributeTables, enableCitusIfPresent } from "./citus";
+import { DEFAULT_PGLITE_SHARED_BUFFERS, pgliteSharedBuffersFromEnv, pgliteStartSettings, prepareDataDir } from "./pglite-data-dir";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A drizzle transaction handle (same query API as Db). */
@@ -65,6 +66,8 @@ export interface OpenOptions {
   url?: string;
   /** PGlite data directory; `null` = in-memory (tests). */
   dataDir?: string | null;
+  /** PGlite's buffer pool (`shared_buffers`), e.g. "32MB" (see db/pglite-data-dir.ts). */
+  sharedBuffers?: string;
   poolSize?: number;
 }
 
@@ -110,12 +113,14 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   }
   const { PGlite } = await import("@electric-sql/pglite");
   const { drizzle } = await import("drizzle-orm/pglite");
+  const options = { startParams: [...PGlite.defaultStartParams, ...pgliteStartSettings(opts.sharedBuffers ?? DEFAULT_PGLITE_SHARED_BUFFERS)] };
   let client: InstanceType<typeof PGlite>;
   if (opts.dataDir) {
+    await prepareDataDir(opts.dataDir);
     fs.mkdirSync(opts.dataDir, { recursive: true });
-    client = new PGlite(opts.dataDir);
+    client = new PGlite(opts.dataDir, options);
   } else {
-    client = new PGlite();
+    client = new PGlite(options);
   }
   await client.waitReady;
   // Loaded here, as PGlite itself is: a process on a PostgreSQL server never loads PGlite.
@@ -156,5 +161,8 @@ export function databaseOptionsFromEnv(env = process.env): OpenOptions {
   if (env.DATABASE_URL) {
     return { url: env.DATABASE_URL, poolSize: env.VIGIL_DB_POOL_SIZE ? Number(env.VIGIL_DB_POOL_SIZE) : 10 };
   }
-  return { dataDir: path.resolve(/*turbopackIgnore: true*/ env.VIGIL_DATA_DIR ?? "./.vigil/data") };
+  return {
+    dataDir: path.resolve(/*turbopackIgnore: true*/ env.VIGIL_DATA_DIR ?? "./.vigil/data"),
+    sharedBuffers: pgliteSharedBuffersFromEnv(env.VIGIL_PGLITE_SHARED_BUFFERS),
+  };
 }

@@ -55,3 +55,11 @@ test("invalid VIGIL_INIT_* values stop start-up with the variable named and a no
   expect(partial.output).toContain("VIGIL_INIT_ORG is required");
   expect(partial.output).toContain('VIGIL_INIT_USER_EMAIL "not-an-email" is not an email address');
 });
+
+test("an invalid VIGIL_PGLITE_SHARED_BUFFERS stops start-up with the variable named", async () => {
+  const bad = await startServer({ ...valid, VIGIL_PGLITE_SHARED_BUFFERS: "lots" });
+  expect(bad.code, bad.output).not.toBe(0);
+  expect(bad.code, bad.output).not.toBeNull();
+  expect(bad.output).toContain("[vigil] start-up failed");
+  expect(bad.output).toContain('VIGIL_PGLITE_SHARED_BUFFERS must be a size from 1MB to 1GB written like 32MB (units kB, MB or GB), got "lots"');
+});
