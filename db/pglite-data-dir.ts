@@ -53,8 +53,13 @@ export async function prepareDataDir(dataDir: string): Promise<DataDirPreparatio
   if (fs.existsSync(path.join(dataDir, "PG_VERSION"))) return "found";
   const exists = fs.existsSync(dataDir);
   if (exists && fs.readdirSync(dataDir).length > 0) return "left-to-pglite";
-  fs.mkdirSync(path.dirname(dataDir), { recursive: true });
-  const target = exists ? dataDir : `${dataDir}.making-${process.pid}`;
+  const parent = path.dirname(dataDir);
+  fs.mkdirSync(parent, { recursive: true });
+  // A start killed while it made the directory left its sibling behind: one data directory has one
+  // server (PGlite is in-process), so any such sibling is a leftover.
+  const making = `${path.basename(dataDir)}.making-`;
+  for (const entry of fs.readdirSync(parent)) if (entry.startsWith(making)) fs.rmSync(path.join(parent, entry), { recursive: true, force: true });
+  const target = exists ? dataDir : path.join(parent, `${making}${process.pid}`);
   const clear = () => {
     if (exists) for (const entry of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
     else fs.rmSync(target, { recursive: true, force: true });

@@ -24,6 +24,8 @@ describe("the embedded database's data directory", () => {
 
   it("is made by a child process when missing, renamed into place, then found", async () => {
     const dir = path.join(root, "nested", "data");
+    // What a start killed while making it leaves behind.
+    fs.mkdirSync(path.join(root, "nested", "data.making-99999", "base"), { recursive: true });
     expect(await prepareDataDir(dir)).toBe("made");
     expect(fs.readFileSync(path.join(dir, "PG_VERSION"), "utf8").trim()).toMatch(/^\d+$/);
     // Nothing half-made beside it.
