@@ -54,21 +54,27 @@ async function waitUntilUp(url: string, child: ChildProcess, timeoutMs = 60_000)
  * killed with it instead of being left serving (and loading the machine) after it.
  */
 const running = new Set<ChildProcess>();
+let killOnExitRegistered = false;
 function owned(child: ChildProcess): ChildProcess {
+  if (!killOnExitRegistered) registerKillOnExit();
   running.add(child);
   child.once("exit", () => running.delete(child));
   return child;
 }
-process.once("exit", () => {
-  for (const child of running) {
-    try {
-      process.kill(-child.pid!, "SIGKILL");
-    } catch {
-      /* gone already */
+/** Registered with the first server, so importing this module alone leaves the process's exit and signals as they were. */
+function registerKillOnExit() {
+  killOnExitRegistered = true;
+  process.once("exit", () => {
+    for (const child of running) {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        /* gone already */
+      }
     }
-  }
-});
-for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+  });
+  for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+}
 
 function stopper(child: ChildProcess): () => Promise<void> {
   return () =>

@@ -11,8 +11,11 @@
  * files stay in the operating system's cache beyond it.
  */
 import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import fs from "node:fs";
 import path from "node:path";
+
+const execFileAsync = promisify(execFile);
 
 export const DEFAULT_PGLITE_SHARED_BUFFERS = "32MB";
 
@@ -64,22 +67,22 @@ export async function prepareDataDir(dataDir: string): Promise<DataDirPreparatio
     if (exists) for (const entry of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
     else fs.rmSync(target, { recursive: true, force: true });
   };
-  clear();
+  // Nothing to clear first: an existing directory is empty, and the siblings are gone.
   try {
-    await new Promise<void>((resolve, reject) => {
-      execFile(
-        process.execPath,
-        ["--input-type=module", "-e", INIT_SCRIPT],
-        { cwd: process.cwd(), env: { ...process.env, VIGIL_PGLITE_INIT_DIR: target }, timeout: 120_000 },
-        (err, _stdout, stderr) => (err ? reject(new Error(`${err.message}${stderr ? `\n${stderr}` : ""}`)) : resolve()),
-      );
+    await execFileAsync(process.execPath, ["--input-type=module", "-e", INIT_SCRIPT], {
+      cwd: process.cwd(),
+      env: { ...process.env, VIGIL_PGLITE_INIT_DIR: target },
+      timeout: 120_000,
     });
     if (!fs.existsSync(path.join(target, "PG_VERSION"))) throw new Error("the child process left no PG_VERSION");
     if (!exists) fs.renameSync(target, dataDir);
     return "made";
   } catch (err) {
     clear();
-    console.warn(`[vigil] could not make the data directory in a child process (${(err as Error).message.split("\n")[0]}); making it in this one`);
+    // The child's error line says why (execFile's message only names the command).
+    const lines = String((err as { stderr?: unknown }).stderr ?? "").split("\n");
+    const why = lines.find((l) => /^\w*Error\b/.test(l.trim())) ?? (err as Error).message.split("\n")[0];
+    console.warn(`[vigil] could not make the data directory in a child process (${why}); making it in this one`);
     return "left-to-pglite";
   }
 }
