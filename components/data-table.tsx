@@ -3,6 +3,7 @@ import type { CSSProperties, ReactNode } from "react";
 import { EmptyState } from "./empty-state";
 import { formatNumber } from "./format";
 import { Icon } from "./icons";
+import { StickyHeaderWhenFits } from "./table-sticky-header";
 
 /*
  * Generic, dependency-free data table for server-side sorted / paginated data.
@@ -55,7 +56,11 @@ export type DataTableProps<T> = {
   isRowSelected?: (row: T) => boolean;
   /** Shown in place of rows when `rows` is empty. */
   empty?: ReactNode;
-  /** Height limit of the scroll area; the header sticks inside it. Default: viewport minus chrome. Use "none" to disable. */
+  /**
+   * Height limit of a scroll area inside the card, the header sticking inside it. Default: no limit —
+   * the table grows with the page (one scrollbar) and on wide screens its header sticks below the
+   * top bar. "none": no limit and no page-sticky header (short tables inside cards and panels).
+   */
   maxHeight?: string;
   density?: "compact" | "comfortable";
   /** Extra content on the left of the footer (e.g. "Updated 2m ago"). */
@@ -92,7 +97,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
     linkColumn,
     isRowSelected,
     empty,
-    maxHeight = "max(360px, calc(100dvh - 220px))",
+    maxHeight,
     density = "compact",
     footer,
     busy,
@@ -100,10 +105,16 @@ export function DataTable<T>(props: DataTableProps<T>) {
     className,
   } = props;
   const linkCol = linkColumn ?? columns[0]?.id;
-  const scrollStyle: CSSProperties | undefined = maxHeight === "none" ? undefined : { maxHeight };
+  const scrollStyle: CSSProperties | undefined = maxHeight && maxHeight !== "none" ? { maxHeight } : undefined;
+  // An empty table says so in its body; "0–0 of 0 · Page 1 of 1" adds nothing.
+  const showPager = !!pagination && pagination.total > 0;
 
   return (
-    <div className={["table-wrap", className].filter(Boolean).join(" ")} data-phone-layout={phoneLayout}>
+    <div
+      className={["table-wrap", className].filter(Boolean).join(" ")}
+      data-phone-layout={phoneLayout}
+      data-scroll={maxHeight ? undefined : "page"}
+    >
       <div className="table-scroll" style={scrollStyle} tabIndex={0} role="region" aria-label={label}>
         <table className="table" data-density={density} aria-busy={busy || undefined} style={busy ? { opacity: 0.6 } : undefined}>
           <caption className="sr-only">{label}</caption>
@@ -187,10 +198,11 @@ export function DataTable<T>(props: DataTableProps<T>) {
           </tbody>
         </table>
       </div>
-      {(pagination || footer) && (
+      {!maxHeight && <StickyHeaderWhenFits />}
+      {(showPager || footer) && (
         <div className="table-footer">
           <div className="row">{footer}</div>
-          {pagination && <Pager {...pagination} pageHref={pageHref} onPageChange={onPageChange} />}
+          {showPager && <Pager {...pagination} pageHref={pageHref} onPageChange={onPageChange} />}
         </div>
       )}
     </div>

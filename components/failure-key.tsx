@@ -1,10 +1,9 @@
-import { Fragment } from "react";
-
 /**
  * Renders a failure key like `http_request|domain=api.example.com|path_prefix=v1`
  * with the tool name emphasised and parameter names muted. Monospace, no wrapping
- * unless `wrap` is set: long keys then break between parameters, then after a parameter's name,
- * then between path segments, and inside a value only when nothing else fits.
+ * unless `wrap` is set: long keys then break between parameters, then after a parameter's name.
+ * A value stays whole on its line (a path never splits as "/shop/src/" + "billing" when it fits
+ * a line of its own) and breaks inside only when it alone is wider than the line.
  */
 export function FailureKey({ value, wrap = false, title }: { value: string; wrap?: boolean; title?: string }) {
   const [tool, ...params] = value.split("|");
@@ -19,9 +18,9 @@ export function FailureKey({ value, wrap = false, title }: { value: string; wrap
             {eq > 0 ? (
               <>
                 <span className="fkey-k">{p.slice(0, eq + 1)}</span>
-                {/* A parameter too wide for its line breaks after its name before it breaks inside its value. */}
+                {/* A parameter too wide for its line breaks after its name, never inside a value that fits a line. */}
                 {wrap && <wbr />}
-                {wrap ? withPathBreaks(p.slice(eq + 1)) : p.slice(eq + 1)}
+                {p.slice(eq + 1)}
               </>
             ) : (
               p
@@ -33,13 +32,3 @@ export function FailureKey({ value, wrap = false, title }: { value: string; wrap
   );
 }
 
-/** A value with a break opportunity after each `/`, so a wrapped path breaks between segments. */
-function withPathBreaks(value: string): React.ReactNode {
-  if (!value.includes("/")) return value;
-  return value.split(/(?<=\/)/).map((part, i) => (
-    <Fragment key={i}>
-      {i > 0 && <wbr />}
-      {part}
-    </Fragment>
-  ));
-}

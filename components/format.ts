@@ -21,12 +21,31 @@ export function formatCompact(n: number | null | undefined): string {
   return Math.abs(n) < 10_000 ? nf.format(n) : nfCompact.format(n);
 }
 
-/** 0.873 → "87.3%"; digits defaults to 1 (0 when the value is a whole percent). */
-export function formatPercent(ratio: number | null | undefined, digits?: number): string {
+const nfOneDecimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });
+
+/**
+ * A measured amount such as effective (weighted, decayed) failures: whole numbers without
+ * decimals, fractions with one — 1 → "1", 1.5 → "1.5", 2.0000001 → "2", 1,234.56 → "1,234.6".
+ */
+export function formatDecimal(n: number | null | undefined): string {
+  if (n == null || Number.isNaN(n)) return "—";
+  const rounded = Math.round(n * 10) / 10;
+  return nfOneDecimal.format(rounded === 0 ? 0 : rounded);
+}
+
+/**
+ * A ratio as a percentage with a fixed number of decimals (default 1), the same on every page:
+ * 0.873 → "87.3%", 0.81 → "81.0%". Exactly 0 and 1 read "0%" and "100%"; a ratio that only
+ * rounds to them says so ("<0.1%", ">99.9%"), so one failure in 5,000 calls never reads 100%.
+ */
+export function formatPercent(ratio: number | null | undefined, digits = 1): string {
   if (ratio == null || Number.isNaN(ratio)) return "—";
+  if (ratio === 0 || ratio === 1) return `${ratio * 100}%`;
   const pct = ratio * 100;
-  const d = digits ?? (Number.isInteger(Math.round(pct * 10) / 10) ? 0 : 1);
-  return `${pct.toFixed(d)}%`;
+  const step = 10 ** -digits;
+  if (pct > 0 && pct < step / 2) return `<${step.toFixed(digits)}%`;
+  if (pct < 100 && pct >= 100 - step / 2) return `>${(100 - step).toFixed(digits)}%`;
+  return `${pct.toFixed(digits)}%`;
 }
 
 export function toDate(d: Date | string | number): Date {

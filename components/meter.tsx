@@ -1,3 +1,4 @@
+import { formatDecimal } from "./format";
 import type { TrustState } from "./state-badge";
 
 /**
@@ -19,7 +20,6 @@ export function Meter({
   ariaLabel?: string;
 }) {
   const pct = max > 0 ? Math.max(0, Math.min(1, value / max)) * 100 : 0;
-  const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
   return (
     <span className="meter" data-tone={tone}>
       <span
@@ -32,7 +32,7 @@ export function Meter({
       >
         <span className="meter-fill" style={{ width: `${pct}%` }} />
       </span>
-      {label !== null && <span className="meter-label">{label ?? `${fmt(value)} / ${fmt(max)}`}</span>}
+      {label !== null && <span className="meter-label">{label ?? `${formatDecimal(value)} / ${formatDecimal(max)}`}</span>}
     </span>
   );
 }

@@ -45,7 +45,7 @@ export function StatCard({
             {delta.value}
           </span>
         )}
-        {hint && <span className="truncate">{hint}</span>}
+        {hint && <span className="stat-hint">{hint}</span>}
       </div>
     </>
   );

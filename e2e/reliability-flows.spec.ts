@@ -144,3 +144,18 @@ test("a person in two organizations reaches the other one's workspaces from the 
   await page.waitForURL(`**/w/${slug}/overview`);
   await expect(page.getByRole("heading", { level: 1 })).toContainText("Overview");
 });
+
+test("the live indicator says when the page cannot reach the server and returns to live once it can", async ({ page }) => {
+  await signIn(page);
+  const { slug, key } = await freshWorkspace(page, "offline");
+  await trpc(page.request, "ingest.events", { events: [toolResult("offline-1", "http_request", { url: "https://offline.example/v1" }, true, minutesAgo(5))] }, key);
+  await page.goto(`/w/${slug}/tools`);
+  const status = page.getByRole("status").filter({ hasText: /live|offline/ });
+  await expect(status).toHaveText("● live");
+  // The page's polls fail (the server unreachable): it says so instead of showing stale data as live.
+  await page.route("**/api/trpc/ws.overview.live**", (route) => route.abort("connectionrefused"));
+  await expect(status).toHaveText("● offline — retrying", { timeout: 20_000 });
+  await expect(status).toHaveAttribute("title", /Last updated/);
+  await page.unroute("**/api/trpc/ws.overview.live**");
+  await expect(status).toHaveText("● live", { timeout: 20_000 });
+});

@@ -67,3 +67,30 @@ test("settings: admin edits the default rule's count threshold; invalid value re
   // (Lead: "the next ingested failure follows the new threshold" continues here, with the
   // workspace's admin key from freshWorkspace.)
 });
+
+test("settings: the model switch's success-rate gain is edited as a percentage, stored as a fraction; Save is enabled only by a change", async ({ page }) => {
+  await signIn(page);
+  const { slug } = await freshWorkspace(page, "switch");
+  await page.goto(`/w/${slug}/settings?tab=settings`);
+  const card = page.locator("form", { has: page.getByRole("button", { name: "Save model switch" }) });
+  const save = card.getByRole("button", { name: "Save model switch" });
+  const gain = card.getByLabel("Minimum success-rate gain");
+  // Nothing changed yet: nothing to save. The inherited default reads in percent, not as 0.3.
+  await expect(save).toBeDisabled();
+  await expect(gain).toHaveAttribute("placeholder", /30% \(default\)/);
+
+  await gain.fill("150");
+  await expect(save).toBeEnabled();
+  await save.click();
+  await expect(card.locator(".field-error")).toContainText(/from 0 to 100/);
+  expect((await workspaceDocument(page, slug)).model_switch).toBeUndefined();
+
+  await gain.fill("40");
+  await save.click();
+  await expect(page.getByText("Model switch saved")).toBeVisible();
+  await expect(save).toBeDisabled();
+  expect((await workspaceDocument(page, slug)).model_switch).toEqual({ min_success_rate_diff: 0.4 });
+  await page.reload();
+  await expect(card.getByLabel("Minimum success-rate gain")).toHaveValue("40");
+  await expect(card.getByRole("button", { name: "Save model switch" })).toBeDisabled();
+});

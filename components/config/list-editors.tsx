@@ -11,12 +11,13 @@ import type { Extractor, ExtractorKind } from "@/server/engine/types";
 import { cloneDoc, issuesUnder, ReadOnlyNotice, useConfigEditor } from "./config-context";
 import { EXTRACTOR_KINDS } from "./meta";
 
-function SaveBar({ onSave, invalid, label }: { onSave: () => void; invalid: boolean; label: string }) {
+/** Save for one editor: enabled only while it has unsaved changes (like every Save of the settings tabs). */
+function SaveBar({ onSave, dirty, invalid, label }: { onSave: () => void; dirty: boolean; invalid: boolean; label: string }) {
   const { canEdit, saving } = useConfigEditor();
   if (!canEdit) return null;
   return (
     <div className="form-actions">
-      <Button variant="primary" onClick={onSave} loading={saving}>
+      <Button variant="primary" onClick={onSave} disabled={!dirty} loading={saving}>
         {label}
       </Button>
       {invalid && (
@@ -32,11 +33,16 @@ function SaveBar({ onSave, invalid, label }: { onSave: () => void; invalid: bool
 // Extractors
 // ---------------------------------------------------------------------------
 
+function sameExtractors(a: Extractor[], b: Extractor[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.tool === b[i].tool && x.kind === b[i].kind && x.field === b[i].field);
+}
+
 export function ExtractorsEditor() {
   const { doc, inherited, level, canEdit, save } = useConfigEditor();
   const inheritedList = (level === "workspace" ? inherited?.extractors : undefined) ?? [];
   const [override, setOverride] = useState(doc.extractors !== undefined);
   const [rows, setRows] = useState<Extractor[]>(() => (doc.extractors ?? inheritedList).map((e) => ({ ...e })));
+  const dirty = override !== (doc.extractors !== undefined) || (override && !sameExtractors(rows, doc.extractors ?? []));
   const [submitted, setSubmitted] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
 
@@ -63,7 +69,8 @@ export function ExtractorsEditor() {
     if (override) next.extractors = rows.map((r) => ({ tool: r.tool.trim(), kind: r.kind, field: r.field.trim() }));
     else delete next.extractors;
     const r = await save(next, { successMessage: "Extractor rules saved" });
-    if (!r.ok) setServerErrors(issuesUnder(r.issues, "extractors"));
+    if (r.ok) setRows((r.document.extractors ?? inheritedList).map((e) => ({ ...e })));
+    else setServerErrors(issuesUnder(r.issues, "extractors"));
   };
 
   return (
@@ -143,7 +150,7 @@ export function ExtractorsEditor() {
           </div>
         </div>
       </Section>
-      <SaveBar onSave={onSave} invalid={submitted && Object.keys(errors).length > 0} label="Save extractor rules" />
+      <SaveBar onSave={onSave} dirty={dirty} invalid={submitted && Object.keys(errors).length > 0} label="Save extractor rules" />
     </div>
   );
 }
@@ -169,6 +176,7 @@ export function SecurityPatternsEditor() {
   const inheritedFrom = level === "workspace" && inherited?.security_patterns ? "organization" : "built-in defaults";
   const [override, setOverride] = useState(doc.security_patterns !== undefined);
   const [rows, setRows] = useState<string[]>(() => [...(doc.security_patterns ?? inheritedList)]);
+  const dirty = override !== (doc.security_patterns !== undefined) || (override && JSON.stringify(rows) !== JSON.stringify(doc.security_patterns));
   const [submitted, setSubmitted] = useState(false);
   const [serverErrors, setServerErrors] = useState<Record<string, string>>({});
   const [test, setTest] = useState("");
@@ -197,7 +205,8 @@ export function SecurityPatternsEditor() {
     if (override) next.security_patterns = rows;
     else delete next.security_patterns;
     const r = await save(next, { successMessage: "Security patterns saved" });
-    if (!r.ok) setServerErrors(issuesUnder(r.issues, "security_patterns"));
+    if (r.ok) setRows([...(r.document.security_patterns ?? inheritedList)]);
+    else setServerErrors(issuesUnder(r.issues, "security_patterns"));
   };
 
   return (
@@ -250,7 +259,7 @@ export function SecurityPatternsEditor() {
           </div>
         </div>
       </Section>
-      <SaveBar onSave={onSave} invalid={submitted && Object.keys(errors).length > 0} label="Save security patterns" />
+      <SaveBar onSave={onSave} dirty={dirty} invalid={submitted && Object.keys(errors).length > 0} label="Save security patterns" />
     </div>
   );
 }
@@ -260,7 +269,7 @@ export function SecurityPatternsEditor() {
 // ---------------------------------------------------------------------------
 
 export function RetentionEditor() {
-  const { doc, inheritedCamel, level, canEdit, save } = useConfigEditor();
+  const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
   const inheritedDays = (level === "workspace" ? inheritedCamel.retentionDays : undefined) ?? DEFAULT_RETENTION_DAYS;
   const inheritedLabel = level === "workspace" && inheritedCamel.retentionDays !== undefined ? "organization" : "default";
   const [text, setText] = useState(doc.retention_days === undefined ? "" : String(doc.retention_days));
@@ -268,6 +277,7 @@ export function RetentionEditor() {
   const [serverError, setServerError] = useState<string | null>(null);
   const n = Number(text.trim());
   const error = text.trim() === "" ? null : !Number.isInteger(n) || n < 1 || n > 3650 ? "A whole number of days from 1 to 3650" : null;
+  const dirty = text.trim() !== (doc.retention_days === undefined ? "" : String(doc.retention_days));
   return (
     <div className="stack stack-lg">
       <ReadOnlyNotice />
@@ -298,7 +308,7 @@ export function RetentionEditor() {
             </div>
             {canEdit && (
               <div className="form-actions">
-                <Button type="submit" variant="primary">
+                <Button type="submit" variant="primary" disabled={!dirty} loading={saving}>
                   Save retention
                 </Button>
               </div>

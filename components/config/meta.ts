@@ -83,6 +83,24 @@ export function validateNumberText(meta: EditorFieldMeta, text: string): { value
   return error ? { error } : { value: n };
 }
 
+/**
+ * Ratio fields (0–1, `meta.ratio`) that an editor shows as a percentage: the stored value stays a
+ * fraction. 0.3 → "30"; no value → "".
+ */
+export function ratioToPercentText(v: number | undefined): string {
+  return v === undefined ? "" : String(Math.round(v * 1e6) / 1e4);
+}
+
+/** The text of a percent input → the fraction to store ("30" → 0.3), checked with the field's own schema. */
+export function validatePercentText(meta: EditorFieldMeta, text: string): { value?: number; error?: string } {
+  const t = text.trim();
+  if (t === "") return {};
+  const n = Number(t);
+  if (!Number.isFinite(n)) return { error: "Enter a percentage (or leave empty to inherit)" };
+  const value = Math.round(n * 1e4) / 1e6;
+  return fieldError(meta, value) ? { error: `Enter a percentage from ${(meta.min ?? 0) * 100} to ${(meta.max ?? 1) * 100}` } : { value };
+}
+
 /** The field's schema error for a value ("Must be greater than 0"), or null when it is valid. */
 export function fieldError(meta: EditorFieldMeta, value: unknown): string | null {
   const r = fieldSchema(meta.spec).safeParse(value);

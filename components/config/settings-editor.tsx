@@ -14,7 +14,17 @@ import { DEFAULT_MODEL_SWITCH, type SnakeConfigDocument } from "@/server/engine/
 import { resolveSettings } from "@/server/engine/settings";
 import type { SettingSource } from "@/server/engine/types";
 import { cloneDoc, ReadOnlyNotice, useConfigEditor } from "./config-context";
-import { MODEL_SWITCH_META, SETTING_META, fieldError, formatSettingValue, validateNumberText, type SettingMeta } from "./meta";
+import {
+  MODEL_SWITCH_META,
+  SETTING_META,
+  fieldError,
+  formatSettingValue,
+  ratioToPercentText,
+  validateNumberText,
+  validatePercentText,
+  type ModelSwitchMeta,
+  type SettingMeta,
+} from "./meta";
 
 function SourceBadge({ source }: { source: SettingSource }) {
   const tone = source === "workspace" ? "info" : source === "organization" ? "admin" : "outline";
@@ -68,7 +78,16 @@ function SettingRow({
 
   const control =
     meta.kind === "list" ? (
-      <TextInput mono size="sm" aria-label={`${meta.label} (${level} value)`} value={draft} placeholder="e.g. claude-sonnet, gpt-4.1" disabled={!canEdit} onChange={(e) => onChange(e.target.value)} />
+      <TextInput
+        mono
+        size="sm"
+        className="dash2-setting-list-input"
+        aria-label={`${meta.label} (${level} value)`}
+        value={draft}
+        placeholder="e.g. claude-sonnet, gpt-4.1"
+        disabled={!canEdit}
+        onChange={(e) => onChange(e.target.value)}
+      />
     ) : (
       <Select
         size="sm"
@@ -131,7 +150,8 @@ function SettingRow({
 function SettingsTable() {
   const { doc, level, canEdit, save, saving } = useConfigEditor();
   const own = (doc.settings ?? {}) as Record<string, unknown>;
-  const [drafts, setDrafts] = useState<Record<string, string>>(() => Object.fromEntries(SETTING_META.map((m) => [m.key, encode(m, own[m.key])])));
+  const draftsOf = (settings: Record<string, unknown>) => Object.fromEntries(SETTING_META.map((m) => [m.key, encode(m, settings[m.key])]));
+  const [drafts, setDrafts] = useState<Record<string, string>>(() => draftsOf(own));
   const [errors, setErrors] = useState<Record<string, string>>({});
   const changed = SETTING_META.filter((m) => drafts[m.key] !== encode(m, own[m.key]));
 
@@ -150,7 +170,9 @@ function SettingsTable() {
     if (Object.keys(settings).length) next.settings = settings as SnakeConfigDocument["settings"];
     else delete next.settings;
     const r = await save(next, { successMessage: `${changed.length === 1 ? changed[0].label : `${changed.length} settings`} saved at ${level} level` });
-    if (!r.ok) {
+    // The drafts become the saved values as stored, so nothing reads as unsaved and Save is disabled again.
+    if (r.ok) setDrafts(draftsOf((r.document.settings ?? {}) as Record<string, unknown>));
+    else {
       const byKey: Record<string, string> = {};
       for (const i of r.issues) {
         const k = SETTING_META.find((m) => i.path.startsWith(`settings.${m.key}`))?.key;
@@ -196,7 +218,7 @@ function SettingsTable() {
             variant="ghost"
             disabled={changed.length === 0 || saving}
             onClick={() => {
-              setDrafts(Object.fromEntries(SETTING_META.map((m) => [m.key, encode(m, own[m.key])])));
+              setDrafts(draftsOf(own));
               setErrors({});
             }}
           >
@@ -208,22 +230,31 @@ function SettingsTable() {
   );
 }
 
+/** Ratio fields (the minimum success-rate gain) are edited as a percentage; the document keeps the fraction. */
+const switchFieldText = (f: ModelSwitchMeta, v: number | undefined) => (f.ratio ? ratioToPercentText(v) : v === undefined ? "" : String(v));
+const parseSwitchField = (f: ModelSwitchMeta, text: string) => (f.ratio ? validatePercentText(f, text) : validateNumberText(f, text));
+const switchFieldValue = (f: ModelSwitchMeta, v: number) => (f.ratio ? `${ratioToPercentText(v)}%` : String(v));
+/** "How much better (0–1) the candidate must be" reads in the unit the input uses. */
+const switchFieldHint = (f: ModelSwitchMeta) => (f.ratio ? `${f.hint.replace(/\s*\(0[–-]1[^)]*\)/, "")}, in percentage points` : f.hint);
+
 function ModelSwitchCard() {
   const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
   const own = (doc.model_switch ?? {}) as Record<string, number | undefined>;
-  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(MODEL_SWITCH_META.map((f) => [f.key, own[f.key] === undefined ? "" : String(own[f.key])])));
+  const [draft, setDraft] = useState<Record<string, string>>(() => Object.fromEntries(MODEL_SWITCH_META.map((f) => [f.key, switchFieldText(f, own[f.key])])));
   const [submitted, setSubmitted] = useState(false);
   const errors: Record<string, string> = {};
   const values: Record<string, number> = {};
+  let dirty = false;
   for (const f of MODEL_SWITCH_META) {
-    const r = validateNumberText(f, draft[f.key] ?? "");
+    const r = parseSwitchField(f, draft[f.key] ?? "");
     if (r.error) errors[f.key] = r.error;
     else if (r.value !== undefined) values[f.key] = r.value;
+    if (r.error || r.value !== own[f.key]) dirty = true;
   }
-  const inherited = (camelKey: string) => {
+  const inherited = (f: ModelSwitchMeta) => {
     const o = (level === "workspace" ? inheritedCamel.modelSwitch : undefined) as Record<string, number | undefined> | undefined;
-    const v = o?.[camelKey];
-    return v !== undefined ? `${v} (organization)` : `${(DEFAULT_MODEL_SWITCH as unknown as Record<string, number>)[camelKey]} (default)`;
+    const v = o?.[f.camel];
+    return v !== undefined ? `${switchFieldValue(f, v)} (organization)` : `${switchFieldValue(f, (DEFAULT_MODEL_SWITCH as unknown as Record<string, number>)[f.camel])} (default)`;
   };
   return (
     <Section title="Model switch" description="When the current model keeps failing on a key, suggest (or instruct) a model with a clearly better success rate there.">
@@ -238,17 +269,23 @@ function ModelSwitchCard() {
             const next = cloneDoc(doc);
             if (Object.keys(values).length) next.model_switch = values;
             else delete next.model_switch;
-            await save(next, { successMessage: "Model switch saved" });
+            const r = await save(next, { successMessage: "Model switch saved" });
+            if (r.ok) {
+              const saved = (r.document.model_switch ?? {}) as Record<string, number | undefined>;
+              setDraft(Object.fromEntries(MODEL_SWITCH_META.map((f) => [f.key, switchFieldText(f, saved[f.key])])));
+              setSubmitted(false);
+            }
           }}
         >
           <div className="form-row">
             {MODEL_SWITCH_META.map((f) => (
-              <Field key={f.key} label={f.label} hint={f.hint} error={submitted || draft[f.key] !== "" ? errors[f.key] : undefined}>
+              <Field key={f.key} label={f.label} hint={switchFieldHint(f)} error={submitted || draft[f.key] !== "" ? errors[f.key] : undefined}>
                 <NumberInput
                   value={draft[f.key]}
                   disabled={!canEdit}
-                  placeholder={`Inherit: ${inherited(f.camel)}`}
-                  step={f.step}
+                  placeholder={`Inherit: ${inherited(f)}`}
+                  step={f.ratio ? 1 : f.step}
+                  suffix={f.ratio ? "%" : undefined}
                   onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
                 />
               </Field>
@@ -256,7 +293,7 @@ function ModelSwitchCard() {
           </div>
           {canEdit && (
             <div className="form-actions">
-              <Button type="submit" variant="primary" loading={saving}>
+              <Button type="submit" variant="primary" disabled={!dirty || saving} loading={saving}>
                 Save model switch
               </Button>
             </div>

@@ -33,6 +33,14 @@ const PATTERN_COUNTS: Record<PatternType, string> = {
   tool_avoidance: "mentions of an action tool without calling it",
 };
 
+/** The lists and ladders of a `patterns` object in a fixed order, to tell whether the form changed them. */
+function patternsKey(p: Record<string, unknown>): string {
+  return JSON.stringify([
+    ...LISTS.map((l) => p[l.key] ?? null),
+    ...PATTERN_TYPES.map((t) => LEVELS.map((s) => (p[t] as Record<string, number> | undefined)?.[s] ?? null)),
+  ]);
+}
+
 export function ToolClassesEditor() {
   const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();
   const inherited = mergeEffectiveConfig({}, level === "workspace" ? inheritedCamel : {}).patterns;
@@ -86,15 +94,16 @@ export function ToolClassesEditor() {
     listValues[l.key] = items;
   }
   const err = (k: string) => (submitted || k.includes(".") ? errors[k] : undefined) ?? serverErrors[k];
+  const patterns: Record<string, unknown> = {};
+  for (const l of LISTS) if (listValues[l.key]) patterns[l.key] = listValues[l.key];
+  for (const t of PATTERN_TYPES) if (ladderValues[t]) patterns[t] = ladderValues[t];
+  const dirty = Object.keys(errors).length > 0 || patternsKey(patterns) !== patternsKey(own);
 
   const onSave = async () => {
     setSubmitted(true);
     setServerErrors({});
     if (Object.keys(errors).length) return;
     const next: SnakeConfigDocument = cloneDoc(doc);
-    const patterns: Record<string, unknown> = {};
-    for (const l of LISTS) if (listValues[l.key]) patterns[l.key] = listValues[l.key];
-    for (const t of PATTERN_TYPES) if (ladderValues[t]) patterns[t] = ladderValues[t];
     if (Object.keys(patterns).length) next.patterns = patterns as SnakeConfigDocument["patterns"];
     else delete next.patterns;
     const r = await save(next, { successMessage: "Tool classes and pattern thresholds saved" });
@@ -208,7 +217,7 @@ export function ToolClassesEditor() {
       </Section>
       {canEdit && (
         <div className="form-actions">
-          <Button variant="primary" onClick={onSave} loading={saving}>
+          <Button variant="primary" onClick={onSave} disabled={!dirty} loading={saving}>
             Save tool classes and thresholds
           </Button>
           {submitted && Object.keys(errors).length > 0 && (

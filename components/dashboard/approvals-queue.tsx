@@ -115,7 +115,10 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
           <span className="row row-wrap text-sm muted" style={{ gap: 8 }}>
             {h.effectiveState && <StateBadge state={h.effectiveState} />}
             {h.recovery && (
-              <RecoveryMeter recovery={h.recovery} noun="successes" />
+              <>
+                <RecoveryMeter recovery={h.recovery} noun="successes" />
+                <span aria-hidden="true">·</span>
+              </>
             )}
             <span>
               requested <RelativeTime date={a.createdAt} />

@@ -35,10 +35,9 @@ export function failureColumns(opts: { slug: string; now: Date; withKey: boolean
     {
       id: "session",
       header: "Session",
-      width: 160,
       cell: (r) => (
         <a href={`/w/${opts.slug}/sessions/${encodeURIComponent(r.sessionId)}`} className="session-link" title={`${r.agent} · ${r.sessionId}`}>
-          <MiddleTruncate value={r.sessionId} mono className="text-sm" maxWidth="20ch" />
+          <MiddleTruncate value={r.sessionId} mono className="text-sm" />
         </a>
       ),
     },

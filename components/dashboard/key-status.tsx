@@ -1,4 +1,4 @@
-import { formatCount, formatDuration } from "@/components/format";
+import { formatCount, formatDecimal, formatDuration } from "@/components/format";
 import { Meter } from "@/components/meter";
 import { Badge, type TrustState } from "@/components/state-badge";
 
@@ -64,7 +64,7 @@ export function RecoveryMeter({ recovery, noun }: { recovery: { successes: numbe
 
 /** Effective failures vs threshold. */
 export function FailuresMeter({ value, threshold, state }: { value: number; threshold: number | null; state: string }) {
-  if (!threshold) return <span className="num">{Number.isInteger(value) ? value : value.toFixed(1)}</span>;
+  if (!threshold) return <span className="num">{formatDecimal(value)}</span>;
   const tone: TrustState | "neutral" = state === "trusted" ? (value >= threshold * 0.66 ? "escalated" : "neutral") : (state as TrustState);
   return <Meter value={value} max={threshold} tone={tone} ariaLabel="Effective failures versus threshold" />;
 }

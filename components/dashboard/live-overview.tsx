@@ -51,7 +51,16 @@ export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCou
           label="Last event"
           value={c.lastEventAt ? <RelativeTime date={c.lastEventAt} /> : "—"}
           hint={
-            c.levelAlerts > 0 ? `${formatNumber(c.levelAlerts)} domain/tool-level alert${c.levelAlerts === 1 ? "" : "s"}` : q.isFetching ? "refreshing…" : "updates every 5 s"
+            // A failed poll shows first: the numbers above are then as old as the last good update.
+            q.isError || q.failureCount > 0 ? (
+              <span className="text-warning">offline — retrying</span>
+            ) : c.levelAlerts > 0 ? (
+              `${formatNumber(c.levelAlerts)} domain/tool-level alert${c.levelAlerts === 1 ? "" : "s"}`
+            ) : q.isFetching ? (
+              "refreshing…"
+            ) : (
+              "updates every 5 s"
+            )
           }
         />
       </div>

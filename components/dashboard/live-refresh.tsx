@@ -8,7 +8,7 @@
  */
 import { useQuery } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useTRPC } from "@/lib/trpc/client";
 import type { LiveCounts } from "@/server/dashboard/overview";
 import { OVERVIEW_POLL_MS } from "./live-overview";
@@ -22,6 +22,7 @@ export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCoun
   const q = useQuery(
     trpc.ws.overview.live.queryOptions({ workspaceSlug: slug }, { refetchInterval: OVERVIEW_POLL_MS, staleTime: 0, refetchOnMount: "always" }),
   );
+  const [renderedAt] = useState(() => Date.now());
   const last = useRef(signatureOf(initial));
   const signature = q.data ? signatureOf(q.data) : last.current;
   useEffect(() => {
@@ -30,9 +31,28 @@ export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCoun
       router.refresh();
     }
   }, [signature, router]);
+  return <LiveStatus failing={pollFailing(q)} lastUpdatedAt={q.dataUpdatedAt || renderedAt} />;
+}
+
+/** The last poll failed (react-query is retrying, or gave up until the next interval); false again once one succeeds. */
+export function pollFailing(q: { isError: boolean; failureCount: number }): boolean {
+  return q.isError || q.failureCount > 0;
+}
+
+/** "● live", or "● offline — retrying" (warning tone) while polling fails, with the last good update in its title. */
+export function LiveStatus({ failing, lastUpdatedAt }: { failing: boolean; lastUpdatedAt: number }) {
   return (
-    <span className="text-xs subtle" aria-live="polite" title={`Refreshes when something changes (checked every ${OVERVIEW_POLL_MS / 1000} s)`}>
-      ● live
+    <span
+      className="live-status"
+      data-state={failing ? "offline" : "live"}
+      role="status"
+      title={
+        failing
+          ? `Could not reach the server; retrying every ${OVERVIEW_POLL_MS / 1000} s. Last updated ${new Date(lastUpdatedAt).toLocaleTimeString()}.`
+          : `Refreshes when something changes (checked every ${OVERVIEW_POLL_MS / 1000} s)`
+      }
+    >
+      ● {failing ? "offline — retrying" : "live"}
     </span>
   );
 }

@@ -97,12 +97,15 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
       id: "switch",
       header: "Switch",
       cell: (s) => (
+        // Each model keeps its rate on its line; a narrow column wraps between the two models only.
         <span className="row row-wrap" style={{ gap: 6 }}>
-          <span className="mono">{s.currentModel}</span>
-          <span className="subtle">{formatPercent(s.currentSuccessRate)}</span>
+          <span className="nowrap">
+            <span className="mono">{s.currentModel}</span> <span className="subtle">{formatPercent(s.currentSuccessRate)}</span>
+          </span>
           <Icon name="chevronRight" size={12} />
-          <span className="mono strong">{s.suggestedModel}</span>
-          <span className="text-success">{formatPercent(s.suggestedSuccessRate)}</span>
+          <span className="nowrap">
+            <span className="mono strong">{s.suggestedModel}</span> <span className="text-success">{formatPercent(s.suggestedSuccessRate)}</span>
+          </span>
         </span>
       ),
     },
@@ -120,7 +123,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
       header: "Latest session",
       cell: (s) => (
         <a href={`${base}/sessions/${encodeURIComponent(s.sessionId)}`} title={s.sessionId}>
-          <MiddleTruncate value={s.sessionId} mono className="text-sm" maxWidth="24ch" />
+          <MiddleTruncate value={s.sessionId} mono className="text-sm" />
         </a>
       ),
     },
@@ -189,7 +192,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
                               style={cellStyle(c.rate)}
                               title={`${m} on ${k.failureKey}: ${formatNumber(c.attempts - c.failures)} of ${formatNumber(c.attempts)} attempts succeeded (${formatNumber(c.failures)} failed)`}
                             >
-                              {formatPercent(c.rate, 0)}
+                              {formatPercent(c.rate)}
                               <span className="dash2-cell-n">{formatCount(c.attempts, "attempt")}</span>
                             </td>
                           );

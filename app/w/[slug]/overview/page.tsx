@@ -7,6 +7,7 @@ import { LiveOverview } from "@/components/dashboard/live-overview";
 import { DataTable, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
+import { formatDecimal } from "@/components/format";
 import { ButtonLink } from "@/components/form";
 import { Meter } from "@/components/meter";
 import { PageHeader } from "@/components/page-header";
@@ -67,7 +68,7 @@ export default async function OverviewPage({ params, searchParams }: { params: P
         r.threshold ? (
           <Meter value={r.effectiveFailures} max={r.threshold} tone={r.effectiveState as TrustState} />
         ) : (
-          <span className="num">{r.effectiveFailures.toFixed(1)}</span>
+          <span className="num">{formatDecimal(r.effectiveFailures)}</span>
         ),
       width: 170,
     },

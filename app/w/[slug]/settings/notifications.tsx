@@ -173,9 +173,12 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
               <Field label="Type">
                 <Select value={draft.type} disabled={!!editing} onChange={(e) => setDraft({ ...draft, type: e.target.value as Draft["type"] })} options={[{ value: "webhook", label: "Webhook (signed JSON)" }, { value: "slack", label: "Slack incoming webhook" }]} />
               </Field>
-              <Field label="URL" error={errs.url} hint={editing ? "Leave empty to keep the current URL" : draft.type === "slack" ? "https://hooks.slack.com/services/…" : "https://…"}>
-                <TextInput value={draft.url} mono size="md" style={{ minWidth: "min(360px, 100%)" }} onChange={(e) => setDraft({ ...draft, url: e.target.value })} />
-              </Field>
+              {/* URLs are long: the field takes the rest of the row (a line of its own when narrow). */}
+              <div style={{ flex: "1 1 360px", minWidth: 0, maxWidth: 640 }}>
+                <Field label="URL" error={errs.url} hint={editing ? "Leave empty to keep the current URL" : draft.type === "slack" ? "https://hooks.slack.com/services/…" : "https://…"}>
+                  <TextInput value={draft.url} mono size="md" type="url" onChange={(e) => setDraft({ ...draft, url: e.target.value })} />
+                </Field>
+              </div>
             </div>
             <fieldset className="stack stack-sm" style={{ border: 0, padding: 0, margin: 0 }}>
               <legend className="text-sm" style={{ fontWeight: 500 }}>Events</legend>

@@ -63,13 +63,11 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       id: "session",
       header: "Session",
       minWidth: 200,
-      cell: (r) => (
-<MiddleTruncate value={r.sessionId} mono maxWidth="22ch" />
-      ),
+      cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
     },
     { id: "status", header: "Status", width: 96, cell: (r) => <SessionStatusBadge status={r.status} /> },
-    { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} maxWidth="15ch" /> },
-    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" maxWidth="13ch" /> : <span className="subtle">—</span>) },
+    { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
+    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
     {
       id: "started",
       header: "Started",

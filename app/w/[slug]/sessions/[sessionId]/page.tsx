@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { notFound } from "next/navigation";
+import { CopyValueButton } from "@/components/copy-value-button";
 import { ButtonLink } from "@/components/form";
 import { formatNumber, humanize } from "@/components/format";
 import { Icon } from "@/components/icons";
@@ -31,6 +32,16 @@ function safeDecode(s: string) {
   } catch {
     return s;
   }
+}
+
+/** A name shown whole (wrapping when long: the side card is narrow) with a copy button. */
+function CopyableName({ value, label, mono = false }: { value: string; label: string; mono?: boolean }) {
+  return (
+    <span className={mono ? "copyable-name mono" : "copyable-name"}>
+      {value}
+      <CopyValueButton value={value} label={label} />
+    </span>
+  );
 }
 
 function formatSettingValue(v: unknown): string {
@@ -133,8 +144,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <KeyValue
                 layout="grid"
                 items={[
-                  { label: "Agent", value: <MiddleTruncate value={session.agent} copy copyLabel="agent name" />, wide: session.agent.length > 14 },
-                  { label: "Model", value: session.model ? <MiddleTruncate value={session.model} mono copy copyLabel="model name" /> : "—", wide: (session.model?.length ?? 0) > 14 },
+                  { label: "Agent", value: <CopyableName value={session.agent} label="agent name" />, wide: session.agent.length > 9 },
+                  { label: "Model", value: session.model ? <CopyableName value={session.model} mono label="model name" /> : "—", wide: (session.model?.length ?? 0) > 9 },
                   { label: "Started", value: session.startedAt ? <RelativeTime date={session.startedAt} now={now} /> : "—" },
                   { label: "Last event", value: session.lastEventAt ? <RelativeTime date={session.lastEventAt} now={now} /> : "—" },
                   { label: "Ended", value: session.endedAt ? <RelativeTime date={session.endedAt} now={now} /> : "—" },

@@ -191,7 +191,8 @@ function StatusCallout({ detail, slug, now }: { detail: KeyDetail; slug: string;
       <div className="callout" data-tone="info">
         <Icon name="info" />
         <span>
-          Recovery complete ({k.recovery?.successes ?? "enough"} successes) — waiting for a person to approve it in the{" "}
+          {/* The engine keeps counting past `needed` while it waits; like the meter, say what recovery needed. */}
+          Recovery complete{k.recovery ? ` (${k.recovery.needed} of ${k.recovery.needed} successes)` : ""} — waiting for a person to approve it in the{" "}
           <Link href={`/w/${slug}/approvals`}>approval queue</Link>.
         </span>
       </div>
