@@ -1,6 +1,9 @@
 import { formatDecimal } from "./format";
 import type { TrustState } from "./state-badge";
 
+/** A state's colour; "muted" is a quiet bar for a figure that is shown but not an alarm. */
+export type MeterTone = TrustState | "neutral" | "accent" | "muted";
+
 /**
  * Small horizontal progress bar with a numeric label, e.g. effective failures vs threshold
  * ("2.5 / 3") or recovery progress ("1 / 3 successes").
@@ -14,7 +17,7 @@ export function Meter({
 }: {
   value: number;
   max: number;
-  tone?: TrustState | "neutral" | "accent";
+  tone?: MeterTone;
   /** Text next to the bar; defaults to "value / max". Pass null to hide. */
   label?: React.ReactNode | null;
   ariaLabel?: string;

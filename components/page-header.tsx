@@ -45,7 +45,7 @@ export function Section({
     <section className="section" id={id} aria-labelledby={id && title ? `${id}-title` : undefined}>
       {(title || actions) && (
         <div className="section-head">
-          <div>
+          <div className="section-head-text">
             {title && (
               <h2 className="section-title" id={id ? `${id}-title` : undefined}>
                 {title}

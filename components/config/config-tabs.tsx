@@ -14,7 +14,8 @@ import { ToolClassesEditor } from "./tool-classes-editor";
 
 export const CONFIG_TABS = [
   { id: "rules", label: "Rules" },
-  { id: "settings", label: "Settings" },
+  // Labelled "General": a "Settings" tab on the Settings page says nothing; the id stays for links.
+  { id: "settings", label: "General" },
   { id: "tool-classes", label: "Tool classes" },
   { id: "extractors", label: "Extractors" },
   { id: "security", label: "Security patterns" },

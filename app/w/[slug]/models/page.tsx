@@ -132,11 +132,8 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
 
   return (
     <>
-      <PageHeader
-        title="Models"
-        description="How each model fares per failure key, how often each stalls, and the model switches Vigil suggested."
-        actions={<TimeRangePicker path={`${base}/models`} searchParams={sp} window={window} defaultRange="all" />}
-      />
+      <PageHeader title="Models" description="How each model fares per failure key, how often each stalls, and the model switches Vigil suggested." />
+      <TimeRangePicker path={`${base}/models`} searchParams={sp} window={window} defaultRange="all" />
       <div className="stack stack-lg">
         <Section
           title="Success rate by model and failure key"
@@ -222,7 +219,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
 
         <Section
           title="Recent switch suggestions"
-          description={`Made when a model keeps failing on a key another model handles clearly better (Settings → model switch) · ${window.label}.`}
+          description={`Made when a model keeps failing on a key another model handles clearly better (Settings → General → Model switch) · ${window.label}.`}
         >
           <DataTable
             label="Model switch suggestions"

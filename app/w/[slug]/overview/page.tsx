@@ -3,16 +3,15 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { FailureRateChart } from "@/components/dashboard/failure-rate-chart";
+import { FailuresMeter } from "@/components/dashboard/key-status";
 import { LiveOverview } from "@/components/dashboard/live-overview";
 import { DataTable, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
-import { formatDecimal } from "@/components/format";
 import { ButtonLink } from "@/components/form";
-import { Meter } from "@/components/meter";
 import { PageHeader } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
-import { StateBadge, type TrustState } from "@/components/state-badge";
+import { StateBadge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { listPendingApprovals } from "@/server/dashboard/approvals";
 import { getBaseUrl } from "@/server/dashboard/base-url";
@@ -64,12 +63,7 @@ export default async function OverviewPage({ params, searchParams }: { params: P
     {
       id: "failures",
       header: "Effective / threshold",
-      cell: (r) =>
-        r.threshold ? (
-          <Meter value={r.effectiveFailures} max={r.threshold} tone={r.effectiveState as TrustState} />
-        ) : (
-          <span className="num">{formatDecimal(r.effectiveFailures)}</span>
-        ),
+      cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.effectiveState} ownState={r.state} />,
       width: 170,
     },
     { id: "total", header: window.range === "all" ? "Failures" : "Failures in range", headerTitle: `Failed tool results, ${window.label}`, align: "right", cell: (r) => r.totalFailures.toLocaleString("en-US"), width: 90 },

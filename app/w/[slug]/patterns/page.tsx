@@ -55,15 +55,10 @@ export default async function PatternsPage({ params, searchParams }: { params: P
     return `/w/${encodeURIComponent(slug)}/sessions?${q}`;
   };
 
-  const range = <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />;
-
   return (
     <>
-      <PageHeader
-        title="Patterns"
-        description="Behavioural stalls detected in agent sessions, the nudges Vigil sent, and whether they helped."
-        actions={range}
-      />
+      <PageHeader title="Patterns" description="Behavioural stalls detected in agent sessions, the nudges Vigil sent, and whether they helped." />
+      <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
       {nothing ? (
         <EmptyState
           bordered

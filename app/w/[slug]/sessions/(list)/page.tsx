@@ -116,6 +116,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
         description="Every agent session posting to this workspace: its calls, failures and detected stalls. A session paused by an interrupt nudge waits for a person to resume it."
         actions={<LivePageRefresh slug={slug} workspaceId={workspaceId} />}
       />
+      <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
       <div className="toolbar dash2-toolbar">
         <nav className="segmented" aria-label="Filter by status">
           {tabs.map((t) => (
@@ -154,8 +155,6 @@ export default async function SessionsPage({ params, searchParams }: { params: P
             {pattern === "any" ? "With a stall pattern" : `Pattern: ${humanize(pattern)}`} ×
           </a>
         )}
-        <div className="toolbar-spacer" />
-        <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
       </div>
       {counts.all === 0 && !q && !pattern && window.range === "all" ? (
         <EmptyState

@@ -85,7 +85,9 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
       sortKey: "failures",
       firstDir: "desc",
       width: 170,
-      cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.effectiveState} />,
+      cell: (r) => (
+        <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.effectiveState} ownState={r.state} recovery={r.recovery} approvalPending={r.approvalPending} />
+      ),
     },
     { id: "consecutive", header: "Consec.", headerTitle: "Consecutive failures since the last success", sortKey: "consecutive", align: "right", width: 80, cell: (r) => r.consecutiveFailures },
     {

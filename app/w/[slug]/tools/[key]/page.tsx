@@ -97,7 +97,19 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
               layout="grid"
               items={[
                 { label: "Own state", value: <StateBadge state={k.state} />, hint: k.state !== k.effectiveState ? `effective: ${k.effectiveState}` : undefined },
-                { label: "Effective failures", value: <FailuresMeter value={k.effectiveFailures} threshold={k.threshold} state={k.effectiveState} /> },
+                {
+                  label: "Effective failures",
+                  value: (
+                    <FailuresMeter
+                      value={k.effectiveFailures}
+                      threshold={k.threshold}
+                      state={k.effectiveState}
+                      ownState={k.state}
+                      recovery={k.recovery}
+                      approvalPending={k.approvalPending}
+                    />
+                  ),
+                },
                 { label: "Consecutive failures", value: <span className="num">{k.consecutiveFailures}</span> },
                 {
                   label: "Failures / calls",
@@ -249,7 +261,7 @@ function LevelStates({ levels, slug }: { levels: KeyRow[]; slug: string }) {
   const cols: Column<KeyRow>[] = [
     { id: "key", header: "Level state", cell: (r) => <FailureKey value={r.failureKey} />, minWidth: 200 },
     { id: "state", header: "State", width: 120, cell: (r) => <StateBadge state={r.state} /> },
-    { id: "failures", header: "Effective / threshold", width: 170, cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.state} /> },
+    { id: "failures", header: "Effective / threshold", width: 170, cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.state} recovery={r.recovery} approvalPending={r.approvalPending} /> },
     { id: "reason", header: "Reason", cell: (r) => r.escalationReason ?? <span className="subtle">—</span> },
   ];
   return (
