@@ -12,6 +12,11 @@ import { useTRPC } from "@/lib/trpc/client";
 
 export const OVERVIEW_POLL_MS = 5_000;
 
+/** The last poll failed (react-query is retrying, or gave up until the next interval); false again once one succeeds. */
+export function pollFailing(q: { isError: boolean; failureCount: number }): boolean {
+  return q.isError || q.failureCount > 0;
+}
+
 export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCounts }) {
   const trpc = useTRPC();
   const router = useRouter();
@@ -52,7 +57,7 @@ export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCou
           value={c.lastEventAt ? <RelativeTime date={c.lastEventAt} /> : "—"}
           hint={
             // A failed poll shows first: the numbers above are then as old as the last good update.
-            q.isError || q.failureCount > 0 ? (
+            pollFailing(q) ? (
               <span className="text-warning">offline — retrying</span>
             ) : c.levelAlerts > 0 ? (
               `${formatNumber(c.levelAlerts)} domain/tool-level alert${c.levelAlerts === 1 ? "" : "s"}`

@@ -11,7 +11,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
 import { useTRPC } from "@/lib/trpc/client";
 import type { LiveCounts } from "@/server/dashboard/overview";
-import { OVERVIEW_POLL_MS } from "./live-overview";
+import { OVERVIEW_POLL_MS, pollFailing } from "./live-overview";
 
 // State changes, new keys, approvals and pauses — not every event, so busy workspaces do not re-render constantly.
 const signatureOf = (c: LiveCounts) => JSON.stringify([c.keys, c.levelAlerts, c.totalKeys, c.pendingApprovals, c.pausedSessions]);
@@ -34,10 +34,6 @@ export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCoun
   return <LiveStatus failing={pollFailing(q)} lastUpdatedAt={q.dataUpdatedAt || renderedAt} />;
 }
 
-/** The last poll failed (react-query is retrying, or gave up until the next interval); false again once one succeeds. */
-export function pollFailing(q: { isError: boolean; failureCount: number }): boolean {
-  return q.isError || q.failureCount > 0;
-}
 
 /** "● live", or "● offline — retrying" (warning tone) while polling fails, with the last good update in its title. */
 export function LiveStatus({ failing, lastUpdatedAt }: { failing: boolean; lastUpdatedAt: number }) {
