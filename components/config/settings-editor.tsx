@@ -234,8 +234,8 @@ function SettingsTable() {
 const switchFieldText = (f: ModelSwitchMeta, v: number | undefined) => (f.ratio ? ratioToPercentText(v) : v === undefined ? "" : String(v));
 const parseSwitchField = (f: ModelSwitchMeta, text: string) => (f.ratio ? validatePercentText(f, text) : validateNumberText(f, text));
 const switchFieldValue = (f: ModelSwitchMeta, v: number) => (f.ratio ? `${ratioToPercentText(v)}%` : String(v));
-/** "How much better (0–1) the candidate must be" reads in the unit the input uses. */
-const switchFieldHint = (f: ModelSwitchMeta) => (f.ratio ? `${f.hint.replace(/\s*\(0[–-]1[^)]*\)/, "")}, in percentage points` : f.hint);
+/** A ratio field's hint names the unit its input uses. */
+const switchFieldHint = (f: ModelSwitchMeta) => (f.ratio ? `${f.hint}, in percentage points` : f.hint);
 
 function ModelSwitchCard() {
   const { doc, inheritedCamel, level, canEdit, save, saving } = useConfigEditor();

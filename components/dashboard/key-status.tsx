@@ -68,21 +68,19 @@ export function RecoveryMeter({ recovery, noun }: { recovery: { successes: numbe
  * so for the other states the text says what does move the key on (SPEC 4.3) — otherwise a
  * recovering key at "3.2 / 3" reads as one that should be escalated.
  */
-export function failuresMeterTitle({
-  value,
-  threshold,
-  state,
-  ownState,
-  recovery,
-  approvalPending,
-}: {
+/** A key's effective failures and what its state makes of them (FailuresMeter's props). */
+interface FailuresFigure {
   value: number;
-  threshold: number;
+  threshold: number | null;
+  /** The effective state (the stricter of the key's own and its domain's or tool's). */
   state: string;
+  /** The key's own state, when it can differ from `state`. */
   ownState?: string;
   recovery?: { successes: number; needed: number } | null;
   approvalPending?: boolean;
-}): string {
+}
+
+export function failuresMeterTitle({ value, threshold, state, ownState, recovery, approvalPending }: FailuresFigure & { threshold: number }): string {
   const figure = `Effective failures (decayed by age and later sessions) ${formatDecimal(value)} of ${formatDecimal(threshold)}`;
   const own = ownState ?? state;
   if (own !== state && state !== "trusted")
@@ -114,28 +112,13 @@ export function failuresMeterTitle({
  * Effective failures vs threshold, with a tooltip that says what the figure means in the key's
  * state. A recovering key's bar is muted: recovery does not look at it, so a full bar is no alarm.
  */
-export function FailuresMeter({
-  value,
-  threshold,
-  state,
-  ownState,
-  recovery,
-  approvalPending,
-}: {
-  value: number;
-  threshold: number | null;
-  /** The effective state (the stricter of the key's own and its domain's or tool's). */
-  state: string;
-  /** The key's own state, when it can differ from `state`. */
-  ownState?: string;
-  recovery?: { successes: number; needed: number } | null;
-  approvalPending?: boolean;
-}) {
+export function FailuresMeter(figure: FailuresFigure) {
+  const { value, threshold, state } = figure;
   if (!threshold) return <span className="num">{formatDecimal(value)}</span>;
   const tone: MeterTone =
     state === "trusted" ? (value >= threshold * 0.66 ? "escalated" : "neutral") : state === "recovering" ? "muted" : (state as TrustState);
   return (
-    <span className="meter-tip" title={failuresMeterTitle({ value, threshold, state, ownState, recovery, approvalPending })}>
+    <span className="meter-tip" title={failuresMeterTitle({ ...figure, threshold })}>
       <Meter value={value} max={threshold} tone={tone} ariaLabel="Effective failures versus threshold" />
     </span>
   );

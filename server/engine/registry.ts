@@ -121,7 +121,7 @@ export const MODEL_SWITCH_FIELDS = {
   minSuccessRateDiff: setting({
     snake: "min_success_rate_diff",
     label: "Minimum success-rate gain",
-    help: "How much better (0–1) the candidate must be",
+    help: "How much better the candidate must be",
     spec: { kind: "number", int: false, min: 0, max: 1 },
     default: 0.3,
   }),
