@@ -317,18 +317,39 @@ function loopingGuardSpec(prefix: string, sessions = 64): RequestSpec {
 }
 const f0 = (v: number) => v.toFixed(0);
 
+/** The sum of a CpuPerRequest: what one request costs the machine, all processes counted. */
+const cpuTotal = (cpu: CpuPerRequest) => cpu.server + (cpu.database ?? 0) + cpu.loadGenerator;
+/** A CpuPerRequest in words: "server 220 µs + PostgreSQL 110 µs + load generator 80 µs = 410 µs". */
+function cpuParts(cpu: CpuPerRequest, client = "load generator"): string {
+  const database = cpu.database === null ? " (PGlite inside)" : ` + PostgreSQL ${f0(cpu.database)} µs`;
+  return `server ${f0(cpu.server)} µs${database} + ${client} ${f0(cpu.loadGenerator)} µs = ${f0(cpuTotal(cpu))} µs`;
+}
+
 /**
  * What a check costs the machine, all processes counted (the median round's): the server, the
  * database server and the load generator share its cores, so their sum bounds the rate however
  * well the work is spread — the ceiling printed is every core busy with nothing else.
  */
 function cpuBudgetRow(cpu: CpuPerRequest, bare: number): FleetRow {
-  const total = cpu.server + (cpu.database ?? 0) + cpu.loadGenerator;
-  const ceiling = (os.cpus().length * 1e6) / total;
-  const database = cpu.database === null ? " (PGlite inside)" : ` + PostgreSQL ${f0(cpu.database)} µs`;
+  const ceiling = (os.cpus().length * 1e6) / cpuTotal(cpu);
   return {
     measure: "guard.check, 64 sessions: CPU per check, that round",
-    figure: `server ${f0(cpu.server)} µs${database} + load generator ${f0(cpu.loadGenerator)} µs = ${f0(total)} µs; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / bare).toFixed(2)}× bare`,
+    figure: `${cpuParts(cpu)}; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / bare).toFixed(2)}× bare`,
+    target: "—",
+  };
+}
+
+/**
+ * The same for an ingested event (the median round's), beside what a row of the raw INSERT cost
+ * (its client and PostgreSQL): the ceiling is every core busy with the ingest alone, against that
+ * round's raw rate — a target above it needs less CPU per event, not better spreading.
+ */
+function ingestCpuRow(round: { cpu: CpuPerRequest; rawCpu: CpuPerRequest | null; raw: number }): FleetRow {
+  const ceiling = (os.cpus().length * 1e6) / cpuTotal(round.cpu);
+  const raw = round.rawCpu ? `; a raw INSERT row: client ${f0(round.rawCpu.loadGenerator)} µs${round.rawCpu.database === null ? "" : ` + PostgreSQL ${f0(round.rawCpu.database)} µs`}` : "";
+  return {
+    measure: "ingest.events: CPU per event, that round",
+    figure: `${cpuParts(round.cpu, "writers")}; all ${os.cpus().length} cores busy with nothing else: at most ${f0(ceiling)}/s = ${(ceiling / round.raw).toFixed(2)}× that raw INSERT${raw}`,
     target: "—",
   };
 }
@@ -359,22 +380,31 @@ async function bareBaseline(): Promise<number> {
   }
 }
 
-/** Raw multi-row INSERTs of the same events (4 writers), the ceiling the ingest is compared with. */
-async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUrl?: string): Promise<number> {
+/**
+ * Raw multi-row INSERTs of the same events (4 writers), the ceiling the ingest is compared with:
+ * rows per second and, on PostgreSQL, the CPU per row of this client and the database server.
+ */
+async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUrl?: string, databasePid: number | null = null): Promise<{ rate: number; cpu: CpuPerRequest | null }> {
   const rowsOf = (events: EventInput[]) =>
     events.map((e) => ({ id: `${kind}-raw-${e.id}`, session_id: e.sessionId, type: e.type, ts: new Date((e as { ts?: number }).ts ?? Date.now()).toISOString(), tool_name: (e as { toolName?: string }).toolName ?? null, body: e }));
   const ddl = "create table if not exists bench_raw_event (id text primary key, session_id text not null, type text not null, ts timestamptz not null, tool_name text, body jsonb not null)";
   const total = batches.flat(2).length;
   if (databaseUrl) {
-    const sql = postgres(databaseUrl, { max: 4, onnotice: () => {} });
+    const sql = postgres(databaseUrl, { max: batches.length, onnotice: () => {} });
     await sql.unsafe(ddl);
+    // Every writer's connection open before the clock starts, as the ingest's server holds its pool
+    // open: connecting (a PostgreSQL backend started per connection) is no part of inserting.
+    await Promise.all(batches.map(() => sql`select 1`));
+    const meter = databasePid === null ? null : cpuMeter(process.pid, databasePid);
     const t0 = performance.now();
     await Promise.all(batches.map(async (writer) => {
       for (const events of writer) await sql`insert into bench_raw_event ${sql(rowsOf(events).map((r) => ({ ...r, body: sql.json(r.body as never) })))}`;
     }));
     const rate = total / ((performance.now() - t0) / 1000);
+    // This process's CPU is the client's (its child processes, the servers, are not counted).
+    const cpu = meter ? { ...meter.perRequest(total), server: 0 } : null;
     await sql.end();
-    return rate;
+    return { rate, cpu };
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-raw-"));
   const lite = new PGlite(dir);
@@ -395,7 +425,7 @@ async function rawInsertRate(kind: string, batches: EventInput[][][], databaseUr
   const rate = total / ((performance.now() - t0) / 1000);
   await lite.close();
   fs.rmSync(dir, { recursive: true, force: true });
-  return rate;
+  return { rate, cpu: null };
 }
 
 /** `databasePid`: the PostgreSQL postmaster, whose backends do a check's database work (null for PGlite, inside the server). */
@@ -493,7 +523,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, d
     // Warm passes, each followed at once by the raw INSERT of its rows: on a shared machine the
     // cores' speed drifts within a run, so each ratio is of two measurements taken side by side,
     // and the median of the rounds is the figure (all of them are printed).
-    const rounds: { rate: number; raw: number }[] = [];
+    const rounds: { rate: number; raw: number; cpu: CpuPerRequest; rawCpu: CpuPerRequest | null }[] = [];
     let failed = 0;
     try {
       // A fresh process first (as earlier figures were taken): each writer sends two batches of its
@@ -508,9 +538,12 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, d
       failed += fresh.failed;
       for (let round = 0; round < INGEST_ROUNDS; round++) {
         const batches = passBatches(`warm${round}`);
+        const meter = cpuMeter(ingestServer.pid, databasePid);
         const warm = await ingestPass(batches);
+        const cpu = meter.perRequest(writers * perWriter * BATCH_SIZE);
         failed += warm.failed;
-        rounds.push({ rate: warm.rate, raw: await rawInsertRate(`${kind}-r${round}`, batches, databaseUrl) });
+        const raw = await rawInsertRate(`${kind}-r${round}`, batches, databaseUrl, databasePid);
+        rounds.push({ rate: warm.rate, raw: raw.rate, cpu, rawCpu: raw.cpu });
       }
     } finally {
       await ingestServer.stop();
@@ -526,6 +559,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, d
         `the first 16,000 events of a fresh process ${f0(fresh.rate)}/s = ${(fresh.rate / rounds[0].raw).toFixed(2)}×${failed ? `; ${failed} failed` : ""}`,
       target: "≥ 0.3× raw insert",
     });
+    rows.push(ingestCpuRow(mid));
     await hotKey(kind, rows, databaseUrl);
   } finally {
     await vigil.stop();
