@@ -2,15 +2,17 @@
  * How every launcher starts the production server — `npm start`, the e2e server, the bench and the
  * hardening trials — so all of them run it with the same Node flags.
  *
- * `--max-semi-space-size=64` (MiB per semi-space; Node 20 grows it to 16 at most): under a fleet's
+ * `--max-semi-space-size=32` (MiB per semi-space; Node 20 grows it to 16 at most): under a fleet's
  * load, requests and batches in flight keep their objects alive across young-generation
- * collections, and each collection copies what is still alive. Collecting a quarter as often took
- * ~25 % off the server CPU of a guard.check at 64 concurrent sessions and brought 500/s offered from
- * p99 19–32 ms to ~16 ms; the young generation only grows that large under such load, and peak RSS
- * at 2,000/s offered went from ~240 to ~320 MiB. A `--max-semi-space-size` in NODE_OPTIONS wins.
+ * collections, and each collection copies what is still alive. At Node's 16 a guard.check at 64
+ * concurrent sessions spent ~25 % more server CPU and 500/s offered had a p99 of 19–32 ms (README,
+ * "A young generation sized for a fleet", which chose 64). Measured again at stop 53, 32 and 64
+ * cost the same CPU per check (median ~195 against ~200 µs over 8 rounds each) and per ingested
+ * event, with the same 500/s p99, while 64 took peak RSS at 2,000/s offered to 373–408 MiB and 32
+ * to 322–332. A `--max-semi-space-size` in NODE_OPTIONS wins.
  */
 export function serverNodeFlags(nodeOptions = process.env.NODE_OPTIONS ?? "") {
-  return nodeOptions.includes("--max-semi-space-size") ? [] : ["--max-semi-space-size=64"];
+  return nodeOptions.includes("--max-semi-space-size") ? [] : ["--max-semi-space-size=32"];
 }
 
 /** The arguments after `node` that serve the build on `port` and `host`. */
