@@ -62,12 +62,6 @@ export function RecoveryMeter({ recovery, noun }: { recovery: { successes: numbe
   );
 }
 
-/**
- * What the effective-failures figure means in the key's state, for the meter's tooltip. The figure
- * is the decayed failure count (SPEC 4.2) and is shown as is; only a trusted key escalates on it,
- * so for the other states the text says what does move the key on (SPEC 4.3) — otherwise a
- * recovering key at "3.2 / 3" reads as one that should be escalated.
- */
 /** A key's effective failures and what its state makes of them (FailuresMeter's props). */
 interface FailuresFigure {
   value: number;
@@ -80,6 +74,12 @@ interface FailuresFigure {
   approvalPending?: boolean;
 }
 
+/**
+ * What the effective-failures figure means in the key's state, for the meter's tooltip. The figure
+ * is the decayed failure count (SPEC 4.2) and is shown as is; only a trusted key escalates on it,
+ * so for the other states the text says what does move the key on (SPEC 4.3) — otherwise a
+ * recovering key at "3.2 / 3" reads as one that should be escalated.
+ */
 export function failuresMeterTitle({ value, threshold, state, ownState, recovery, approvalPending }: FailuresFigure & { threshold: number }): string {
   const figure = `Effective failures (decayed by age and later sessions) ${formatDecimal(value)} of ${formatDecimal(threshold)}`;
   const own = ownState ?? state;

@@ -34,7 +34,6 @@ export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCoun
   return <LiveStatus failing={pollFailing(q)} lastUpdatedAt={q.dataUpdatedAt || renderedAt} />;
 }
 
-
 /** "● live", or "● offline — retrying" (warning tone) while polling fails, with the last good update in its title. */
 export function LiveStatus({ failing, lastUpdatedAt }: { failing: boolean; lastUpdatedAt: number }) {
   return (
