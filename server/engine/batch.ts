@@ -15,7 +15,7 @@
  * tool-level state they may create (the shell locks the whole tool for those).
  */
 import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
-import { extractFailureKey, sameCanonicalJson } from "./failure-key";
+import { extractFailureKey, sameCanonicalJson, type FailureKeyInfo } from "./failure-key";
 import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
@@ -99,7 +99,11 @@ export interface StoredCall {
 export const callRef = (sessionId: string, callId: string) => `${sessionId}\u0000${callId}`;
 
 export function callInfo(e: { toolName: string; args?: Record<string, unknown>; domain?: string; service?: string }, configs: BatchConfigs): StoredCall {
-  const info = extractFailureKey(e.toolName, e.args ?? {}, { domain: e.domain ?? null, service: e.service ?? null }, configs.effective.extractors);
+  return storedCall(extractFailureKey(e.toolName, e.args ?? {}, { domain: e.domain ?? null, service: e.service ?? null }, configs.effective.extractors));
+}
+
+/** What the event log keeps of a call's extraction (callInfo), for a caller that extracted it already. */
+export function storedCall(info: FailureKeyInfo): StoredCall {
   return {
     failureKey: info.failureKey,
     argsHash: info.argsHash,

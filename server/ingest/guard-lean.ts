@@ -32,7 +32,7 @@ import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour
 import { redactedPreview } from "@/server/engine/redact";
 import { resolveSettings } from "@/server/engine/settings";
 import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
-import { callInfo } from "@/server/engine/batch";
+import { storedCall } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs, type CachedConfigs } from "./config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
@@ -468,7 +468,9 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
     // The engine's step for a tool.call (same as applyBatch): clock clamp, counters, behaviour.
-    const info = callInfo(ev, configs);
+    // callInfo's extraction, done once: a guard.check carries no domain or service hints, so the
+    // level keys' extraction under these configs is the one the event log keeps.
+    const info = storedCall(keys.info);
     const prevClock = stored?.clock == null ? null : Number(stored.clock);
     const t = prevClock === null ? ev.ts : Math.max(prevClock, ev.ts);
     const model = ev.model ?? stored?.model ?? null;

@@ -118,6 +118,29 @@ describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
     expect(session).toMatchObject({ eventCount: 12, callCount: 12 });
   });
 
+  it("records a call with what ingest records for the same call: failure key, key params, args hash, domain, command", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const calls = [
+      call(uid("g"), "http_request", { url: "https://api.example.com/v2/orders/81723?x=1", method: "POST", body: { a: 1 } }),
+      call(uid("g"), "Bash", { command: "npm test -- --run src/a.test.ts", timeout: 60 }),
+      call(uid("g"), "mcp__jira__search", { jql: "project = OPS", limit: 5 }),
+      call(uid("g"), "Read", { file_path: "/repo/src/index.ts" }),
+    ];
+    // The guard's session is a new one (the full path) for the first check and a stored one (the lean path) after it.
+    for (const c of [...calls, ...calls.map((c) => ({ ...c, id: uid(), callId: uid() }))]) {
+      expect((await app.mutation("guard.check", c, { key })).status).toBe(200);
+    }
+    const ingested = calls.map((c) => ({ ...c, type: "tool.call", id: uid(), sessionId: uid("i") }));
+    expect((await app.mutation("ingest.events", { events: ingested }, { key })).status).toBe(200);
+    const rows = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
+    const recorded = (r: (typeof rows)[number]) => ({ toolName: r.toolName, failureKey: r.failureKey, call: (r.payload as { call: unknown }).call, preview: (r.payload as { preview: unknown }).preview });
+    const fromIngest = new Map(rows.filter((r) => r.sessionId.startsWith("i")).map((r) => [r.toolName, recorded(r)]));
+    const fromGuard = rows.filter((r) => r.sessionId.startsWith("g"));
+    expect(fromGuard).toHaveLength(2 * calls.length);
+    for (const r of fromGuard) expect(recorded(r)).toEqual(fromIngest.get(r.toolName));
+    expect(fromIngest.get("http_request")!.call).toMatchObject({ domain: "api.example.com" });
+  });
+
   it("a revoked key is refused on the very next guard.check, also when it was cached", async () => {
     const ws = await app.seedWorkspace();
     const s = uid("s");
