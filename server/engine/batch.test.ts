@@ -99,6 +99,8 @@ describe("engine batch: session phase, then trust phase", () => {
     const events = Array.from({ length: 6 }, (_, i) => result("s", "make", false, T0 + i * 1000));
     const out = applyBatch(loaded(events), events, ids());
     expect(out.effects.map((e) => e.type)).toEqual(["escalated", "pattern", "nudge", "pattern", "nudge", "pattern", "nudge", "paused"]);
+    // Each effect names the event that produced it (the shell splits a grouped batch's effects by it).
+    expect(out.effectEvents).toEqual([2, 2, 2, 3, 3, 4, 4, 4]);
   });
 });
 

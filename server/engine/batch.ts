@@ -351,6 +351,8 @@ export type TrustPhaseInput = Pick<LoadedState, "workspaceId" | "configs" | "ses
 export interface BatchOutcome {
   records: BatchRecords;
   effects: Effect[];
+  /** For each of `effects`, the index of the batch's event that produced it (effects are in event order). */
+  effectEvents: number[];
   /** Next states: every session of the batch, every trust state touched or created. */
   sessions: Map<string, BatchSession>;
   contexts: Map<string, KeyContext>;
@@ -801,7 +803,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
 
   return {
     records: writes,
-    effects: mergeByEvent(trustEffects, sessionPhase.effects),
+    ...mergeByEvent(trustEffects, sessionPhase.effects),
     sessions: sessionPhase.sessions,
     contexts,
     profiles: sessionPhase.profiles,
@@ -836,15 +838,17 @@ function storedKeyMetrics(
 }
 
 /** Two event-ordered effect lists as one; at the same event, `first`'s effects come first. */
-function mergeByEvent(first: { at: number; effect: Effect }[], second: { at: number; effect: Effect }[]): Effect[] {
-  const out: Effect[] = [];
+function mergeByEvent(first: { at: number; effect: Effect }[], second: { at: number; effect: Effect }[]): Pick<BatchOutcome, "effects" | "effectEvents"> {
+  const effects: Effect[] = [];
+  const effectEvents: number[] = [];
   let i = 0;
   let j = 0;
   while (i < first.length || j < second.length) {
-    if (j >= second.length || (i < first.length && first[i].at <= second[j].at)) out.push(first[i++].effect);
-    else out.push(second[j++].effect);
+    const next = j >= second.length || (i < first.length && first[i].at <= second[j].at) ? first[i++] : second[j++];
+    effects.push(next.effect);
+    effectEvents.push(next.at);
   }
-  return out;
+  return { effects, effectEvents };
 }
 
 /**

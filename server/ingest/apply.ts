@@ -38,6 +38,10 @@ export interface BatchResult {
   accepted: number;
   duplicates: number;
   effects: Effect[];
+  /** The batch's new events, in the order they were applied (the events given, less duplicates). */
+  applied: readonly AgentEvent[];
+  /** For each of `effects`, the index in `applied` of the event that produced it. */
+  effectEvents: number[];
   /** State after the batch, for guard.check's decision. */
   sessions: Map<string, BatchSession>;
   configs: BatchConfigs;
@@ -102,7 +106,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   if (!(await keyActive)) throw new ApiKeyRevokedError();
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
-  if (!fresh.length) return { accepted: 0, duplicates, effects: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), notificationChannels, writeSharedCounters: nothingToWrite };
+  if (!fresh.length) return { accepted: 0, duplicates, effects: [], applied: fresh, effectEvents: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), notificationChannels, writeSharedCounters: nothingToWrite };
 
   const storedCalls = await loadStoredCalls(tx, workspaceId, callsToLoad(fresh));
   const plan = planBatch(fresh, configs, storedCalls);
@@ -141,6 +145,8 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     accepted: fresh.length,
     duplicates,
     effects: outcome.effects,
+    applied: fresh,
+    effectEvents: outcome.effectEvents,
     sessions: outcome.sessions,
     configs,
     keyInfoByEventId: outcome.keyInfoByEventId,

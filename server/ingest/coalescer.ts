@@ -22,10 +22,20 @@ export interface CoalescerOptions<I, O> {
    * statement would see the same row version, and one of them would silently win).
    */
   keysOf?: (item: I) => readonly string[];
+  /**
+   * While another batch is on its way, a batch waits up to `maxWaitMs` for `items` items (default:
+   * no wait). Where most of a batch's cost is per batch, a batch of one started beside another costs
+   * nearly as much as a full one; writers answered together send their next requests within a
+   * moment of each other, and those go as one. A lone writer never waits: with nothing in flight a
+   * batch goes at once.
+   */
+  fillWhileBusy?: { items: number; maxWaitMs: number };
 }
 
 interface Pending<I, O> {
   item: I;
+  /** performance.now() when it was submitted. */
+  at: number;
   resolve: (value: O) => void;
   reject: (reason: unknown) => void;
 }
@@ -34,12 +44,13 @@ export class Coalescer<I, O> {
   private queue: Pending<I, O>[] = [];
   private inFlight = 0;
   private scheduled = false;
+  private fillTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: CoalescerOptions<I, O>) {}
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, at: performance.now(), resolve, reject });
       this.schedule();
     });
   }
@@ -56,6 +67,7 @@ export class Coalescer<I, O> {
 
   private pump() {
     while (this.inFlight < this.options.maxInFlight && this.queue.length) {
+      if (this.waitingToFill()) return;
       const batch = this.take();
       this.inFlight++;
       void this.runBatch(batch).finally(() => {
@@ -63,6 +75,20 @@ export class Coalescer<I, O> {
         this.pump();
       });
     }
+  }
+
+  /** True (and a pump is due when the wait is over) while a batch should wait for more items (fillWhileBusy). */
+  private waitingToFill(): boolean {
+    const fill = this.options.fillWhileBusy;
+    if (!fill || this.inFlight === 0 || this.queue.length >= fill.items) return false;
+    const left = this.queue[0].at + fill.maxWaitMs - performance.now();
+    if (left <= 0) return false;
+    if (!this.fillTimer)
+      this.fillTimer = setTimeout(() => {
+        this.fillTimer = null;
+        this.pump();
+      }, Math.ceil(left));
+    return true;
   }
 
   private take(): Pending<I, O>[] {

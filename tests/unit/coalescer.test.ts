@@ -122,6 +122,55 @@ describe("Coalescer", () => {
   });
 });
 
+describe("Coalescer fillWhileBusy", () => {
+  const fill = { items: 2, maxWaitMs: 40 };
+
+  it("beside a batch in flight, the next waits for a second item and takes both", async () => {
+    const r = recorder<string>();
+    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: fill });
+    const a = c.submit("a");
+    await turn();
+    expect(r.batches).toEqual([["a"]]); // nothing in flight: no wait
+    const b = c.submit("b");
+    await turn();
+    expect(r.batches).toEqual([["a"]]); // a slot is free, but "b" waits for company
+    const d = c.submit("d");
+    await turn();
+    expect(r.batches).toEqual([["a"], ["b", "d"]]);
+    await r.releaseAll();
+    expect([await a, await b, await d]).toEqual(["a", "b", "d"]);
+  });
+
+  it("a lone item beside a batch in flight goes after maxWaitMs, not later", async () => {
+    const r = recorder<string>();
+    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: fill });
+    void c.submit("a");
+    await turn();
+    const t0 = performance.now();
+    const b = c.submit("b");
+    while (r.batches.length < 2) await new Promise((res) => setTimeout(res, 2));
+    const waited = performance.now() - t0;
+    expect(r.batches).toEqual([["a"], ["b"]]);
+    expect(waited).toBeGreaterThanOrEqual(fill.maxWaitMs - 2);
+    await r.releaseAll();
+    expect(await b).toBe("b");
+  });
+
+  it("a lone item goes at once when the batch in flight comes back first", async () => {
+    const r = recorder<string>();
+    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: { items: 2, maxWaitMs: 60_000 } });
+    void c.submit("a");
+    await turn();
+    const b = c.submit("b");
+    await turn();
+    expect(r.batches).toEqual([["a"]]);
+    await r.releaseAll(); // "a" answered: nothing in flight, "b" goes without its wait
+    expect(r.batches).toEqual([["a"], ["b"]]);
+    await r.releaseAll();
+    expect(await b).toBe("b");
+  });
+});
+
 describe("VIGIL_GUARD_BATCH_SIZE", () => {
   it("defaults to 64, takes a whole number ≥ 1, and names itself when wrong", async () => {
     const { guardBatchSizeFromEnv } = await import("@/server/ingest/guard-lean");
