@@ -67,9 +67,10 @@ export async function ingestEvents(
  * applied in one by one. Most of a batch's cost is per batch, not per event: the locks and rows
  * of the trust states, sessions, model profiles and daily roll-ups it touches, and its statements
  * and commit. Concurrent writers of a fleet touch largely the same keys, so a group pays that once,
- * and fewer transactions queue on the trust-state locks each of them holds to its commit. Each request still gets its own answer — its accepted events, duplicates and
- * the effects its events produced — and is atomic: a group that fails is applied again request by
- * request (Coalescer), so one request's error is its own.
+ * and fewer transactions queue on the trust-state locks each of them holds to its commit. Each
+ * request still gets its own answer — its accepted events, duplicates and the effects its events
+ * produced — and is atomic: a group that fails is applied again request by request (Coalescer), so
+ * one request's error is its own.
  */
 async function ingestGroup(db: Db, scope: BatchScope, requests: AgentEvent[][], recheckApiKeyId: string | null): Promise<IngestOutput[]> {
   const events = requests.length === 1 ? requests[0] : requests.flat();
@@ -111,8 +112,9 @@ const INGEST_GROUPS_IN_FLIGHT = 2;
 const INGEST_GROUP_REQUESTS = 4;
 /**
  * Beside a group in flight, the next waits up to 5 ms for a second request: writers answered
- * together send again within a moment of each other (4 writers: a third of the groups were pairs
- * or more, against one in six without the wait), and 5 ms is a few percent of a group's time.
+ * together send again within a moment of each other (4 writers: 41 % of the groups held two
+ * requests or more, against 32 % without the wait), and 5 ms is a few percent of a group's time.
+ * A wait with no cap made that 75 %, but held a second writer back for a whole group.
  */
 const INGEST_GROUP_FILL = { items: 2, maxWaitMs: 5 };
 
