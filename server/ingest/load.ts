@@ -216,6 +216,29 @@ const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
   order by tool_name for key share`);
 
 /**
+ * lockToolLevels' common case sent at once, for the key locks to go out right behind it (one round
+ * trip less inside the batch): on PostgreSQL, when no result may create a `@tool:` state and this
+ * process has seen every tool's `tool_lock` row, the FOR KEY SHARE lock is queued on the connection
+ * now, ahead of whatever the caller sends next, and the promise checks its answer. Null otherwise:
+ * the caller awaits lockToolLevels before it locks the keys.
+ */
+export function queueSharedToolLocks(tx: Tx, workspaceId: string, create: { failureKey: string }[], existingOnly: Iterable<string>): Promise<void> | null {
+  if (!postgresJs(tx) || create.some((c) => c.failureKey.startsWith("@tool:"))) return null;
+  const tools = [...new Set([...existingOnly].filter((k) => k.startsWith("@tool:")))].sort().map((k) => k.slice("@tool:".length));
+  if (!tools.length) return Promise.resolve();
+  if (tools.some((t) => !knownToolLocks.has(`${workspaceId}\u0000${t}`))) return null;
+  return LOCK_TOOLS_SHARED.runIn<{ t: string }>(tx, { ws: workspaceId, tools: textArrayLiteral(tools) }).then(async (locked) => {
+    if (locked.length === tools.length) return;
+    // A row this process believed present is gone (a recreated database). The key locks went out
+    // before it is created and locked here, against the lock order: a deadlock this rare case may
+    // meet is detected by PostgreSQL, and the batch retried (withRetry).
+    const have = new Set(locked.map((r) => r.t));
+    for (const t of tools) if (!have.has(t)) knownToolLocks.delete(`${workspaceId}\u0000${t}`);
+    await lockToolLevels(tx, workspaceId, [], tools.filter((t) => !have.has(t)).map((t) => "@tool:" + t));
+  });
+}
+
+/**
  * Serializes a batch that may create or change a tool's `@tool:` state with the batches that touch
  * the tool, and with nothing else.
  *

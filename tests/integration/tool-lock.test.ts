@@ -10,7 +10,7 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { uid } from "../support/agent";
 import type { Tx } from "@/db/client";
-import { keyState } from "@/db/schema";
+import { keyState, toolLock } from "@/db/schema";
 import { applyBatch, type BatchScope } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 
@@ -111,6 +111,29 @@ for (const kind of DATABASE_KINDS.filter((k) => k !== "pglite")) {
       await expect(impatient.done).rejects.toSatisfy(lockTimeout);
       inFlight.release();
       await inFlight.done;
+    });
+
+    it("a tool's lock row gone while the process believes it present (a recreated database) is created again and held", async () => {
+      const ws = await app.seedWorkspace();
+      const warm = held(ws, [bashResult("ls -la", { success: true })]);
+      await warm.applied;
+      warm.release();
+      await warm.done;
+      // The process has seen the row: its next batch sends the lock with the key locks behind it.
+      await app.db.delete(toolLock).where(eq(toolLock.workspaceId, ws.workspaceId));
+
+      const batch = held(ws, [bashResult("make build", { success: true })]);
+      await batch.applied;
+      // The batch created the row again (uncommitted): a security batch of the tool, which creates
+      // the row it locks when it sees none, has to wait for it.
+      const impatient = app.db.transaction(async (tx: Tx) => {
+        await tx.execute(sql.raw(`set local lock_timeout = '300ms'`));
+        await tx.insert(toolLock).values({ workspaceId: ws.workspaceId, toolName: "bash" }).onConflictDoNothing();
+      });
+      await expect(impatient).rejects.toSatisfy(lockTimeout);
+      batch.release();
+      await batch.done;
+      expect(await app.db.select().from(toolLock).where(eq(toolLock.workspaceId, ws.workspaceId))).toHaveLength(1);
     });
   });
 }
