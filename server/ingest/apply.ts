@@ -1,11 +1,11 @@
 /**
  * The shell around the engine's batch, in the caller's transaction: lock the sessions (and read
  * what the batch needs besides locked rows) → session phase → write it → lock the tools' levels and
- * the trust states → trust phase → write it. Locks are taken in a fixed
- * order (sessions, tool locks, trust states, shared counters); the engine (server/engine/batch.ts)
- * applies every rule; nothing is read after it ran. Every writer of a workspace shares the
- * trust-state rows, so the event log and the session rows are written before those are locked:
- * the rows are held for the trust phase, its writes and the commit only.
+ * the trust states → trust phase → write it. Locks are taken in a fixed order (sessions, tool
+ * locks, trust states, shared counters); the engine (server/engine/batch.ts) applies every rule;
+ * nothing is read after it ran. Every writer of a workspace shares the trust-state rows, so the
+ * event log and the session rows are written before those are locked: the rows are held for the
+ * trust phase, its writes and the commit only.
  */
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@/db/client";
@@ -83,8 +83,9 @@ const nothingToWrite = async () => {};
 export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[], options: ApplyOptions = {}): Promise<BatchResult> {
   const { workspaceId } = scope;
   // On PostgreSQL the session locks, the event-id claims and the reads (configuration, API key,
-  // notification channels, stored calls, model profiles) go out together (one round trip): the two locking statements are queued
-  // on the connection at once, in this order (the lock order), and the reads behind them.
+  // notification channels, stored calls, model profiles) go out together (one round trip): the two
+  // locking statements are queued on the connection at once, in this order (the lock order), and
+  // the reads behind them.
   const pipelined = postgresJs(tx) !== null;
   const sessionsLocked = lockSessions(tx, workspaceId, events.map((e) => e.sessionId));
   if (!pipelined) await sessionsLocked;
@@ -206,7 +207,8 @@ async function completeReadAhead(tx: Tx, workspaceId: string, ahead: ReadAhead, 
     planned.configs.effective === configs.effective && planned.configs.workspaceDoc === configs.workspaceDoc && planned.configs.orgDoc === configs.orgDoc;
   const plan = samePlan ? planned.plan : planBatch(fresh, configs, storedCalls);
   const profiles = await ahead.profiles;
-  const moreKeys = [...profileKeys(plan)].filter((k) => !planned?.keys.has(k));
+  // The plan kept needs no more than it read ahead.
+  const moreKeys = samePlan ? [] : [...profileKeys(plan)].filter((k) => !planned?.keys.has(k));
   if (moreKeys.length) for (const [k, list] of await loadModelProfiles(tx, workspaceId, moreKeys)) profiles.set(k, list);
   return { storedCalls, plan, profiles };
 }

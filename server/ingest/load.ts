@@ -209,6 +209,8 @@ export interface LockedKeys {
 
 /** Tools whose `tool_lock` row this process has seen (rows are never deleted): skips the insert. */
 const knownToolLocks = new Set<string>();
+/** A tool of a workspace, as knownToolLocks holds it. */
+const toolLockRef = (workspaceId: string, toolName: string) => `${workspaceId}\u0000${toolName}`;
 
 /** The common case of lockToolLevels: every tool in key-share mode, in name order (text built once). */
 const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
@@ -226,14 +228,14 @@ export function queueSharedToolLocks(tx: Tx, workspaceId: string, create: { fail
   if (!postgresJs(tx) || create.some((c) => c.failureKey.startsWith("@tool:"))) return null;
   const tools = [...new Set([...existingOnly].filter((k) => k.startsWith("@tool:")))].sort().map((k) => k.slice("@tool:".length));
   if (!tools.length) return Promise.resolve();
-  if (tools.some((t) => !knownToolLocks.has(`${workspaceId}\u0000${t}`))) return null;
+  if (tools.some((t) => !knownToolLocks.has(toolLockRef(workspaceId, t)))) return null;
   return LOCK_TOOLS_SHARED.runIn<{ t: string }>(tx, { ws: workspaceId, tools: textArrayLiteral(tools) }).then(async (locked) => {
     if (locked.length === tools.length) return;
     // A row this process believed present is gone (a recreated database). The key locks went out
     // before it is created and locked here, against the lock order: a deadlock this rare case may
     // meet is detected by PostgreSQL, and the batch retried (withRetry).
     const have = new Set(locked.map((r) => r.t));
-    for (const t of tools) if (!have.has(t)) knownToolLocks.delete(`${workspaceId}\u0000${t}`);
+    for (const t of tools) if (!have.has(t)) knownToolLocks.delete(toolLockRef(workspaceId, t));
     await lockToolLevels(tx, workspaceId, [], tools.filter((t) => !have.has(t)).map((t) => "@tool:" + t));
   });
 }
@@ -261,7 +263,7 @@ export async function lockToolLevels(
   const keys = [...new Set([...exclusive, ...existingOnly])].filter((k) => k.startsWith("@tool:")).sort();
   if (!keys.length) return;
   const tools = keys.map((k) => k.slice("@tool:".length));
-  const ref = (t: string) => `${workspaceId}\u0000${t}`;
+  const ref = (t: string) => toolLockRef(workspaceId, t);
   const insertMissing = async (names: string[]) => {
     if (!names.length) return;
     await tx.insert(toolLock).values(names.map((toolName) => ({ workspaceId, toolName }))).onConflictDoNothing();

@@ -49,6 +49,14 @@ for (const kind of DATABASE_KINDS.filter((k) => k !== "pglite")) {
       return { applied: appliedP, release, done };
     }
 
+    /** Applies a batch and commits it: the tool's lock row then exists (the steady state). */
+    async function committed(scope: BatchScope, events: Record<string, unknown>[]) {
+      const batch = held(scope, events);
+      await batch.applied;
+      batch.release();
+      await batch.done;
+    }
+
     const lockTimeout = (err: unknown) => {
       const e = err as { code?: string; cause?: { code?: string } };
       return (e.code ?? e.cause?.code) === "55P03";
@@ -57,10 +65,7 @@ for (const kind of DATABASE_KINDS.filter((k) => k !== "pglite")) {
     it("batches on different keys of one tool do not wait for each other", async () => {
       const ws = await app.seedWorkspace();
       // The tool's lock row exists from an earlier batch (the steady state).
-      const warm = held(ws, [bashResult("ls -la", { success: true })]);
-      await warm.applied;
-      warm.release();
-      await warm.done;
+      await committed(ws, [bashResult("ls -la", { success: true })]);
 
       // Same model, same day, same tool (model profiles, daily roll-ups): only the keys differ.
       const first = held(ws, [{ ...bashResult("make build", { success: true }), model: "m-1" }, { ...bashResult("make build", { success: false, error: "boom" }), model: "m-1" }]);
@@ -115,10 +120,7 @@ for (const kind of DATABASE_KINDS.filter((k) => k !== "pglite")) {
 
     it("a tool's lock row gone while the process believes it present (a recreated database) is created again and held", async () => {
       const ws = await app.seedWorkspace();
-      const warm = held(ws, [bashResult("ls -la", { success: true })]);
-      await warm.applied;
-      warm.release();
-      await warm.done;
+      await committed(ws, [bashResult("ls -la", { success: true })]);
       // The process has seen the row: its next batch sends the lock with the key locks behind it.
       await app.db.delete(toolLock).where(eq(toolLock.workspaceId, ws.workspaceId));
 
