@@ -5,29 +5,18 @@
  * duplicate, a configuration edited since it was cached — is read or planned again afterwards:
  * these tests pin each case to what an agent sees.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { at, uid } from "../support/agent";
 import { event } from "@/db/schema";
 import { extractFailureKey } from "@/server/engine/failure-key";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 
 describe.each(DATABASE_KINDS)("ingest read-ahead on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
-
-  const ingest = async (key: string, events: unknown[]) => {
-    const r = await app.mutation("ingest.events", { events }, { key });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    return r.body.result!.data as { accepted: number; duplicates: number; effects: { type: string; failureKey?: string; suggestedModel?: string }[] };
-  };
+  const app = useTestApp(kind);
+  const ingest = (key: string, events: unknown[]) => ingestAccepted(app, key, events);
   const keyOf = async (workspaceId: string, id: string) =>
     (await app.db.select({ k: event.failureKey }).from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.id, id))))[0]?.k;
 
