@@ -243,9 +243,21 @@ function treeCpuSeconds(rootPid: number): number {
   return ticks / 100;
 }
 
+/** The CPU seconds of one thread of a process (`/proc/PID/task/TID/stat`); 0 once it is gone. */
+function threadCpuSeconds(pid: number, tid: number): number {
+  const fields = statFields(`${pid}/task/${tid}`);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : 0;
+}
+
 /** CPU per request, in µs: the server's process tree, the database's (null when it runs inside the server) and this load generator. */
 export interface CpuPerRequest {
   server: number;
+  /**
+   * Of `server`, its main thread's: JavaScript, the sockets and the young-generation collections'
+   * own share. The rest of a Node server's CPU is V8's helper threads — parallel and concurrent
+   * garbage collection, optimizing compilation — and libuv's pool.
+   */
+  serverMainThread: number;
   database: number | null;
   loadGenerator: number;
 }
@@ -253,6 +265,7 @@ export interface CpuPerRequest {
 /** Starts counting the CPU the server, the database server and this process spend; `perRequest` divides it by the requests answered. */
 export function cpuMeter(serverPid: number, databasePid: number | null) {
   const server = treeCpuSeconds(serverPid);
+  const serverMainThread = threadCpuSeconds(serverPid, serverPid);
   const database = databasePid === null ? 0 : treeCpuSeconds(databasePid);
   const own = process.cpuUsage();
   return {
@@ -261,6 +274,7 @@ export function cpuMeter(serverPid: number, databasePid: number | null) {
       const us = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
       return {
         server: us(treeCpuSeconds(serverPid) - server),
+        serverMainThread: us(threadCpuSeconds(serverPid, serverPid) - serverMainThread),
         database: databasePid === null ? null : us(treeCpuSeconds(databasePid) - database),
         loadGenerator: us((used.user + used.system) / 1e6),
       };
