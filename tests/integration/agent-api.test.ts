@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { at, call, result, uid } from "../support/agent";
 import { auditLog, event, failure, keyState } from "@/db/schema";
 
 describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   const ingest = (key: string, events: unknown[]) => app.mutation("ingest.events", { events }, { key });
   const status = async (key: string, toolName?: string) =>

@@ -4,13 +4,14 @@
  * (tests/fixtures/agent-hooks, copied from agent-hooks/captures), sent through the real handler
  * against a real database; variations change only the ids a second call of the same kind would have.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import fs from "node:fs";
 import path from "node:path";
 import { and, asc, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { agentSession, apiKey, event, failure } from "@/db/schema";
 import { handleHookRequest } from "@/server/hooks/handler";
 import type { CliName } from "@/server/hooks/shared";
@@ -37,15 +38,11 @@ interface HookResponse {
 }
 
 describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ws = await app.seedWorkspace({ slug: "hooks" });
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   async function hook(cli: CliName, body: unknown, opts: { key?: string | null; query?: string; raw?: string | Uint8Array } = {}): Promise<HookResponse> {

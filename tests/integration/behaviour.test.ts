@@ -2,11 +2,12 @@
  * Behaviour, settings, models and promotion through the real HTTP handler (SPEC 5, 6, 7).
  * Issues #3 and #4: every assertion is on an HTTP response or on stored rows.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import { rowsOf } from "@/db/client";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { DATABASE_KINDS } from "../support/databases";
 import { TestApp } from "../support/app";
+import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { at, call, result, uid } from "../support/agent";
 import { globalToolPattern, modelSuggestion, nudge, patternDetection } from "@/db/schema";
 import { modelBehaviourTotals } from "@/server/dashboard/patterns-data";
@@ -36,19 +37,9 @@ function announceBatch(s: string) {
 const byType = (effects: any[], type: string) => effects.filter((e) => e.type === type);
 
 describe.each(DATABASE_KINDS)("behaviour, settings, models and promotion on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
-  const ingest = async (key: string, events: unknown[]) => {
-    const res = await app.mutation("ingest.events", { events }, { key });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.result!.data as { accepted: number; duplicates: number; effects: any[] };
-  };
+  const ingest = (key: string, events: unknown[]) => ingestAccepted(app, key, events);
   const guard = async (key: string, input: Record<string, unknown>) => {
     const res = await app.mutation("guard.check", { id: uid(), callId: uid("c"), args: {}, ...input }, { key });
     expect(res.status, JSON.stringify(res.body)).toBe(200);

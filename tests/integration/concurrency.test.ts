@@ -2,10 +2,10 @@
  * Concurrency on a real PostgreSQL server (SPEC 9: "never lose an update, never deadlock").
  * Parallel writers go through the real HTTP handler with a connection pool; totals must be exact.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { createTestDatabase } from "../support/databases";
-import { TestApp, type TrpcResponse } from "../support/app";
+import type { TrpcResponse } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { agentSession, event, failure, keyState, modelToolProfile, patternDetection, stateTransition } from "@/db/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
@@ -13,13 +13,7 @@ import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 const WRITERS = 8;
 
 describe("concurrency on postgres", () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase("postgres"));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp("postgres");
 
   const post = (key: string, events: unknown[]) => app.mutation("ingest.events", { events }, { key });
   const ok = (r: TrpcResponse) => {

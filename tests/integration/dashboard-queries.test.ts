@@ -2,10 +2,11 @@
  * Dashboard read queries (server/dashboard/*) and the `ws.*` dashboard procedures, against real
  * databases, with traffic posted through the agent API the way agents post it.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { at, result, uid } from "../support/agent";
 import { member, modelSuggestion } from "@/db/schema";
 import { recentSuggestions } from "@/server/dashboard/patterns-data";
@@ -22,14 +23,13 @@ const VARLOG = "readFile|path_prefix=/var/log";
 const STRIPE = "http_request|domain=api.stripe.com|path_prefix=v1";
 
 describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   let other: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   let ownerCookie: string;
   const now = Date.now();
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     const owner = await app.signUp(`dash-owner-${uid()}@example.com`);
     ownerCookie = owner.cookie;
     ws = await app.seedWorkspace({ ownerUserId: owner.userId });
@@ -70,9 +70,6 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
       { events: [1, 2, 3, 4].map((m) => result(s2, "readFile", { path: "/var/log/x" }, { success: false, error: "boom" }, { ts: at(base, m) })) },
       { key: other.key },
     );
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   it("live counts, chart series and top keys reflect the workspace only", async () => {

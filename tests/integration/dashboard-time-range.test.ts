@@ -3,9 +3,10 @@
  * history query takes from/to and counts only what falls inside; sessions are found by id and
  * failures by error text; the session timeline shows guard decisions and tool-call approvals.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { at, result, uid } from "../support/agent";
 import { listWorkspaceAudit } from "@/server/dashboard/audit";
 import { listFailures } from "@/server/dashboard/failures";
@@ -22,7 +23,6 @@ const OLD_KEY = "fetch|domain=old.example.com|path_prefix=a";
 const NEW_KEY = "fetch|domain=new.example.com|path_prefix=b";
 
 describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   const now = new Date();
   const oldBase = now.getTime() - 10 * DAY;
@@ -30,8 +30,8 @@ describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) =>
   const oldSession = uid("old-session");
   const newSession = uid("fresh-session");
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ws = await app.seedWorkspace();
     const fail = (s: string, host: string, path: string, base: number, min: number, error: string, model: string) =>
       result(s, "fetch", { url: `https://${host}/${path}` }, { success: false, error, httpStatus: 500 }, { ts: at(base, min), model });
@@ -53,9 +53,6 @@ describe.each(DATABASE_KINDS)("dashboard time range and search on %s", (kind) =>
       { key: ws.key },
     );
     expect(res.status).toBe(200);
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   it("reads the window from search params: presets, the page default, a custom UTC day range", () => {

@@ -3,22 +3,15 @@
  * the scenario must produce what it promises — escalations, a recovery, a security block,
  * stall patterns with a pause, and a model suggestion — through the public agent API only.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { handleTrpcRequest } from "@/server/trpc/handler";
 import { agentSession, patternDetection } from "@/db/schema";
 import { runDemo, type FetchLike } from "@/scripts/demo";
 
 describe("demo simulator (scripts/demo.ts)", () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase("pglite"));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp("pglite");
 
   it("drives the whole scenario through the HTTP API", async () => {
     const { key, workspaceId, slug } = await app.seedWorkspace();

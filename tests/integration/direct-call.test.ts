@@ -6,9 +6,10 @@
  * route serves it). Status, headers and body must be equal, and the fast path
  * must have answered directly exactly where it should, handing everything else to the adapter.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp, directCallOf } from "../support/app";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DATABASE_KINDS } from "../support/databases";
+import { type TestApp, directCallOf } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { sql } from "drizzle-orm";
 import { handleTrpcCall } from "@/server/trpc/direct-call";
 import { handleTrpcRequest } from "@/server/trpc/handler";
@@ -79,18 +80,14 @@ const CASES: Case[] = [
 ];
 
 describe.each(DATABASE_KINDS)("direct tRPC calls on %s", (kind) => {
-  let app: TestApp;
   let viaFastPath: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   let viaAdapter: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   const previousRateLimit = process.env.VIGIL_RATE_LIMIT_PER_MINUTE;
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     viaFastPath = await app.seedWorkspace({ scope: "agent" });
     viaAdapter = await app.seedWorkspace({ scope: "agent" });
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
   afterEach(() => {
     if (previousRateLimit === undefined) delete process.env.VIGIL_RATE_LIMIT_PER_MINUTE;

@@ -3,22 +3,16 @@
  * (issue 15): approving a domain-level recovery frees the keys under it; after a rule edit every
  * key shows the new threshold in reliability.status, Tools, Overview and key detail.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { describe, expect, it } from "vitest";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { at, result, uid } from "../support/agent";
 import { listKeys } from "@/server/dashboard/tools";
 import { getTopFailingKeys } from "@/server/dashboard/overview";
 import { getKeyDetail } from "@/server/dashboard/key-detail";
 
 describe.each(DATABASE_KINDS)("effective state and rules in force on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   const ingest = (key: string, events: unknown[]) => app.mutation("ingest.events", { events }, { key });
   const status = async (key: string) => (await app.query("reliability.status", {}, { key })).body.result!.data.keys as any[];

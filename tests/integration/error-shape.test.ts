@@ -4,9 +4,10 @@
  * and whose message still names it — whether zod, the ingest's second pass, the configuration
  * document parser or a service raised it. Agent API (API key) and dashboard (cookie) procedures.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp, type TrpcResponse } from "../support/app";
+import { beforeAll, describe, expect, it } from "vitest";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp, TrpcResponse } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 
 /** Asserts the shape and returns the issue paths, dotted. */
@@ -27,17 +28,13 @@ function expectIssues(res: TrpcResponse, label: string): string[] {
 }
 
 describe.each(DATABASE_KINDS)("validation-error shape on %s", (kind) => {
-  let app: TestApp;
   let owner: { userId: string; cookie: string };
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     owner = await app.signUp(`shape-${kind}-${uid()}@example.com`);
     ws = await app.seedWorkspace({ ownerUserId: owner.userId });
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   it("ingest.events: zod issues and the second pass (ts) both name events.<i>.<field>", async () => {

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { apiKey, auditLog, member, organization, user, workspace } from "@/db/schema";
 import { applyHeadlessInit } from "@/server/services/headless-init";
 import { hashApiKey } from "@/server/services/api-keys";
 
 describe.each(DATABASE_KINDS)("foundation on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   describe("API key authentication", () => {
     it("answers 401 without a key, with an unknown key and with a revoked key", async () => {

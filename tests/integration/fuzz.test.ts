@@ -19,6 +19,7 @@ import { sql } from "drizzle-orm";
 import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { DATABASE_KINDS, createTestDatabase, type DatabaseKind } from "../support/databases";
 import { TestApp, directCallOf } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { appRouter } from "@/server/trpc/root";
 import { handleTrpcRequest } from "@/server/trpc/handler";
@@ -720,14 +721,10 @@ describe.each(DATABASE_KINDS)("fuzzing the agent endpoints on %s", (kind) => {
 // --- Cases the fuzzer found, kept as regular tests ---------------------------------------------------
 
 describe.each(DATABASE_KINDS)("inputs the fuzzer found, on %s", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ws = await app.seedWorkspace({ slug: "found" });
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const storedPayloads = async (sessionId: string) =>

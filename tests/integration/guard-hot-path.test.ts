@@ -10,8 +10,9 @@ import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
 import { agentSession, apiKey, event, keyState } from "@/db/schema";
 import { rowsOf, type Database, type Db } from "@/db/client";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { DATABASE_KINDS } from "../support/databases";
 import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/hooks/handler";
@@ -54,13 +55,7 @@ async function storedSession(db: Db, workspaceId: string, sessionId: string) {
 }
 
 describe.each(DATABASE_KINDS)("guard.check hot path on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   // Citus plans the statement on its workers, per shard: the plan it shows is its own.
   it.skipIf(kind === "citus")("the write statements reach each session by its key in the plans they keep as the table grows", async () => {

@@ -3,10 +3,10 @@
  * strings in tool arguments and error messages are never stored in clear — not in events, failures,
  * approvals, sessions, nudges or the audit log. The whole database is scanned as text afterwards.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { createTestDatabase, DATABASE_KINDS } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { HOSTILE_SESSION, SECRETS, SECRET_VALUES, XSS, hostileEvents } from "../fixtures/hostile";
 import { STATUS_ERROR, hex, jsonBody, readableSpan } from "../support/otlp-spans";
 import { handleOtlpTraces } from "@/server/otlp/handler";
@@ -17,13 +17,7 @@ function rowsOf(result: unknown): Record<string, unknown>[] {
 }
 
 describe.each(DATABASE_KINDS)("hostile agent data on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   it("takes agents and sessions named after Object.prototype's members like any others (session decay included)", async () => {
     const ws = await app.seedWorkspace();

@@ -3,21 +3,15 @@
  * a workspace are applied as one batch in one transaction, and each is still answered alone — its
  * accepted events, its duplicates and the effects its own events produced.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { at, call, result, uid } from "../support/agent";
 import { event } from "@/db/schema";
 
 describe.each(DATABASE_KINDS)("ingest groups on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   const ingest = (key: string, events: unknown[]) => app.mutation("ingest.events", { events }, { key });
 

@@ -9,15 +9,16 @@
  */
 import net from "node:net";
 import { once } from "node:events";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import postgres from "postgres";
 import { drizzle } from "drizzle-orm/postgres-js";
 import * as schema from "@/db/schema";
 import { rowsOf, type Database, type Db } from "@/db/client";
 import { preparingClient } from "@/db/prepared-client";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { DATABASE_KINDS } from "../support/databases";
 import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { agentSession, event, failure, keyFailure, keyResultChunk, keyState } from "@/db/schema";
 import { upgradeKeyContext } from "@/server/engine/trust";
@@ -30,14 +31,10 @@ import { timelineOfKeys, timelineOfSessions } from "@/server/ingest/load";
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
 describe.each(kinds)("ingest write path on %s", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ws = await app.seedWorkspace();
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const ingest = (events: unknown[]) => app.mutation("ingest.events", { events }, { key: ws.key });

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { auditLog, invitation, member } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
@@ -17,7 +17,6 @@ import { SIGNUP_CLOSED_MESSAGE } from "@/server/signup-policy";
 import { SIGNUP_FAILED_MESSAGE } from "@/server/auth";
 
 describe.each(DATABASE_KINDS)("invitations on %s", (kind) => {
-  let app: TestApp;
   let organizationId: string;
   let ownerCookie: string;
   const env = { rate: process.env.VIGIL_AUTH_RATE_LIMIT, signup: process.env.VIGIL_ALLOW_SIGNUP };
@@ -60,7 +59,9 @@ describe.each(DATABASE_KINDS)("invitations on %s", (kind) => {
   beforeAll(async () => {
     process.env.VIGIL_AUTH_RATE_LIMIT = "off"; // many sign-ups from one address; throttling is tested in sign-in-abuse
     delete process.env.VIGIL_ALLOW_SIGNUP; // sign-up closed after the first user: what invitations get around
-    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  const app = useTestApp(kind);
+  beforeAll(async () => {
     const first = await signUp(`owner-${uid()}@example.com`);
     expect(first.status).toBe(200);
     ownerCookie = cookieOf(first);
@@ -71,7 +72,6 @@ describe.each(DATABASE_KINDS)("invitations on %s", (kind) => {
   afterAll(async () => {
     process.env.VIGIL_AUTH_RATE_LIMIT = env.rate;
     process.env.VIGIL_ALLOW_SIGNUP = env.signup;
-    await app.database.close();
   });
 
   it("admits the holder of a link through closed sign-up once, with the invitation's role, and audit-logs it", async () => {

@@ -8,10 +8,11 @@
  * one fails here until it is classified and given a sample input; a positive control per procedure
  * proves each sample input and classification right (the required principal gets 200).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { agentSession, globalToolPattern, member, type Role } from "@/db/schema";
 import { appRouter } from "@/server/trpc/root";
@@ -85,11 +86,7 @@ async function buildWorld(app: TestApp): Promise<World> {
   const org2 = await makeOrg(app, "Omega Labs", ["omega-main", "omega-side"], "omega");
   const target = org1.a;
   const key = target.adminKey;
-  const ingest = async (events: unknown[]) => {
-    const res = await app.mutation("ingest.events", { events }, { key });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.result!.data;
-  };
+  const ingest = (events: unknown[]) => ingestAccepted(app, key, events);
 
   // A live session with an escalated key and two pending tool-call approvals.
   const liveSessionId = "zeta-session-live";
@@ -343,17 +340,13 @@ describe("the procedure table", () => {
 });
 
 describe.each(DATABASE_KINDS)("isolation matrix on %s", (kind) => {
-  let app: TestApp;
   let world: World;
   let tables: TableInfo[];
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     world = await buildWorld(app);
     tables = await listTables(app);
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const call = (path: string, input: unknown, caller: Caller) =>

@@ -6,10 +6,10 @@
  * writes the result log as `key_result_chunk` rows. A history with absolute result times (before
  * they were stored as gaps) reads the same way.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { keyFailure, keyResultChunk, keyState } from "@/db/schema";
 import { migrateDatabase } from "@/db/client";
@@ -33,13 +33,7 @@ function successSuccessFailure(args: { url: string }) {
 }
 
 describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0010_tool_lock_and_key_rollups" }));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind, { migratedUpTo: "0010_tool_lock_and_key_rollups" });
 
   const resultChunkRows = (workspaceId: string, failureKey: string) =>
     app.db.select({ chunk: keyResultChunk.chunk, log: keyResultChunk.log }).from(keyResultChunk).where(and(eq(keyResultChunk.workspaceId, workspaceId), eq(keyResultChunk.failureKey, failureKey))).orderBy(keyResultChunk.chunk);

@@ -3,22 +3,16 @@
  * row becomes the model's shard 0, its counters keep counting, and the Patterns page sums it with
  * the rows new batches add — on Citus too, where the table was distributed by the release before.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { call, uid } from "../support/agent";
 import { migrateDatabase, rowsOf } from "@/db/client";
 import { behaviourProfiles } from "@/server/dashboard/patterns-data";
 
 describe.each(DATABASE_KINDS)("model behaviour profiles stored before 0014 on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0013_event_id_without_time_index" }));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind, { migratedUpTo: "0013_event_id_without_time_index" });
 
   it("become shard 0 of their model and are summed with what new batches add", async () => {
     const ws = await app.seedWorkspace();

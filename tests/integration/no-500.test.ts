@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 
 /**
  * "Nothing ever answers 500 for client input": arbitrary JSON, and near-valid events with one
  * field replaced by arbitrary JSON, sent to every agent procedure — always a 2xx or 4xx.
  */
 describe("client input never causes a 500", () => {
-  let app: TestApp;
   let key: string;
+  const app = useTestApp("pglite");
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase("pglite"));
     key = (await app.seedWorkspace()).key;
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const mutations = ["ingest.events", "guard.check", "sessions.setSettings", "config.put", "approvals.resolve", "keys.reset", "sessions.resume"];

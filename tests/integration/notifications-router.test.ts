@@ -2,19 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { auditLog } from "@/db/schema";
 
 describe.each(DATABASE_KINDS)("notifications router on %s", (kind) => {
-  let app: TestApp;
   let server: http.Server;
   let hookUrl = "";
   const received: string[] = [];
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     server = http.createServer((req, res) => {
       let b = "";
       req.on("data", (c) => (b += c));
@@ -30,7 +29,6 @@ describe.each(DATABASE_KINDS)("notifications router on %s", (kind) => {
     delete process.env.VIGIL_NOTIFY_ALLOW_PRIVATE;
     server.closeAllConnections();
     await new Promise((r) => server.close(r));
-    await app.database.close();
   });
 
   const base = { name: "ops", type: "webhook", events: ["key_escalated"], minSeverity: "warning", quietPeriodSeconds: 60 };

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { globalToolPattern, notificationOutbox } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
@@ -48,19 +48,19 @@ const escalate = (s: string, host: string) =>
 const KEY = (host: string) => `http_request|domain=${host}|path_prefix=v1`;
 
 describe.each(DATABASE_KINDS)("notifications on %s", (kind) => {
-  let app: TestApp;
   const receiver = new Receiver();
   let clock = Date.now();
   const worker: WorkerOptions = { now: () => clock, random: () => 0.5, allowPrivate: true, requestTimeoutMs: 300, baseUrl: "https://vigil.example.com" };
 
   beforeAll(async () => {
     process.env.VIGIL_NOTIFY_ALLOW_PRIVATE = "1";
-    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  const app = useTestApp(kind);
+  beforeAll(async () => {
     await receiver.start();
   });
   afterAll(async () => {
     await receiver.stop();
-    await app.database.close();
   });
 
   async function setup(input: Partial<ChannelInput> = {}) {

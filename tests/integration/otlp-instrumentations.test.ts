@@ -24,6 +24,7 @@ import { setSession, traceAgent, traceTool } from "@arizeai/openinference-core";
 import { z } from "zod";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { agentSession, event, otlpSpan } from "@/db/schema";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 import { applyDueTraces, endIdleSessions, runOtlpApplier, type OtlpTiming } from "@/server/otlp/applier";
@@ -111,15 +112,13 @@ beforeAll(() => {
 });
 
 describe.each(DATABASE_KINDS)("OTLP instrumentations on %s", (kind) => {
-  let app: TestApp;
   let server: Awaited<ReturnType<typeof serveOtlp>>;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     server = await serveOtlp(app.runtime);
   });
   afterAll(async () => {
     await server.close();
-    await app.database.close();
   });
 
   const exporter = (format: "json" | "protobuf", key: string, gzip = false) => {

@@ -4,13 +4,13 @@
  * @opentelemetry/exporter-trace-otlp-http posts, `ProtobufTraceSerializer` what
  * exporter-trace-otlp-proto posts), sent through the real handler against a real database.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { randomBytes } from "node:crypto";
 import { and, eq, like } from "drizzle-orm";
 import { STATUS_ERROR, hex, jsonBody, protobufBody, readableSpan, type Spans } from "../support/otlp-spans";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { agentSession, event } from "@/db/schema";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 import { decodeExportResponse, decodeStatus } from "@/server/otlp/decode";
@@ -68,13 +68,7 @@ function agentRun(opts: { conversationId: string; base: number; url: string; fai
 const ESCALATED_KEY = "http_request|domain=api.example.com|path_prefix=v1";
 
 describe.each(DATABASE_KINDS)("OTLP trace ingest on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   async function post(body: BodyInit | Uint8Array, opts: { key?: string | null; contentType?: string; headers?: Record<string, string> } = {}) {
     const headers = new Headers(opts.headers);

@@ -3,9 +3,10 @@
  * answers 503 + Retry-After at once; accepted requests succeed; a call waiting for a person holds
  * no slot.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { requestsInFlight, setConcurrencyLimit, withCapacity } from "@/server/http/capacity";
 import { eventLoopLagMs, setLagLimit } from "@/server/http/event-loop-lag";
@@ -14,14 +15,10 @@ import { handleHookRequest } from "@/server/hooks/handler";
 import { handleOtlpTraces } from "@/server/otlp/handler";
 
 describe.each(DATABASE_KINDS)("overload on %s", (kind) => {
-  let app: TestApp;
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ws = await app.seedWorkspace();
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
   let previous = 0;
   afterEach(() => {

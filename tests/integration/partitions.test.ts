@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { rowsOf } from "@/db/client";
 import { result, uid } from "../support/agent";
 import { event, eventId } from "@/db/schema";
@@ -14,13 +14,7 @@ const partitionName = (relation: string) => relation.replace(/_\d{5,}$/, "");
 const DAY = 86_400_000;
 
 describe.each(DATABASE_KINDS)("event log partitions on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   it("daily partitions hold the events; pruning drops whole old partitions; duplicates still detected", async () => {
     const now = Date.now();

@@ -4,10 +4,10 @@
  * session and key-state reads go through their primary keys instead of an index that only matches
  * `workspace_id` (which filtered out every other session of the workspace).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { call, result, uid } from "../support/agent";
 import { ensureEventPartitions } from "@/server/services/partitions";
 import {
@@ -71,13 +71,9 @@ describe("embeddedAnalyzePlan (PGlite: what one analyze takes)", () => {
 });
 
 describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
-  let app: TestApp;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     keepPlannerStatistics(app.db);
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const reltuples = async (table: string) =>
@@ -152,13 +148,7 @@ describe.each(DATABASE_KINDS)("planner statistics on %s", (kind) => {
 });
 
 describe("planner statistics on PGlite: the event log and its partitions", () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase("pglite"));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp("pglite");
 
   it("analyzes the parent's sample and each partition, then only the partitions written since; requests are served between the statements", async () => {
     const now = Date.now();

@@ -5,11 +5,12 @@
  *  - applying a batch all at once equals applying it event by event.
  * One database per kind; every run works in fresh workspaces of a fresh organization.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { asc, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import {
   agentSession,
   approval,
@@ -211,14 +212,10 @@ async function snapshot(app: TestApp, workspaceId: string) {
 const normaliseEffects = (effects: any[]) => effects.map((e) => (e.type === "recovery_pending" ? { ...e, approvalId: "<id>" } : e));
 
 describe.each(DATABASE_KINDS)("ingest properties on %s", (kind) => {
-  let app: TestApp;
   let ownerUserId: string;
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     ownerUserId = (await app.seedWorkspace()).ownerUserId;
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   /** A fresh organization (no promotion interplay between runs) with a workspace and admin key. */
@@ -232,11 +229,7 @@ describe.each(DATABASE_KINDS)("ingest properties on %s", (kind) => {
     }
     return { workspaceId: ws.id, organizationId: org.id, key: value };
   }
-  const ingest = async (key: string, events: unknown[]) => {
-    const res = await app.mutation("ingest.events", { events }, { key });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.result!.data as { accepted: number; duplicates: number; effects: any[] };
-  };
+  const ingest = (key: string, events: unknown[]) => ingestAccepted(app, key, events);
 
   it("re-sending any batch (whole, a part, reordered) changes nothing", async () => {
     await fc.assert(

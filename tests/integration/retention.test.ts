@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { dailyToolStat, event, eventId, failure, keyState } from "@/db/schema";
 import { pruneAll } from "@/server/services/retention";
 
 describe.each(DATABASE_KINDS)("retention on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   it("deletes raw events and failures past the workspace retention; keeps states and roll-ups", async () => {
     const { key, workspaceId } = await app.seedWorkspace();

@@ -3,23 +3,17 @@
  * with every document as it was, and the session's next guard.check and batch count on from it — on
  * Citus too, where the table was distributed by the release before.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { agentSession } from "@/db/schema";
 import { migrateDatabase, rowsOf } from "@/db/client";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
 describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0014_model_profile_shards" }));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind, { migratedUpTo: "0014_model_profile_shards" });
 
   it("becomes json with the same document, and the session goes on counting from it", async () => {
     const ws = await app.seedWorkspace();

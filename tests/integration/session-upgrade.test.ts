@@ -4,23 +4,17 @@
  * updates, and the sessions list and guard.check go on with the old rows — on Citus too, where the
  * tables were distributed by the release before.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { agentSession } from "@/db/schema";
 import { migrateDatabase, rowsOf } from "@/db/client";
 import { listSessions } from "@/server/dashboard/sessions-data";
 
 describe.each(DATABASE_KINDS)("sessions stored before 0012 on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind, { migratedUpTo: "0011_key_state_trust" }));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind, { migratedUpTo: "0011_key_state_trust" });
 
   it("get their minute from their clock, keep their order in the list, and take the next guard.check", async () => {
     const ws = await app.seedWorkspace();

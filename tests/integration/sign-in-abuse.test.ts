@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import {
   ACCOUNT_FAILURES_PER_WINDOW,
@@ -17,7 +18,6 @@ import {
 import { SIGNUP_FAILED_MESSAGE } from "@/server/auth";
 
 describe.each(DATABASE_KINDS)("sign-in abuse on %s", (kind) => {
-  let app: TestApp;
   const env = { rate: process.env.VIGIL_AUTH_RATE_LIMIT, signup: process.env.VIGIL_ALLOW_SIGNUP };
   const owner = { email: `owner-${uid()}@example.com`, password: "correct-horse-battery" };
   const post = (path: string, body: object, address = "203.0.113.7") =>
@@ -36,13 +36,14 @@ describe.each(DATABASE_KINDS)("sign-in abuse on %s", (kind) => {
   beforeAll(async () => {
     delete process.env.VIGIL_AUTH_RATE_LIMIT; // throttling on: this file tests it
     delete process.env.VIGIL_ALLOW_SIGNUP;
-    app = await TestApp.create(await createTestDatabase(kind));
+  });
+  const app = useTestApp(kind);
+  beforeAll(async () => {
     expect((await post("/sign-up/email", { ...owner, name: "Owner" }, "198.51.100.1")).status).toBe(200);
   });
   afterAll(async () => {
     process.env.VIGIL_AUTH_RATE_LIMIT = env.rate;
     process.env.VIGIL_ALLOW_SIGNUP = env.signup;
-    await app.database.close();
   });
 
   it("answers a wrong password and an unknown email with the same status and message", async () => {

@@ -2,15 +2,14 @@
  * Sign-up closes after the first user unless VIGIL_ALLOW_SIGNUP=true, enforced by the server
  * (better-auth's sign-up endpoint driven over HTTP, not only a hidden form).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { SIGNUP_CLOSED_MESSAGE } from "@/server/signup-policy";
 
 describe.each(DATABASE_KINDS)("sign-up policy on %s", (kind) => {
-  let app: TestApp;
   const allow = process.env.VIGIL_ALLOW_SIGNUP;
   const signUp = (email: string) =>
     app.runtime.auth.handler(
@@ -24,13 +23,10 @@ describe.each(DATABASE_KINDS)("sign-up policy on %s", (kind) => {
 
   beforeAll(async () => {
     process.env.VIGIL_AUTH_RATE_LIMIT = "off"; // this file tests the policy, not better-auth's rate limit
-    app = await TestApp.create(await createTestDatabase(kind));
   });
+  const app = useTestApp(kind);
   afterEach(() => {
     process.env.VIGIL_ALLOW_SIGNUP = allow;
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   it("lets the first user sign up, then refuses strangers unless VIGIL_ALLOW_SIGNUP=true", async () => {

@@ -3,10 +3,10 @@
  * one nudge per event, nudge verdicts stored with the nudge, and a session whose behaviour state
  * was stored by the previous engine version keeps working. PGlite and PostgreSQL.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, asc, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { at, uid } from "../support/agent";
 import { agentSession, event, nudge } from "@/db/schema";
 import { patternStats } from "@/server/dashboard/patterns-data";
@@ -23,19 +23,9 @@ function act(sessionId: string, toolName: string, args: Record<string, unknown>,
 const userMessage = (sessionId: string, text: string, ts: string) => ({ type: "user.message", id: uid(), sessionId, text, ts });
 
 describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
-  const ingest = async (key: string, events: unknown[]) => {
-    const res = await app.mutation("ingest.events", { events }, { key });
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    return res.body.result!.data as { accepted: number; duplicates: number; effects: any[] };
-  };
+  const ingest = (key: string, events: unknown[]) => ingestAccepted(app, key, events);
   const base = Date.now() - 30 * 60_000;
 
   it("user.message is stored redacted and truncated, and ends the run; one nudge per event", async () => {

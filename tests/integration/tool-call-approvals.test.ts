@@ -2,10 +2,11 @@
  * Tool-call approvals (SPEC 7.2): guard.check waits for a person's decision made through the API
  * or the dashboard, holding no transaction or connection while it waits.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
+import { DATABASE_KINDS } from "../support/databases";
 import { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { approval, auditLog } from "@/db/schema";
 import { openDatabase, type Database } from "@/db/client";
@@ -15,13 +16,7 @@ const URL_V1 = "https://api.example.com/v1/users";
 const KEY_V1 = "http_request|domain=api.example.com|path_prefix=v1";
 
 describe.each(DATABASE_KINDS)("tool-call approvals on %s", (kind) => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
-  });
-  afterAll(async () => {
-    await app.database.close();
-  });
+  const app = useTestApp(kind);
 
   /** A workspace whose v1 key is escalated (guard.check answers `ask` for it). */
   async function escalatedWorkspace(target: TestApp = app) {

@@ -4,10 +4,10 @@
  * `lock_timeout` tells whether the second one had to wait. Real PostgreSQL (and Citus when
  * selected): PGlite has one connection, so nothing there runs side by side.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import type { Tx } from "@/db/client";
 import { keyState, toolLock } from "@/db/schema";
@@ -26,13 +26,7 @@ const bashResult = (command: string, outcome: Record<string, unknown>) => ({
 
 for (const kind of DATABASE_KINDS.filter((k) => k !== "pglite")) {
   describe(`tool lock on ${kind}`, () => {
-    let app: TestApp;
-    beforeAll(async () => {
-      app = await TestApp.create(await createTestDatabase(kind));
-    });
-    afterAll(async () => {
-      await app.database.close();
-    });
+    const app = useTestApp(kind);
 
     /** Applies a batch in a transaction that stays open until `release()`. */
     function held(scope: BatchScope, events: Record<string, unknown>[], lockTimeoutMs?: number) {

@@ -3,10 +3,11 @@
  * and the services behind them: seed-format round trip, validation (400 naming the field path,
  * nothing saved), settings sources, roles, rule preview, global patterns and session resume access.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
-import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
-import { TestApp } from "../support/app";
+import { DATABASE_KINDS } from "../support/databases";
+import type { TestApp } from "../support/app";
+import { useTestApp } from "../support/use-test-app";
 import { auditLog, globalToolPattern, organization, workspace } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { effectiveSettingsFor, getConfigDocument, loadEffectiveConfig, putConfigDocument } from "@/server/services/workspace-config";
@@ -31,23 +32,19 @@ const SEED_DOCUMENT = {
 };
 
 describe.each(DATABASE_KINDS)("workspace configuration on %s", (kind) => {
-  let app: TestApp;
   let owner: { userId: string; cookie: string };
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   let viewer: { userId: string; cookie: string };
   let memberUser: { userId: string; cookie: string };
 
+  const app = useTestApp(kind);
   beforeAll(async () => {
-    app = await TestApp.create(await createTestDatabase(kind));
     owner = await app.signUp(`cfg-owner-${kind}@example.com`);
     ws = await app.seedWorkspace({ ownerUserId: owner.userId });
     viewer = await app.signUp(`cfg-viewer-${kind}@example.com`);
     await app.addMember(ws.organizationId, viewer.userId, "viewer");
     memberUser = await app.signUp(`cfg-member-${kind}@example.com`);
     await app.addMember(ws.organizationId, memberUser.userId, "member");
-  });
-  afterAll(async () => {
-    await app.database.close();
   });
 
   const storedWorkspaceConfig = async () => (await app.db.select({ c: workspace.config }).from(workspace).where(eq(workspace.id, ws.workspaceId)))[0].c;
