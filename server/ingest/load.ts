@@ -9,7 +9,7 @@ import { fixedStatement } from "@/db/fixed-statement";
 import { drizzleWrite, onTransactionEnd, postgresJs } from "./pipeline";
 import { agentSession, apiKey, event, eventId, keyFailure, keyResultChunk, keyState, toolLock } from "@/db/schema";
 import { mergeEffectiveConfig } from "@/server/engine/config";
-import { historyOf, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
+import { historyOf, newKeyContext, TOOL_PREFIX, upgradeKeyContext } from "@/server/engine/trust";
 import { DEFAULT_AGENT } from "@/server/engine/decay";
 import type { FailureRecord, KeyContext, KeyHistory, KeyState, ResultLog, SessionInfo, SessionSettingsInput, StoredResultLog } from "@/server/engine/types";
 import { callRef, type BatchConfigs, type BatchSession, type StoredCall } from "@/server/engine/batch";
@@ -225,8 +225,8 @@ const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
  * the caller awaits lockToolLevels before it locks the keys.
  */
 export function queueSharedToolLocks(tx: Tx, workspaceId: string, create: { failureKey: string }[], existingOnly: Iterable<string>): Promise<void> | null {
-  if (!postgresJs(tx) || create.some((c) => c.failureKey.startsWith("@tool:"))) return null;
-  const tools = [...new Set([...existingOnly].filter((k) => k.startsWith("@tool:")))].sort().map((k) => k.slice("@tool:".length));
+  if (!postgresJs(tx) || create.some((c) => c.failureKey.startsWith(TOOL_PREFIX))) return null;
+  const tools = [...new Set([...existingOnly].filter((k) => k.startsWith(TOOL_PREFIX)))].sort().map((k) => k.slice(TOOL_PREFIX.length));
   if (!tools.length) return Promise.resolve();
   if (tools.some((t) => !knownToolLocks.has(toolLockRef(workspaceId, t)))) return null;
   return LOCK_TOOLS_SHARED.runIn<{ t: string }>(tx, { ws: workspaceId, tools: textArrayLiteral(tools) }).then(async (locked) => {
@@ -236,7 +236,7 @@ export function queueSharedToolLocks(tx: Tx, workspaceId: string, create: { fail
     // meet is detected by PostgreSQL, and the batch retried (withRetry).
     const have = new Set(locked.map((r) => r.t));
     for (const t of tools) if (!have.has(t)) knownToolLocks.delete(toolLockRef(workspaceId, t));
-    await lockToolLevels(tx, workspaceId, [], tools.filter((t) => !have.has(t)).map((t) => "@tool:" + t));
+    await lockToolLevels(tx, workspaceId, [], tools.filter((t) => !have.has(t)).map((t) => TOOL_PREFIX + t));
   });
 }
 
@@ -259,10 +259,10 @@ export async function lockToolLevels(
   create: { failureKey: string }[],
   existingOnly: Iterable<string>,
 ): Promise<void> {
-  const exclusive = new Set(create.map((c) => c.failureKey).filter((k) => k.startsWith("@tool:")));
-  const keys = [...new Set([...exclusive, ...existingOnly])].filter((k) => k.startsWith("@tool:")).sort();
+  const exclusive = new Set(create.map((c) => c.failureKey).filter((k) => k.startsWith(TOOL_PREFIX)));
+  const keys = [...new Set([...exclusive, ...existingOnly])].filter((k) => k.startsWith(TOOL_PREFIX)).sort();
   if (!keys.length) return;
-  const tools = keys.map((k) => k.slice("@tool:".length));
+  const tools = keys.map((k) => k.slice(TOOL_PREFIX.length));
   const ref = (t: string) => toolLockRef(workspaceId, t);
   const insertMissing = async (names: string[]) => {
     if (!names.length) return;
@@ -285,10 +285,10 @@ export async function lockToolLevels(
   // A possibly-security batch (rare): one tool at a time, in order, each in its own mode.
   for (const t of tools) {
     const q = tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t]));
-    const locked = exclusive.has("@tool:" + t) ? await q.for("update") : await q.for("key share");
+    const locked = exclusive.has(TOOL_PREFIX + t) ? await q.for("update") : await q.for("key share");
     if (!locked.length) {
       await insertMissing([t]);
-      if (exclusive.has("@tool:" + t)) await tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t])).for("update");
+      if (exclusive.has(TOOL_PREFIX + t)) await tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t])).for("update");
       else await tx.select({ t: toolLock.toolName }).from(toolLock).where(where([t])).for("key share");
     }
   }
