@@ -23,13 +23,17 @@ export interface CoalescerOptions<I, O> {
    */
   keysOf?: (item: I) => readonly string[];
   /**
-   * While another batch is on its way, a batch waits up to `maxWaitMs` for `items` items (default:
-   * no wait). Where most of a batch's cost is per batch, a batch of one started beside another costs
-   * nearly as much as a full one; writers answered together send their next requests within a
-   * moment of each other, and those go as one. A lone writer never waits: with nothing in flight a
-   * batch goes at once.
+   * While another batch is on its way, a batch waits up to `maxWaitMs` for its share of the clients
+   * (default: no wait). Where most of a batch's cost is per batch, a batch of one started beside
+   * another costs nearly as much as a full one; clients answered together send their next requests
+   * within a moment of each other, and those should go as one. The clients are counted as the items
+   * on their way, queued, and answered in the last `maxWaitMs` and not yet back (each item submitted
+   * is taken for one of those); a batch waits while it holds fewer than its share of them (`maxInFlight`
+   * batches share them, rounded down). So two or three clients never wait for each other, four go in
+   * twos, eight in fours, and uneven batches even out. A lone client never waits: with nothing in
+   * flight a batch goes at once.
    */
-  fillWhileBusy?: { items: number; maxWaitMs: number };
+  fillWhileBusy?: { maxWaitMs: number };
 }
 
 interface Pending<I, O> {
@@ -43,6 +47,10 @@ interface Pending<I, O> {
 export class Coalescer<I, O> {
   private queue: Pending<I, O>[] = [];
   private inFlight = 0;
+  /** Items in the batches on their way. */
+  private inFlightItems = 0;
+  /** When the items expected back were answered, oldest first (fillWhileBusy). */
+  private expected: number[] = [];
   private scheduled = false;
   private fillTimer: NodeJS.Timeout | null = null;
 
@@ -50,7 +58,12 @@ export class Coalescer<I, O> {
 
   submit(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, at: performance.now(), resolve, reject });
+      const at = performance.now();
+      this.queue.push({ item, at, resolve, reject });
+      if (this.options.fillWhileBusy) {
+        this.forgetExpected(at);
+        this.expected.shift(); // one of the clients expected, most likely
+      }
       this.schedule();
     });
   }
@@ -70,18 +83,41 @@ export class Coalescer<I, O> {
       if (this.waitingToFill()) return;
       const batch = this.take();
       this.inFlight++;
+      this.inFlightItems += batch.length;
       void this.runBatch(batch).finally(() => {
         this.inFlight--;
+        this.inFlightItems -= batch.length;
+        if (this.options.fillWhileBusy) this.expectBack(batch.length);
         this.pump();
       });
     }
   }
 
+  /** The clients of a batch just answered are expected to send again (fillWhileBusy). */
+  private expectBack(items: number) {
+    const now = performance.now();
+    for (let i = 0; i < items; i++) this.expected.push(now);
+    // Bounded: only the next few batches' worth matters.
+    if (this.expected.length > 4 * this.options.maxBatch) this.expected.splice(0, this.expected.length - 4 * this.options.maxBatch);
+  }
+
+  /** Expectations older than the wait are dropped: those clients are not sending soon. */
+  private forgetExpected(now: number) {
+    const wait = this.options.fillWhileBusy!.maxWaitMs;
+    let stale = 0;
+    while (stale < this.expected.length && now - this.expected[stale] > wait) stale++;
+    if (stale) this.expected.splice(0, stale);
+  }
+
   /** True (and a pump is due when the wait is over) while a batch should wait for more items (fillWhileBusy). */
   private waitingToFill(): boolean {
     const fill = this.options.fillWhileBusy;
-    if (!fill || this.inFlight === 0 || this.queue.length >= fill.items) return false;
-    const left = this.queue[0].at + fill.maxWaitMs - performance.now();
+    if (!fill || this.inFlight === 0 || this.queue.length >= this.options.maxBatch) return false;
+    const now = performance.now();
+    this.forgetExpected(now);
+    const clients = this.inFlightItems + this.queue.length + this.expected.length;
+    if (this.queue.length >= Math.floor(clients / this.options.maxInFlight)) return false;
+    const left = this.queue[0].at + fill.maxWaitMs - now;
     if (left <= 0) return false;
     if (!this.fillTimer)
       this.fillTimer = setTimeout(() => {

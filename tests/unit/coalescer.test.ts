@@ -123,51 +123,86 @@ describe("Coalescer", () => {
 });
 
 describe("Coalescer fillWhileBusy", () => {
-  const fill = { items: 2, maxWaitMs: 40 };
+  const fill = { maxWaitMs: 40 };
 
-  it("beside a batch in flight, the next waits for a second item and takes both", async () => {
-    const r = recorder<string>();
-    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: fill });
-    const a = c.submit("a");
+  /** Four clients in two batches of two, the first answered: its two clients are expected back. */
+  async function fourClientsFirstAnswered() {
+    const batches: string[][] = [];
+    const answers: (() => void)[] = [];
+    const run = (items: string[]) =>
+      new Promise<string[]>((resolve) => {
+        batches.push(items);
+        answers.push(() => resolve(items));
+      });
+    const c = new Coalescer<string, string>({ run, maxInFlight: 2, maxBatch: 4, fillWhileBusy: fill });
+    const first = [c.submit("a"), c.submit("b")];
     await turn();
-    expect(r.batches).toEqual([["a"]]); // nothing in flight: no wait
-    const b = c.submit("b");
+    const second = [c.submit("c"), c.submit("d")];
     await turn();
-    expect(r.batches).toEqual([["a"]]); // a slot is free, but "b" waits for company
-    const d = c.submit("d");
+    expect(batches).toEqual([["a", "b"], ["c", "d"]]); // nothing in flight for "a", "b"; "c", "d" are their share
+    answers[0]();
+    await Promise.all(first);
     await turn();
-    expect(r.batches).toEqual([["a"], ["b", "d"]]);
-    await r.releaseAll();
-    expect([await a, await b, await d]).toEqual(["a", "b", "d"]);
+    return { c, batches, answers, second };
+  }
+
+  it("with four clients, a client answered waits beside the batch in flight for the other client of its batch", async () => {
+    const { c, batches, answers, second } = await fourClientsFirstAnswered();
+    const a2 = c.submit("a2");
+    await turn();
+    expect(batches).toHaveLength(2); // a slot is free, but "a2" waits for "b2"
+    const b2 = c.submit("b2");
+    await turn();
+    expect(batches).toEqual([["a", "b"], ["c", "d"], ["a2", "b2"]]);
+    answers[1]();
+    answers[2]();
+    expect([await a2, await b2, ...(await Promise.all(second))]).toEqual(["a2", "b2", "c", "d"]);
   });
 
-  it("a lone item beside a batch in flight goes after maxWaitMs, not later", async () => {
-    const r = recorder<string>();
-    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: fill });
-    void c.submit("a");
-    await turn();
+  it("a client waits for its share no longer than maxWaitMs", async () => {
+    const { c, batches, answers } = await fourClientsFirstAnswered();
     const t0 = performance.now();
-    const b = c.submit("b");
-    while (r.batches.length < 2) await new Promise((res) => setTimeout(res, 2));
-    const waited = performance.now() - t0;
-    expect(r.batches).toEqual([["a"], ["b"]]);
-    expect(waited).toBeGreaterThanOrEqual(fill.maxWaitMs - 2);
-    await r.releaseAll();
-    expect(await b).toBe("b");
+    const a2 = c.submit("a2");
+    while (batches.length < 3) await new Promise((res) => setTimeout(res, 2));
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(fill.maxWaitMs - 2);
+    expect(batches[2]).toEqual(["a2"]);
+    answers[1]();
+    answers[2]();
+    expect(await a2).toBe("a2");
   });
 
-  it("a lone item goes at once when the batch in flight comes back first", async () => {
+  it("a client goes at once when the batch in flight comes back first", async () => {
+    const { c, batches, answers } = await fourClientsFirstAnswered();
+    const a2 = c.submit("a2");
+    await turn();
+    expect(batches).toHaveLength(2);
+    answers[1](); // "c", "d" answered: nothing in flight, "a2" goes without its wait
+    await new Promise((res) => setTimeout(res, 1));
+    expect(batches[2]).toEqual(["a2"]);
+    answers[2]();
+    expect(await a2).toBe("a2");
+  });
+
+  it("two clients never wait for each other: each goes beside the other's batch at once", async () => {
     const r = recorder<string>();
-    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: { items: 2, maxWaitMs: 60_000 } });
+    const c = new Coalescer<string, string>({ run: r.run as never, maxInFlight: 2, maxBatch: 4, fillWhileBusy: { maxWaitMs: 60_000 } });
     void c.submit("a");
     await turn();
-    const b = c.submit("b");
+    void c.submit("b");
     await turn();
-    expect(r.batches).toEqual([["a"]]);
-    await r.releaseAll(); // "a" answered: nothing in flight, "b" goes without its wait
     expect(r.batches).toEqual([["a"], ["b"]]);
     await r.releaseAll();
-    expect(await b).toBe("b");
+  });
+
+  it("clients answered longer than maxWaitMs ago are no longer waited for", async () => {
+    const { c, batches, answers } = await fourClientsFirstAnswered();
+    await new Promise((res) => setTimeout(res, fill.maxWaitMs + 10)); // "a" and "b" did not come back in time
+    const a2 = c.submit("a2");
+    await turn();
+    expect(batches[2]).toEqual(["a2"]); // no wait: only "c", "d" (on their way) and "a2" count
+    answers[1]();
+    answers[2]();
+    expect(await a2).toBe("a2");
   });
 });
 
