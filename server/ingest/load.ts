@@ -211,6 +211,8 @@ export interface LockedKeys {
 const knownToolLocks = new Set<string>();
 /** A tool of a workspace, as knownToolLocks holds it. */
 const toolLockRef = (workspaceId: string, toolName: string) => `${workspaceId}\u0000${toolName}`;
+/** The tools of the tool-level keys among `keys`, each once, in name order (the lock order). */
+const toolsOf = (keys: Iterable<string>) => [...new Set([...keys].filter((k) => k.startsWith(TOOL_PREFIX)).map((k) => k.slice(TOOL_PREFIX.length)))].sort();
 
 /** The common case of lockToolLevels: every tool in key-share mode, in name order (text built once). */
 const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
@@ -226,7 +228,7 @@ const LOCK_TOOLS_SHARED = fixedStatement(["ws", "tools"], (p) => sql`
  */
 export function queueSharedToolLocks(tx: Tx, workspaceId: string, create: { failureKey: string }[], existingOnly: Iterable<string>): Promise<void> | null {
   if (!postgresJs(tx) || create.some((c) => c.failureKey.startsWith(TOOL_PREFIX))) return null;
-  const tools = [...new Set([...existingOnly].filter((k) => k.startsWith(TOOL_PREFIX)))].sort().map((k) => k.slice(TOOL_PREFIX.length));
+  const tools = toolsOf(existingOnly);
   if (!tools.length) return Promise.resolve();
   if (tools.some((t) => !knownToolLocks.has(toolLockRef(workspaceId, t)))) return null;
   return LOCK_TOOLS_SHARED.runIn<{ t: string }>(tx, { ws: workspaceId, tools: textArrayLiteral(tools) }).then(async (locked) => {
@@ -260,9 +262,8 @@ export async function lockToolLevels(
   existingOnly: Iterable<string>,
 ): Promise<void> {
   const exclusive = new Set(create.map((c) => c.failureKey).filter((k) => k.startsWith(TOOL_PREFIX)));
-  const keys = [...new Set([...exclusive, ...existingOnly])].filter((k) => k.startsWith(TOOL_PREFIX)).sort();
-  if (!keys.length) return;
-  const tools = keys.map((k) => k.slice(TOOL_PREFIX.length));
+  const tools = toolsOf([...exclusive, ...existingOnly]);
+  if (!tools.length) return;
   const ref = (t: string) => toolLockRef(workspaceId, t);
   const insertMissing = async (names: string[]) => {
     if (!names.length) return;
