@@ -266,7 +266,8 @@ const eventArb = fc.record({
   kind: fc.constantFrom("result", "result", "result", "call", "start", "end", "turn", "text"),
   session: fc.constantFrom("s1", "s2"),
   command: fc.constantFrom(...COMMANDS),
-  tool: fc.constantFrom("bash", "sh"),
+  tool: fc.constantFrom("bash", "sh", "Read"),
+  text: fc.constantFrom("", "I will run bash now", "Let me check the logs", "I will run bash now"),
   outcome: fc.constantFrom(...OUTCOMES),
   model: fc.constantFrom(undefined, "m1", "m2"),
   dt: fc.integer({ min: -60_000, max: 600_000 }),
@@ -290,7 +291,7 @@ function toEvents(specs: EventSpec[]): AgentEvent[] {
       case "turn":
         return { ...base, type: "turn.start", turnIndex: i } as AgentEvent;
       case "text":
-        return { ...base, type: "model.text", text: "" } as AgentEvent;
+        return { ...base, type: "model.text", text: s.text } as AgentEvent;
       default:
         return { ...base, type: "tool.result", callId: `c${i}`, toolName: s.tool, args: { command: s.command }, ...s.outcome } as AgentEvent;
     }
@@ -363,11 +364,20 @@ function write(store: Store, out: BatchOutcome) {
   store.effects.push(...out.effects);
 }
 
+function deepFreeze<T>(v: T): T {
+  if (v && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 /** `shellPlan`: pass the plan made for loading to the engine, as the shell does (else it plans itself). */
 function run(store: Store, events: AgentEvent[], newId: () => string, shellPlan = false) {
   const state: LoadedState = { workspaceId: "ws", configs, sessions: new Map(), contexts: new Map(), profiles: store.profiles, timeline: store.timeline, storedCalls: new Map() };
   const sessions = new Map<string, BatchSession>();
-  for (const e of events) sessions.set(e.sessionId, store.sessions.get(e.sessionId) ?? session(e.sessionId));
+  // Frozen, as the shell's cached documents are to be: a batch that changed one in place throws.
+  for (const e of events) sessions.set(e.sessionId, deepFreeze(store.sessions.get(e.sessionId) ?? session(e.sessionId)));
   // Only the states the batch touches, as the shell loads them.
   const plan = planBatch(events, configs, new Map());
   const contexts = new Map<string, KeyContext>();
@@ -392,7 +402,7 @@ const comparable = (s: Store) => ({
 });
 
 describe("engine batch: properties", () => {
-  it("a batch applied all at once (with the shell's plan) equals the same events applied one by one", () => {
+  it("a batch applied all at once (with the shell's plan) equals the same events applied one by one, never changing the states it loaded", () => {
     fc.assert(
       fc.property(fc.array(eventArb, { minLength: 1, maxLength: 40 }), (specs) => {
         const events = toEvents(specs);

@@ -20,8 +20,8 @@ import { redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
 import { buildSessionTimeline, copyTimeline, recordSession } from "./decay";
-import { observeSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
-import { createSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
+import { foldSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
+import { createSessionBehaviour, ownedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { hasSuggestedModelSwitch, recordModelSwitchSuggestion, recordModelToolResult, suggestModelSwitch, type ModelToolProfile } from "./models";
 import { applySettingsPatch, resolveSettings } from "./settings";
 import type {
@@ -463,6 +463,9 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
   const effects: { at: number; effect: Effect }[] = [];
   const steps: TrustStep[] = [];
   const keyInfoByEventId = new Map<string, StoredCall>();
+  // Behaviour states this batch made and may change in place: a loaded one is copied at its
+  // session's first event (never changed: it may be a cached document), then folded into.
+  const ownBehaviour = new WeakSet<SessionBehaviour>();
   const settingsCache = new Map<string, EffectiveSettings>();
   const settingsOf = (s: BatchSession) => {
     let v = settingsCache.get(s.sessionId);
@@ -629,8 +632,10 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
     }
 
     // Behaviour: patterns, nudges (and their verdicts, decided once), pause.
-    const observed = observeSessionEvent(s.behaviour ?? createSessionBehaviour(s.sessionId), behaviourEvent, { patterns: configs.effective.patterns, settings }, t);
+    const working = s.behaviour && ownBehaviour.has(s.behaviour) ? s.behaviour : ownedSessionBehaviour(upgradeSessionBehaviour(s.behaviour, s.sessionId));
+    const observed = foldSessionEvent(working, behaviourEvent, { patterns: configs.effective.patterns, settings }, t);
     s.behaviour = observed.state;
+    ownBehaviour.add(observed.state);
     // Verdicts are on nudges sent before this event — never on one this event sends (the same
     // pattern can nudge twice within one clamped millisecond). One of this batch gets its verdict
     // before it is written; older ones are updated by the shell.

@@ -229,6 +229,24 @@ export function copyStretch(st: Stretch): Stretch {
   };
 }
 
+/**
+ * A copy of `s` that a fold may change in place (foldSessionEvent): the state, its stretch and
+ * every list a fold extends — the recent calls, the stretch's identities and mentions, the text
+ * run's hashes. The small run objects stay shared: a fold replaces them, never changes them.
+ * Copied once per session and batch instead of once per event: the identity lists (up to
+ * STRETCH_IDENTITIES_KEPT each) were the largest allocation of an ingested event.
+ */
+export function ownedSessionBehaviour(s: SessionBehaviour): SessionBehaviour {
+  const own = copySessionBehaviour(s);
+  own.stretch = copyStretch(s.stretch);
+  own.stretch.seenResults = [...s.stretch.seenResults];
+  own.stretch.readIdentities = [...s.stretch.readIdentities];
+  own.stretch.mentions = { ...s.stretch.mentions };
+  own.calls = [...s.calls];
+  if (s.textRun) own.textRun = { ...s.textRun, hashes: [...s.textRun.hashes] };
+  return own;
+}
+
 /** Ends every run and starts a fresh stretch (a `user.message` or a resume). */
 export function restartDetection(state: SessionBehaviour, now: number): SessionBehaviour {
   return {

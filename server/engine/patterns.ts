@@ -21,11 +21,10 @@ import { hash as oneShotHash } from "node:crypto";
 import {
   RECENT_CALLS_KEPT,
   STRETCH_IDENTITIES_KEPT,
-  copySessionBehaviour,
-  copyStretch,
   currentScope,
   createSessionBehaviour,
   newStretch,
+  ownedSessionBehaviour,
   restartDetection,
   upgradeSessionBehaviour,
   type SessionBehaviour,
@@ -246,10 +245,10 @@ export function isEmptyResponse(ev: { text: string; reasoningOnly?: boolean }): 
   return ev.reasoningOnly === true || ev.text.trim().length === 0;
 }
 
-function bounded<T>(list: T[], item: T, max: number): T[] {
-  const out = [...list, item];
-  if (out.length > max) out.splice(0, out.length - max);
-  return out;
+/** Appends `item` to `list` (the fold's own), keeping its last `max`. */
+function pushBounded<T>(list: T[], item: T, max: number): void {
+  list.push(item);
+  if (list.length > max) list.splice(0, list.length - max);
 }
 
 // ---------------------------------------------------------------------------
@@ -257,9 +256,9 @@ function bounded<T>(list: T[], item: T, max: number): T[] {
 // ---------------------------------------------------------------------------
 
 /**
- * The state updates below change `s` in place: it is the event's own shallow copy of the stored
- * state (observeSessionEvent makes it), so only its nested objects — shared with the stored
- * state — are copied before they change. One copy per event instead of one per field group.
+ * The state updates below change `s`, its stretch and its lists in place: `s` is the fold's own
+ * (ownedSessionBehaviour). The small run objects are replaced, never changed: they may be shared
+ * with the state the fold started from.
  */
 function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): void {
   const hash = eventIdentityHash(ev, cfg.volatileArgFields);
@@ -292,26 +291,21 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
   const introspection = cfg.introspectionTools.includes(ev.toolName);
   s.introspectionRun = introspection ? (s.introspectionRun ? { ...s.introspectionRun, count: s.introspectionRun.count + 1 } : { count: 1, start: s.seq }) : null;
 
-  const stretch = copyStretch(s.stretch);
+  const stretch = s.stretch;
   stretch.callCount += 1;
   if (cfg.readOnlyTools.includes(ev.toolName)) {
     if (stretch.readIdentities.includes(id)) {
       stretch.rereads += 1;
       stretch.lastReread = ev.toolName;
-    } else stretch.readIdentities = bounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT);
+    } else pushBounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT);
   }
   const key = ev.toolName.toLowerCase();
-  if (stretch.mentions[key]) {
-    const mentions = { ...stretch.mentions };
-    delete mentions[key];
-    stretch.mentions = mentions;
-  }
-  s.stretch = stretch;
+  if (stretch.mentions[key]) delete stretch.mentions[key];
 
   // Not the failure key: nothing reads it back, and it was ~40 % of the session's stored state
   // (read and written on every guard.check). States stored with it keep working.
   const call: StretchCall = { callId: ev.callId, toolName: ev.toolName, argsHash: hash };
-  s.calls = bounded(s.calls, call, RECENT_CALLS_KEPT);
+  pushBounded(s.calls, call, RECENT_CALLS_KEPT);
   s.textRun = null;
   s.emptyRun = null;
 }
@@ -333,10 +327,8 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   s.emptyRun = null;
 
   if (callIndex >= 0) {
-    const calls = [...s.calls];
-    const c = calls[callIndex];
-    calls[callIndex] = { callId: c.callId, toolName: c.toolName, argsHash: c.argsHash, outcome };
-    s.calls = calls;
+    const c = s.calls[callIndex];
+    s.calls[callIndex] = { callId: c.callId, toolName: c.toolName, argsHash: c.argsHash, outcome };
   }
 
   // The run of identical calls: a different outcome ends it (the call that produced it starts the next one).
@@ -384,8 +376,7 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
     // The productive result opens the new stretch and is its first "earlier result".
     s.stretch = { ...newStretch(s.stretch.id + 1, now), seenResults: [seenKey] };
   } else if (!s.stretch.seenResults.includes(seenKey)) {
-    s.stretch = copyStretch(s.stretch);
-    s.stretch.seenResults = bounded(s.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
+    pushBounded(s.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
   }
   return productive;
 }
@@ -397,26 +388,23 @@ function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean
   }
   const h = md5(ev.text.trim());
   const run = s.textRun ?? { count: 0, start: s.seq, hashes: [] };
-  const textRun = { ...run, count: run.count + (run.hashes.includes(h) ? 2 : 1), hashes: run.hashes.includes(h) ? run.hashes : bounded(run.hashes, h, 16) };
+  const repeated = run.hashes.includes(h);
+  if (!repeated) pushBounded(run.hashes, h, 16);
+  s.textRun = { ...run, count: run.count + (repeated ? 2 : 1) };
 
-  let mentions: SessionBehaviour["stretch"]["mentions"] | null = null; // copied when a mention changes it
+  const mentions = s.stretch.mentions;
   const seen = new Set<string>();
   for (const tool of cfg.actionTools) {
     const key = tool.toLowerCase();
     if (seen.has(key)) continue; // "bash" and "Bash" are one tool for mentions
     if (mentionsTool(ev.text, tool)) {
       seen.add(key);
-      mentions ??= { ...s.stretch.mentions };
       const cur = mentions[key];
       mentions[key] = { toolName: cur?.toolName ?? tool, count: (cur?.count ?? 0) + 1 };
     }
   }
   s.emptyRun = null;
-  s.textRun = textRun;
-  const stretch = copyStretch(s.stretch);
-  if (isAnnouncement(ev.text, cfg.announcePhrases)) stretch.announcements += 1;
-  if (mentions) stretch.mentions = mentions;
-  s.stretch = stretch;
+  if (isAnnouncement(ev.text, cfg.announcePhrases)) s.stretch.announcements += 1;
 }
 
 // ---------------------------------------------------------------------------
@@ -497,6 +485,20 @@ export function observeSessionEvent(
   config: ObserveConfig,
   now: number,
 ): ObserveResult {
+  return foldSessionEvent(ownedSessionBehaviour(upgradeSessionBehaviour(stored, event.sessionId)), event, config, now);
+}
+
+/**
+ * observeSessionEvent on a state the caller owns (ownedSessionBehaviour), which it changes in
+ * place: a batch folds a session's events into one copy. `working` is not to be used afterwards
+ * except as the result's state (which may be it or a copy sharing its lists).
+ */
+export function foldSessionEvent(
+  working: SessionBehaviour,
+  event: BehaviourEvent,
+  config: ObserveConfig,
+  now: number,
+): ObserveResult {
   const cfg = config.patterns;
   const level = settingValue(config.settings, "nudgeLevel");
   const enabled = settingValue(config.settings, "nudgeEnabled");
@@ -505,8 +507,7 @@ export function observeSessionEvent(
   const effects: Effect[] = [];
   const stats = emptyStats();
   const verdicts: NudgeVerdict[] = [];
-  // The event's own shallow copy: the updates below change its fields in place (see onCall).
-  let s: SessionBehaviour = copySessionBehaviour(upgradeSessionBehaviour(stored, event.sessionId));
+  let s = working;
   s.lastEventAt = now;
   s.seq += 1;
 
@@ -516,10 +517,7 @@ export function observeSessionEvent(
     s.turnHadPattern = false;
     stats.turns += 1;
   }
-  if (s.stretch.startedAt === null) {
-    s.stretch = copyStretch(s.stretch);
-    s.stretch.startedAt = now;
-  }
+  if (s.stretch.startedAt === null) s.stretch.startedAt = now;
 
   switch (event.type) {
     case "tool.call": {
