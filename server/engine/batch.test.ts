@@ -267,7 +267,8 @@ const eventArb = fc.record({
   session: fc.constantFrom("s1", "s2"),
   command: fc.constantFrom(...COMMANDS),
   tool: fc.constantFrom("bash", "sh", "Read"),
-  text: fc.constantFrom("", "I will run bash now", "Let me check the logs", "I will run bash now"),
+  // Empty (empty_response), repeated (planning_loop counts a repeat twice), naming an action tool (tool_avoidance).
+  text: fc.constantFrom("", "I will run bash now", "Let me check the logs"),
   outcome: fc.constantFrom(...OUTCOMES),
   model: fc.constantFrom(undefined, "m1", "m2"),
   dt: fc.integer({ min: -60_000, max: 600_000 }),
