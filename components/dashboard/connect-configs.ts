@@ -1,6 +1,6 @@
 /**
- * The configuration the Connect page hands out, per agent kind (SPEC 7.5). Pure: the page and the
- * README show the same snippets. The API key is never written into a snippet, only the
+ * The configuration the Connect page hands out, per agent kind (SPEC 7.5). Pure: the page and
+ * docs/coding-agents.md show the same snippets. The API key is never written into a snippet, only the
  * `VIGIL_API_KEY` environment variable.
  */
 

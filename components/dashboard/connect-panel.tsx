@@ -159,7 +159,7 @@ export function ConnectPanel({ slug, baseUrl, canConfigure, initialLastEvent }: 
       content: (
         <Snippet file="any HTTP client" text={httpExample(o)}>
           <p>
-            Every procedure is tRPC over plain JSON (no transformer). See the README&apos;s <span className="mono">Connecting an agent</span> for the
+            Every procedure is tRPC over plain JSON (no transformer). See <span className="mono">docs/agent-api.md</span> in the Vigil repository for the
             full contract.
           </p>
         </Snippet>

@@ -120,7 +120,7 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
               <code className="code">{secret.value}</code>
               <Button size="sm" variant="ghost" onClick={() => setSecret(null)}>I’ve stored it</Button>
             </div>
-            <span className="text-sm muted">Verify <span className="mono">X-Vigil-Signature</span> = sha256 HMAC of <span className="mono">{"<X-Vigil-Timestamp>.<body>"}</span> (see the README).</span>
+            <span className="text-sm muted">Verify <span className="mono">X-Vigil-Signature</span> = sha256 HMAC of <span className="mono">{"<X-Vigil-Timestamp>.<body>"}</span> (see docs/dashboard.md in the Vigil repository).</span>
           </div>
         </div>
       )}
