@@ -10,7 +10,9 @@ import type { Db } from "@/db/client";
 import { notificationChannel, notificationOutbox } from "@/db/schema";
 import { slackMessage, webhookBody, type StoredNotification } from "./payload";
 import { signWebhook } from "./signature";
-import { allowPrivateTargets, checkResolvedTarget } from "./url-guard";
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { allowPrivateTargets, checkChannelUrl, guardedLookup, RefusedTargetError, type Resolver } from "./url-guard";
 
 export interface WorkerOptions {
   now?: () => number;
@@ -21,6 +23,8 @@ export interface WorkerOptions {
   leaseMs?: number;
   batchSize?: number;
   allowPrivate?: boolean;
+  /** Host name resolution for delivery (the system's by default). */
+  resolve?: Resolver;
 }
 
 export const GIVE_UP_AFTER_MS = 24 * 3600 * 1000;
@@ -116,7 +120,8 @@ export async function deliverClaimed(db: Db, row: Row, opts: WorkerOptions = {})
 interface Attempt { ok: boolean; statusCode: number | null; excerpt: string; permanent?: boolean }
 
 async function send(channel: typeof notificationChannel.$inferSelect, row: Row, opts: WorkerOptions, now: number): Promise<Attempt> {
-  const blocked = await checkResolvedTarget(channel.url, opts.allowPrivate ?? allowPrivateTargets());
+  const allowPrivate = opts.allowPrivate ?? allowPrivateTargets();
+  const blocked = checkChannelUrl(channel.url, allowPrivate);
   if (blocked) return { ok: false, statusCode: null, excerpt: `refused: ${blocked}` };
   const n = row.payload as StoredNotification;
   const baseUrl = opts.baseUrl ?? workerOptionsFromEnv().baseUrl!;
@@ -132,21 +137,55 @@ async function send(channel: typeof notificationChannel.$inferSelect, row: Row, 
     headers["x-vigil-timestamp"] = String(timestamp);
     headers["x-vigil-signature"] = signWebhook(channel.secret, timestamp, body);
   }
+  const timeoutMs = opts.requestTimeoutMs ?? 10_000;
   try {
-    const res = await fetch(channel.url, {
-      method: "POST",
-      headers,
-      body,
-      redirect: "manual", // a redirect could point at an internal address
-      signal: AbortSignal.timeout(opts.requestTimeoutMs ?? 10_000),
-    });
-    const text = (await res.text().catch(() => "")).slice(0, 500);
-    return { ok: res.status >= 200 && res.status < 300, statusCode: res.status, excerpt: text };
+    const res = await postOnce(channel.url, headers, body, { timeoutMs, lookup: guardedLookup(allowPrivate, opts.resolve) });
+    return { ok: res.status >= 200 && res.status < 300, statusCode: res.status, excerpt: res.excerpt };
   } catch (err) {
     const e = err as Error;
+    if (e instanceof RefusedTargetError) return { ok: false, statusCode: null, excerpt: `refused: ${e.message}`.slice(0, 500) };
     const timedOut = e.name === "TimeoutError" || e.name === "AbortError";
-    return { ok: false, statusCode: null, excerpt: timedOut ? `timed out after ${opts.requestTimeoutMs ?? 10_000} ms` : `network error: ${(e.cause as Error | undefined)?.message ?? e.message}`.slice(0, 500) };
+    return { ok: false, statusCode: null, excerpt: timedOut ? `timed out after ${timeoutMs} ms` : `network error: ${e.message}`.slice(0, 500) };
   }
+}
+
+const EXCERPT_CHARS = 500;
+
+/**
+ * One POST over a fresh connection whose host name is resolved only by `lookup` (which checks the
+ * addresses), so the socket reaches exactly the checked address; Host and TLS SNI stay the URL's
+ * name. Redirects are not followed (one could point at an internal address). The answer is read up
+ * to a short excerpt; the whole exchange is bounded by `timeoutMs`.
+ */
+function postOnce(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; lookup: ReturnType<typeof guardedLookup> },
+): Promise<{ status: number; excerpt: string }> {
+  const target = new URL(url);
+  const send = target.protocol === "https:" ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const signal = AbortSignal.timeout(opts.timeoutMs);
+    const req = send(
+      target,
+      { method: "POST", headers: { ...headers, "content-length": String(Buffer.byteLength(body)) }, agent: false, lookup: opts.lookup as never, signal },
+      (res: IncomingMessage) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (chunk: string) => {
+          text += chunk;
+          if (text.length >= EXCERPT_CHARS) res.destroy();
+        });
+        const done = () => resolve({ status: res.statusCode ?? 0, excerpt: text.slice(0, EXCERPT_CHARS) });
+        res.on("end", done);
+        res.on("close", done);
+        res.on("error", done);
+      },
+    );
+    req.on("error", (err) => reject(signal.aborted ? Object.assign(new Error("timed out"), { name: "TimeoutError" }) : err));
+    req.end(body);
+  });
 }
 
 /** Background loop started by the runtime: a pass every few seconds, never throwing. */
