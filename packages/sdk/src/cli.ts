@@ -1,0 +1,425 @@
+/**
+ * `vigil` — the command line (SPEC 7.9). VIGIL_URL and VIGIL_API_KEY; a table for people, `--json`
+ * for scripts; exit status 0 done, 1 error (Vigil refused, unreachable, a file unreadable), 2 usage.
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { readFile } from "node:fs/promises";
+import { VigilApiError, VigilUnreachableError } from "./errors.js";
+import { Transport, SDK_VERSION } from "./transport.js";
+import { connect, CONNECT_TARGETS } from "./connect.js";
+
+type Options = NonNullable<ParseArgsConfig["options"]>;
+type Values = Record<string, string | boolean | undefined>;
+
+class UsageError extends Error {}
+class CliError extends Error {}
+
+interface Command {
+  summary: string;
+  usage: string;
+  options?: Options;
+  run: (ctx: Context) => Promise<void>;
+}
+
+interface Context {
+  positionals: string[];
+  values: Values;
+  json: boolean;
+  api: () => Transport;
+  url: () => string;
+  out: (text: string) => void;
+}
+
+const GLOBAL_OPTIONS: Options = {
+  json: { type: "boolean" },
+  url: { type: "string" },
+  help: { type: "boolean", short: "h" },
+};
+
+const COMMANDS: Record<string, Command> = {
+  whoami: {
+    summary: "the workspace and scope of the API key",
+    usage: "vigil whoami",
+    run: async (c) => {
+      const me = await c.api().query<{ workspace: string; scope: string; keyPrefix: string }>("account.whoami");
+      if (c.json) return print(c, me);
+      c.out(table([["URL", "WORKSPACE", "SCOPE", "KEY"], [c.url(), me.workspace, me.scope, me.keyPrefix]]));
+    },
+  },
+  status: {
+    summary: "trust state of the workspace's failure keys (or one key)",
+    usage: "vigil status [failure_key]",
+    run: async (c) => {
+      const [failureKey, ...rest] = c.positionals;
+      if (rest.length) throw new UsageError("status takes at most one failure key");
+      const data = await c.api().query<{ keys: StatusKey[] }>("reliability.status", {});
+      const keys = failureKey ? data.keys.filter((k) => k.failureKey === failureKey) : data.keys;
+      if (failureKey && !keys.length) throw new CliError(`no tracked key ${failureKey}`);
+      if (c.json) return print(c, failureKey ? keys[0] : { keys });
+      if (!keys.length) return c.out("No failure keys tracked yet.");
+      c.out(
+        table([
+          ["FAILURE KEY", "STATE", "FAILURES", "CALLS", "RECOVERY", "REASON"],
+          ...keys.map((k) => [
+            k.failureKey,
+            k.effectiveState && k.effectiveState !== k.state ? `${k.state} (${k.effectiveState})` : k.state,
+            `${k.effectiveFailures ?? k.totalFailures ?? 0}/${k.threshold ?? "-"}`,
+            String(k.totalCalls ?? 0),
+            k.recovery ? `${k.recovery.successes}/${k.recovery.needed}` : "",
+            k.escalationReason ?? "",
+          ]),
+        ]),
+      );
+    },
+  },
+  reset: {
+    summary: "a failure key (or all of them) back to trusted",
+    usage: "vigil reset <failure_key> | --all",
+    options: { all: { type: "boolean" } },
+    run: async (c) => {
+      const [failureKey, ...rest] = c.positionals;
+      if (rest.length || (!failureKey && !c.values.all) || (failureKey && c.values.all)) throw new UsageError("give one failure key or --all");
+      const out = await c.api().mutation<unknown>("keys.reset", c.values.all ? { all: true } : { failureKey });
+      if (c.json) return print(c, out);
+      c.out(c.values.all ? "Every key is trusted again." : `${failureKey} is trusted again.`);
+    },
+  },
+  approvals: {
+    summary: "the approvals waiting for a person",
+    usage: "vigil approvals [--status pending|approved|denied]",
+    options: { status: { type: "string" } },
+    run: async (c) => {
+      const status = (c.values.status as string | undefined) ?? "pending";
+      if (!["pending", "approved", "denied"].includes(status)) throw new UsageError("--status is pending, approved or denied");
+      const { approvals } = await c.api().query<{ approvals: Approval[] }>("approvals.list", { status });
+      if (c.json) return print(c, { approvals });
+      if (!approvals.length) return c.out(`No ${status} approvals.`);
+      c.out(
+        table([
+          ["ID", "KIND", "TOOL / KEY", "SESSION", "AGENT", "REASON", "CREATED"],
+          ...approvals.map((a) => [a.id, a.kind, a.toolName ? `${a.toolName}  ${a.failureKey ?? ""}` : (a.failureKey ?? ""), a.sessionId ?? "", a.agent ?? "", a.reason ?? "", a.createdAt ?? ""]),
+        ]),
+      );
+    },
+  },
+  approve: {
+    summary: "approve an approval (a tool call once, or for the session)",
+    usage: "vigil approve <id> [--session]",
+    options: { session: { type: "boolean" } },
+    run: async (c) => {
+      const id = one(c, "approve takes one approval id");
+      const out = await c.api().mutation<unknown>("approvals.resolve", { approvalId: id, decision: "approve", ...(c.values.session ? { scope: "session" } : {}) });
+      if (c.json) return print(c, out);
+      c.out(`Approved ${id}${c.values.session ? " for the session" : ""}.`);
+    },
+  },
+  deny: {
+    summary: "deny an approval; the comment is what the agent's model reads",
+    usage: "vigil deny <id> --comment TEXT",
+    options: { comment: { type: "string" } },
+    run: async (c) => {
+      const id = one(c, "deny takes one approval id");
+      const comment = c.values.comment as string | undefined;
+      if (!comment?.trim()) throw new UsageError("deny needs --comment TEXT (the agent's model reads it)");
+      const out = await c.api().mutation<unknown>("approvals.resolve", { approvalId: id, decision: "deny", comment });
+      if (c.json) return print(c, out);
+      c.out(`Denied ${id}.`);
+    },
+  },
+  config: {
+    summary: "the workspace configuration document (get, or put a file)",
+    usage: "vigil config get | vigil config put <file>",
+    run: async (c) => {
+      const [action, file, ...rest] = c.positionals;
+      if (action === "get" && !file) return print(c, await c.api().query("config.get"));
+      if (action !== "put" || !file || rest.length) throw new UsageError("config get | config put <file>");
+      let text: string;
+      try {
+        text = await readFile(file, "utf8");
+      } catch (error) {
+        throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+      }
+      let document: unknown;
+      try {
+        document = JSON.parse(text);
+      } catch (error) {
+        throw new CliError(`${file} is not JSON: ${(error as Error).message}`);
+      }
+      const stored = await c.api().mutation("config.put", document);
+      if (c.json) return print(c, stored);
+      c.out(`Stored the configuration from ${file}.`);
+    },
+  },
+  settings: {
+    summary: "effective settings of a session, or the workspace's own",
+    usage: "vigil settings [--session ID]",
+    options: { session: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const sessionId = c.values.session as string | undefined;
+      if (sessionId) {
+        const view = await c.api().query<{ effectiveSettings: Record<string, { value: unknown; source: string }> }>("sessions.get", { sessionId });
+        if (c.json) return print(c, view.effectiveSettings);
+        return c.out(table([["SETTING", "VALUE", "FROM"], ...Object.entries(view.effectiveSettings).map(([k, v]) => [k, show(v.value), v.source])]));
+      }
+      const doc = await c.api().query<{ settings?: Record<string, unknown> }>("config.get");
+      const settings = doc.settings ?? {};
+      if (c.json) return print(c, settings);
+      if (!Object.keys(settings).length) return c.out("The workspace sets no settings of its own (organization defaults apply).");
+      c.out(table([["SETTING", "VALUE", "FROM"], ...Object.entries(settings).map(([k, v]) => [k, show(v), "workspace"])]));
+    },
+  },
+  recovery: {
+    summary: "how a recovered key becomes trusted again: auto, or a person approves (ask)",
+    usage: "vigil recovery auto|ask",
+    run: async (c) => {
+      const mode = one(c, "recovery auto|ask");
+      if (mode !== "auto" && mode !== "ask") throw new UsageError("recovery auto|ask");
+      const stored = await putSetting(c, "recovery_mode", mode);
+      if (c.json) return print(c, stored);
+      c.out(`recovery_mode = ${mode} (workspace)`);
+    },
+  },
+  nudge: {
+    summary: "nudge level for the workspace or one session",
+    usage: "vigil nudge off|gentle|direct|interrupt [--session ID]",
+    options: { session: { type: "string" } },
+    run: async (c) => {
+      const level = one(c, "nudge off|gentle|direct|interrupt");
+      if (!["off", "gentle", "direct", "interrupt"].includes(level)) throw new UsageError("nudge off|gentle|direct|interrupt");
+      const sessionId = c.values.session as string | undefined;
+      if (sessionId) {
+        const out = await c.api().mutation("sessions.setSettings", { sessionId, settings: { nudgeLevel: level } });
+        if (c.json) return print(c, out);
+        return c.out(`nudgeLevel = ${level} (session ${sessionId})`);
+      }
+      const stored = await putSetting(c, "nudge_level", level);
+      if (c.json) return print(c, stored);
+      c.out(`nudge_level = ${level} (workspace)`);
+    },
+  },
+  pause: {
+    summary: "hold a session, an agent or the whole workspace: tool calls answer pause",
+    usage: "vigil pause --session ID | --agent NAME | --workspace [--reason TEXT]",
+    options: { session: { type: "string" }, agent: { type: "string" }, workspace: { type: "boolean" }, reason: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const reason = (c.values.reason as string | undefined) ?? "Paused with the vigil command line";
+      const [procedure, input, what] = holdTarget(c, "pause", { reason });
+      const out = await c.api().mutation(procedure, input);
+      if (c.json) return print(c, out ?? {});
+      c.out(`Paused ${what}.`);
+    },
+  },
+  resume: {
+    summary: "lift a hold; the guidance reaches the agent's model",
+    usage: "vigil resume --session ID | --agent NAME | --workspace [--guidance TEXT]",
+    options: { session: { type: "string" }, agent: { type: "string" }, workspace: { type: "boolean" }, guidance: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const guidance = c.values.guidance as string | undefined;
+      const [procedure, input, what] = holdTarget(c, "resume", guidance ? { guidance } : {});
+      const out = await c.api().mutation(procedure, input);
+      if (c.json) return print(c, out ?? {});
+      c.out(`Resumed ${what}.`);
+    },
+  },
+  policy: {
+    summary: "what the policies say about a call, recording nothing",
+    usage: "vigil policy test <tool> <args-json>",
+    run: async (c) => {
+      const [action, toolName, argsText, ...rest] = c.positionals;
+      if (action !== "test" || !toolName || !argsText || rest.length) throw new UsageError("policy test <tool> <args-json>");
+      let args: unknown;
+      try {
+        args = JSON.parse(argsText);
+      } catch (error) {
+        throw new UsageError(`<args-json> is not JSON: ${(error as Error).message}`);
+      }
+      if (!args || typeof args !== "object" || Array.isArray(args)) throw new UsageError("<args-json> must be a JSON object");
+      const out = await c.api().query<{ decision: string; policy: { name: string; level: string; reason: string | null } | null; riskRule?: unknown }>("policies.test", { toolName, args });
+      if (c.json) return print(c, out);
+      const rule = out.policy ? `${out.policy.name} (${out.policy.level})${out.policy.reason ? `: ${out.policy.reason}` : ""}` : "no policy matches";
+      c.out(table([["DECISION", "POLICY"], [out.decision, rule]]));
+    },
+  },
+  connect: {
+    summary: "merge Vigil's hooks into a coding CLI's settings (keeps yours, backs the file up)",
+    usage: `vigil connect ${CONNECT_TARGETS.join(" | ")} [--agent NAME] [--scope user|project] [--wait SECONDS] [--file PATH] [--dry-run]`,
+    options: { agent: { type: "string" }, scope: { type: "string" }, wait: { type: "string" }, file: { type: "string" }, "dry-run": { type: "boolean" } },
+    run: async (c) => {
+      const target = one(c, `connect ${CONNECT_TARGETS.join(" | ")}`);
+      if (!(CONNECT_TARGETS as readonly string[]).includes(target)) throw new UsageError(`connect ${CONNECT_TARGETS.join(" | ")}`);
+      const scope = (c.values.scope as string | undefined) ?? "user";
+      if (scope !== "user" && scope !== "project") throw new UsageError("--scope is user or project");
+      const wait = c.values.wait === undefined ? 0 : Number(c.values.wait);
+      if (!Number.isInteger(wait) || wait < 0 || wait > 120) throw new UsageError("--wait is whole seconds, 0–120");
+      try {
+        const report = await connect({
+          target: target as (typeof CONNECT_TARGETS)[number],
+          baseUrl: c.url(),
+          agent: (c.values.agent as string | undefined) ?? "",
+          waitSeconds: wait,
+          scope,
+          file: c.values.file as string | undefined,
+          dryRun: Boolean(c.values["dry-run"]),
+        });
+        if (c.json) return print(c, report);
+        for (const f of report.files) {
+          if (report.dryRun) c.out(f.diff || `${f.path}: already up to date`);
+          else c.out(f.changed ? `Wrote ${f.path}${f.backup ? ` (backup: ${f.backup})` : ""}` : `${f.path}: already up to date`);
+        }
+        if (!report.dryRun) c.out("The hooks send Authorization: Bearer $VIGIL_API_KEY — export VIGIL_API_KEY where the CLI runs.");
+      } catch (error) {
+        throw new CliError((error as Error).message);
+      }
+    },
+  },
+};
+
+interface StatusKey {
+  failureKey: string;
+  state: string;
+  effectiveState?: string;
+  effectiveFailures?: number;
+  threshold?: number;
+  totalCalls?: number;
+  totalFailures?: number;
+  escalationReason?: string | null;
+  recovery?: { successes: number; needed: number } | null;
+}
+
+interface Approval {
+  id: string;
+  kind: string;
+  failureKey?: string;
+  toolName?: string | null;
+  sessionId?: string | null;
+  agent?: string | null;
+  reason?: string | null;
+  createdAt?: string;
+}
+
+function holdTarget(c: Context, verb: "pause" | "resume", extra: Record<string, string>): [string, Record<string, unknown>, string] {
+  const { session, agent, workspace } = c.values as { session?: string; agent?: string; workspace?: boolean };
+  const chosen = [session !== undefined, agent !== undefined, Boolean(workspace)].filter(Boolean).length;
+  if (chosen !== 1) throw new UsageError(`${verb} needs exactly one of --session ID, --agent NAME, --workspace`);
+  if (session !== undefined) return [`sessions.${verb}`, { sessionId: session, ...extra }, `session ${session}`];
+  if (agent !== undefined) return [`agents.${verb}`, { agent, ...extra }, `agent ${agent}`];
+  return [`workspace.${verb}`, { ...extra }, "the workspace"];
+}
+
+/** Read-modify-write of one workspace setting in the configuration document. */
+async function putSetting(c: Context, name: string, value: unknown): Promise<unknown> {
+  const api = c.api();
+  const doc = await api.query<Record<string, unknown>>("config.get");
+  const settings = { ...((doc.settings as Record<string, unknown> | undefined) ?? {}), [name]: value };
+  return api.mutation("config.put", { ...doc, settings });
+}
+
+function one(c: Context, usage: string): string {
+  if (c.positionals.length !== 1) throw new UsageError(usage);
+  return c.positionals[0];
+}
+
+function noPositionals(c: Context): void {
+  if (c.positionals.length) throw new UsageError(`unexpected argument ${c.positionals[0]}`);
+}
+
+function print(c: Context, value: unknown): void {
+  c.out(JSON.stringify(value, null, 2));
+}
+
+function show(value: unknown): string {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** Columns padded to their widest cell; the first row is the header. */
+export function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : (cell ?? "").padEnd(widths[i]))).join("  ").trimEnd()).join("\n");
+}
+
+function help(): string {
+  const width = Math.max(...Object.values(COMMANDS).map((c) => c.usage.replace(/^vigil /, "").split(" ")[0].length));
+  return [
+    `vigil ${SDK_VERSION} — Vigil from the terminal`,
+    "",
+    "Usage: vigil <command> [options]      (vigil <command> --help for its options)",
+    "",
+    "Commands:",
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width + 2)}${c.summary}`),
+    "",
+    "Options for every command:",
+    "  --json        machine-readable output",
+    "  --url URL     Vigil's address (default VIGIL_URL)",
+    "  -h, --help    help",
+    "",
+    "Environment: VIGIL_URL (e.g. http://localhost:3000), VIGIL_API_KEY (vgl_…; admin scope for config, approvals, reset, pause).",
+    "Exit status: 0 done, 1 error, 2 usage.",
+  ].join("\n");
+}
+
+/** Runs the command line; returns the exit status. */
+export async function main(argv: string[], io: { out?: (text: string) => void; err?: (text: string) => void; env?: NodeJS.ProcessEnv } = {}): Promise<number> {
+  const out = io.out ?? ((text: string) => process.stdout.write(`${text}\n`));
+  const err = io.err ?? ((text: string) => process.stderr.write(`${text}\n`));
+  const env = io.env ?? process.env;
+  const [name, ...rest] = argv;
+  if (!name || name === "--help" || name === "-h" || name === "help") {
+    out(help());
+    return name ? 0 : 2;
+  }
+  if (name === "--version") {
+    out(SDK_VERSION);
+    return 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    err(`vigil: unknown command ${name}\n\n${help()}`);
+    return 2;
+  }
+  let values: Values;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({ args: rest, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true }) as { values: Values; positionals: string[] });
+  } catch (error) {
+    err(`vigil ${name}: ${(error as Error).message}\nUsage: ${command.usage}`);
+    return 2;
+  }
+  if (values.help) {
+    out(`${command.usage}\n\n${command.summary[0].toUpperCase()}${command.summary.slice(1)}.`);
+    return 0;
+  }
+  const url = () => {
+    const value = (values.url as string | undefined) ?? env.VIGIL_URL;
+    if (!value) throw new UsageError("set VIGIL_URL (or --url) to Vigil's address, e.g. http://localhost:3000");
+    if (!/^https?:\/\//.test(value)) throw new UsageError(`VIGIL_URL must start with http:// or https:// (got ${value})`);
+    return value.replace(/\/+$/, "");
+  };
+  const api = () => {
+    const apiKey = env.VIGIL_API_KEY;
+    if (!apiKey) throw new UsageError("set VIGIL_API_KEY to an API key (Settings → API keys)");
+    return new Transport({ url: url(), apiKey, maxRetries: 2, maxRetryDelayMs: 5000 });
+  };
+  try {
+    await command.run({ positionals, values, json: Boolean(values.json), api, url, out });
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      err(`vigil ${name}: ${error.message}\nUsage: ${command.usage}`);
+      return 2;
+    }
+    if (error instanceof VigilApiError) {
+      const issues = error.issues.length ? `\n${error.issues.map((i) => `  ${i.path.join(".") || "(input)"}: ${i.message}`).join("\n")}` : "";
+      err(`vigil ${name}: ${error.message}${issues}`);
+      return 1;
+    }
+    if (error instanceof VigilUnreachableError || error instanceof CliError) {
+      err(`vigil ${name}: ${error.message}`);
+      return 1;
+    }
+    err(`vigil ${name}: ${(error as Error)?.message ?? String(error)}`);
+    return 1;
+  }
+}
