@@ -3,6 +3,7 @@
  * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
  */
 import { preparingClient } from "./prepared-client";
+import { withoutWritesAfterConnectionLoss } from "./lost-connection";
 import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
@@ -92,6 +93,11 @@ export function postgresConnection(url: string): { url: string; options: { host?
   return { url: url.slice(0, query) + (rest ? `?${rest}` : ""), options: { ...(host ? { host } : {}), ...(port ? { port } : {}) } };
 }
 
+/** The pause before a pooled connection tries again after failing to connect, s: 50 ms doubling, at most 250 ms. */
+export function reconnectBackoffSeconds(failures: number): number {
+  return Math.min(0.05 * 2 ** Math.max(0, failures - 1), 0.25);
+}
+
 export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   if (opts.url) {
     const { default: postgres } = await import("postgres");
@@ -104,11 +110,15 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
       // A stopped or unreachable server must fail a request fast (503 + Retry-After), never hang it.
       // (No statement_timeout: migrations and retention on large tables may legitimately run long.)
       connect_timeout: 1,
+      // Between failed connection attempts postgres-js waits 3^n/100 s (up to 20 s) by default, and
+      // every query queued meanwhile waits with it: an outage held requests 8–16 s and, once the
+      // server was back, for up to 20 s more. A short, capped pause keeps each answer prompt.
+      backoff: reconnectBackoffSeconds,
       // Keep timestamps as JS Dates and bigints as numbers through drizzle's column modes.
     });
     // VIGIL_DB_PREPARE=off: behind a pooler that cannot keep prepared statements (PgBouncer < 1.21 in transaction mode).
     const prepare = process.env.VIGIL_DB_PREPARE !== "off";
-    const db = drizzle(prepare ? preparingClient(pg) : pg, { schema }) as unknown as Db;
+    const db = drizzle(withoutWritesAfterConnectionLoss(prepare ? preparingClient(pg) : pg), { schema }) as unknown as Db;
     return { db, kind: "postgres", pg, url: opts.url, close: () => pg.end({ timeout: 5 }) };
   }
   const { PGlite } = await import("@electric-sql/pglite");

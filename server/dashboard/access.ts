@@ -14,6 +14,8 @@ import { notFound, redirect } from "next/navigation";
 import { cache } from "react";
 import type { Role } from "@/db/schema";
 import { getRuntime } from "@/server/runtime";
+import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
+import { DatabaseUnavailablePageError } from "@/lib/database-unavailable";
 import { permissionsFor, type Permissions } from "@/server/services/roles";
 import { getWorkspaceAccess, listMemberships, listWorkspaces, type WorkspaceAccess } from "@/server/services/tenancy";
 
@@ -33,7 +35,9 @@ export const getSessionUser = cache(async (): Promise<DashboardUser | null> => {
     const session = await runtime.auth.api.getSession({ headers: await headers() });
     if (!session) return null;
     return { id: session.user.id, email: session.user.email, name: session.user.name };
-  } catch {
+  } catch (err) {
+    // Unknown, not signed out: the page says the database is unavailable instead of asking to sign in.
+    if (isDatabaseUnavailable(err)) throw new DatabaseUnavailablePageError(err);
     return null;
   }
 });

@@ -1,6 +1,7 @@
 /** `GET /api/health`: 200 once the database is open and migrated and answers; 503 while it cannot or does not. */
 import { sql } from "drizzle-orm";
 import type { Runtime } from "@/server/runtime";
+import { DATABASE_RETRY_AFTER_SECONDS } from "./database-unavailable";
 
 export async function handleHealth(runtime: () => Promise<Runtime>): Promise<Response> {
   try {
@@ -10,6 +11,6 @@ export async function handleHealth(runtime: () => Promise<Runtime>): Promise<Res
     return Response.json({ status: "ok", db: database.kind });
   } catch (err) {
     console.error("[vigil] health check failed:", err);
-    return Response.json({ status: "error", message: "database unavailable" }, { status: 503 });
+    return Response.json({ status: "error", message: "database unavailable" }, { status: 503, headers: { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) } });
   }
 }

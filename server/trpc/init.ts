@@ -21,7 +21,8 @@ import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
 import { describeApiIssues, issuesOfCause } from "./error-issues";
-import { consumeRateLimit } from "./rate-limit";
+import { consumeRateLimit, limitDashboardCalls } from "./rate-limit";
+import { refuseCrossOriginMutation } from "./same-origin";
 import { InputIssuesError } from "@/server/ingest/schema";
 
 export interface SessionUser {
@@ -44,7 +45,11 @@ export async function createContext(runtime: Runtime, opts: FetchCreateContextFn
       (userPromise ??= runtime.auth.api
         .getSession({ headers: opts.req.headers })
         .then((s) => (s ? { id: s.user.id, email: s.user.email, name: s.user.name } : null))
-        .catch(() => null)),
+        // A session that cannot be read while the database is down is not a signed-out user: 503, not 401.
+        .catch((err) => {
+          if (isDatabaseUnavailable(err)) throw err;
+          return null;
+        })),
   };
 }
 export type Context = Awaited<ReturnType<typeof createContext>>;
@@ -98,9 +103,11 @@ export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure.use(serviceErrors);
 
-export const authedProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const authedProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
+  refuseCrossOriginMutation(ctx.req, type);
   const user = await ctx.getUser();
   if (!user) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in first" });
+  await limitDashboardCalls(user.id, ctx.resHeaders);
   const actor: Actor = { type: "user", id: user.id, label: user.email };
   return next({ ctx: { user, actor } });
 });

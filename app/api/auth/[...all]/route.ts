@@ -1,10 +1,10 @@
 import { getRuntime } from "@/server/runtime";
+import { handleAuthRequest } from "@/server/http/auth-route";
 
 export const dynamic = "force-dynamic";
 
-async function handler(req: Request) {
-  const { auth } = await getRuntime();
-  return auth.handler(req);
+function handler(req: Request) {
+  return handleAuthRequest(req, getRuntime);
 }
 
 export { handler as GET, handler as POST };
