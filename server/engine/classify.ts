@@ -1,6 +1,7 @@
 /**
  * Failure detection and severity (SPEC 3). Pure.
  */
+import { compileSafeRegex, type SafeRegex } from "./safe-pattern";
 import type { Severity } from "./types";
 
 /** The parts of a `tool.result` event that failure detection and classification read. */
@@ -15,50 +16,63 @@ export interface ResultLike {
 
 /**
  * Default security patterns (JS RegExp sources, compiled case-insensitively) matched against the
- * full command line of failed command-tool calls.
+ * full command line of failed command-tool calls. Like configured patterns they run on linear-time
+ * matching (safe-pattern.ts), so they are written in its syntax: no lookaround, no backreferences;
+ * and no quantifier whose repetitions could split the same text two ways.
  */
 export const DEFAULT_SECURITY_PATTERNS: readonly string[] = [
   // sudo anywhere as a word
   String.raw`\bsudo\b`,
   // rm -rf / (also /*, "--no-preserve-root", -fr, -r -f) and rm -rf ~ (also ~/, ~/*)
-  String.raw`\brm\s+(-{1,2}[\w-]+\s+)*(-[a-z]*r[a-z]*|--recursive)\s+(-{1,2}[\w-]+\s+)*["']?(/|~/?)\*?["']?(?=$|[\s;&|)])`,
+  String.raw`\brm\s+(?:-[\w-]+\s+)*(?:-[a-z]*r[a-z]*|--recursive)\s+(?:-[\w-]+\s+)*["']?(?:/|~/?)\*?["']?(?:$|[\s;&|)])`,
   // mkfs, mkfs.ext4, ...
-  String.raw`\bmkfs(\.\w+)?\b`,
+  String.raw`\bmkfs(?:\.\w+)?\b`,
   // dd ... of=/dev/...
   String.raw`\bdd\b[^;&|]*\bof=/dev/`,
   // chmod -R 777 /
-  String.raw`\bchmod\s+(-[a-z]+\s+)*-[a-z]*R[a-z]*\s+(-[a-z]+\s+)*0?777\s+["']?/\*?["']?(?=$|[\s;&|)])`,
+  String.raw`\bchmod\s+(?:-[a-z]+\s+)*-[a-z]*R[a-z]*\s+(?:-[a-z]+\s+)*0?777\s+["']?/\*?["']?(?:$|[\s;&|)])`,
   // curl|wget ... | sh|bash
-  String.raw`\b(curl|wget)\b[^|]*\|\s*(sudo\s+)?(ba|z|da|k)?sh\b`,
+  String.raw`\b(?:curl|wget)\b[^|]*\|\s*(?:sudo\s+)?(?:ba|z|da|k)?sh\b`,
   // writes to /etc/: redirection, tee, cp/mv/install/ln into /etc, sed -i on /etc
-  String.raw`(>>?\s*["']?/etc/|\btee\s+(-a\s+)?["']?/etc/|\b(cp|mv|install|ln|rsync)\s+.*\s["']?/etc/|\bsed\s+-i\S*\s+.*\s["']?/etc/)`,
+  String.raw`(?:>>?\s*["']?/etc/|\btee\s+(?:-a\s+)?["']?/etc/|\b(?:cp|mv|install|ln|rsync)\s+.*\s["']?/etc/|\bsed\s+-i\S*\s+.*\s["']?/etc/)`,
 ];
 
-/** Compile a security pattern the way classification does (case-insensitive). Throws on invalid syntax. */
-export function compileSecurityPattern(source: string): RegExp {
-  return new RegExp(source, "i");
+/**
+ * The longest part of a command line security patterns read: matching is linear, and this bounds
+ * it per pattern (a command past 16 KiB is a heredoc or a generated script, scanned from its start).
+ */
+export const MAX_SCANNED_COMMAND = 16 * 1024;
+
+/**
+ * Compile a security pattern the way classification does (case-insensitive, linear-time). Throws
+ * on invalid syntax, on what linear-time matching does not support, or past 512 characters.
+ */
+export function compileSecurityPattern(source: string): SafeRegex {
+  return compileSafeRegex(source, { caseInsensitive: true });
 }
 
-const compiledCache = new Map<string, RegExp | null>();
-function compiled(source: string): RegExp | null {
-  if (!compiledCache.has(source)) {
-    let re: RegExp | null = null;
+const compiledCache = new Map<string, SafeRegex | null>();
+function compiled(source: string): SafeRegex | null {
+  let re = compiledCache.get(source);
+  if (re === undefined) {
     try {
       re = compileSecurityPattern(source);
     } catch {
+      // Saved before the check existed, or by hand in the database: skipped, like an invalid pattern.
       re = null;
     }
     if (compiledCache.size > 1000) compiledCache.clear();
     compiledCache.set(source, re);
   }
-  return compiledCache.get(source)!;
+  return re;
 }
 
-/** The first security pattern the command matches, or null. Invalid patterns are skipped. */
+/** The first security pattern the command matches, or null. Invalid or unsupported patterns are skipped. */
 export function matchSecurityPattern(command: string, patterns: readonly string[]): string | null {
+  const scanned = command.length > MAX_SCANNED_COMMAND ? command.slice(0, MAX_SCANNED_COMMAND) : command;
   for (const p of patterns) {
     const re = compiled(p);
-    if (re && re.test(command)) return p;
+    if (re && re.test(scanned)) return p;
   }
   return null;
 }

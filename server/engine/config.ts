@@ -4,7 +4,8 @@
  * and the merge into an EffectiveConfig. Pure.
  */
 import { z } from "zod";
-import { DEFAULT_SECURITY_PATTERNS, compileSecurityPattern } from "./classify";
+import { DEFAULT_SECURITY_PATTERNS } from "./classify";
+import { checkRegexSafe } from "./safe-pattern";
 import {
   MODEL_SWITCH_FIELDS,
   RULE_FIELD_REGISTRY,
@@ -121,19 +122,20 @@ const extractorSchema = z
       ctx.addIssue({ code: "custom", path: ["field"], message: `field is required for kind '${e.kind}'` });
   });
 
-const securityPatternsSchema = z.array(z.string().min(1).max(2000)).superRefine((arr, ctx) => {
-  arr.forEach((p, i) => {
-    try {
-      compileSecurityPattern(p);
-    } catch (err) {
-      ctx.addIssue({
-        code: "custom",
-        path: [i],
-        message: `security_patterns[${i}] is not a valid regular expression: ${(err as Error).message}`,
-      });
-    }
+/** Most security patterns one document may hold: each is a pass over a failed command. */
+export const MAX_SECURITY_PATTERNS = 64;
+
+// Checked at save time for what linear-time matching runs (safe-pattern.ts): valid JavaScript
+// syntax, no lookaround or backreference, at most 512 characters.
+const securityPatternsSchema = z
+  .array(z.string().min(1))
+  .max(MAX_SECURITY_PATTERNS)
+  .superRefine((arr, ctx) => {
+    arr.forEach((p, i) => {
+      const problem = checkRegexSafe(p);
+      if (problem !== null) ctx.addIssue({ code: "custom", path: [i], message: `security_patterns[${i}] ${problem}` });
+    });
   });
-});
 
 export const configDocumentSchema = z
   .object({

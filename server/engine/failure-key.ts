@@ -4,6 +4,7 @@
  * Pure: no I/O. MD5 comes from node:crypto (deterministic hashing, not I/O).
  */
 import { hash as oneShotHash } from "node:crypto";
+import { compileGlob } from "./safe-pattern";
 import type { Extractor, ExtractorKind, JsonObject } from "./types";
 
 export const DEFAULT_FILE_TOOLS: readonly string[] = [
@@ -109,16 +110,13 @@ export function argsHash(args: unknown): string {
   return oneShotHash("md5", canonicalJson(args ?? {}), "hex").slice(0, 8);
 }
 
-/** Glob match on tool names: `*` any run of characters, `?` one character; whole name, case-sensitive. */
+/**
+ * Glob match on tool names: `*` any run of characters, `?` one character; whole name, case-sensitive.
+ * Compiled once per glob (cached) into a linear-time matcher: a configuration's extractor globs are
+ * not rebuilt per call, and no glob backtracks on a long name.
+ */
 export function globMatch(glob: string, name: string): boolean {
-  let re = "^";
-  for (const ch of glob) {
-    if (ch === "*") re += ".*";
-    else if (ch === "?") re += ".";
-    else re += ch.replace(/[.+^${}()|[\]\\/-]/g, "\\$&");
-  }
-  re += "$";
-  return new RegExp(re, "s").test(name);
+  return compileGlob(glob, { star: "any" }).test(name);
 }
 
 export function isMcpToolName(toolName: string): boolean {
