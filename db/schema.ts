@@ -642,6 +642,16 @@ export const installation = pgTable("installation", {
   value: text("value").notNull(),
 });
 
+/**
+ * Sign-in attempts per throttle key (an account, a client address) in the current window, shared
+ * by every instance on the database (server/sign-in-throttle.ts).
+ */
+export const signInThrottle = pgTable("sign_in_throttle", {
+  key: text("key").primaryKey(),
+  attempts: integer("attempts").notNull(),
+  windowEndsAt: ts("window_ends_at").notNull(),
+});
+
 // ---------------------------------------------------------------------------
 // OpenTelemetry ingest (SPEC 7.4 revision 2): spans are stored on receipt, traces applied later
 // ---------------------------------------------------------------------------

@@ -183,7 +183,14 @@ async function refuse(early, req, res) {
   writeAnswer(overloadAnswer, req, res, true);
 }
 
+/**
+ * The TCP peer's address, for the sign-in throttle (server/sign-in-throttle.ts): Next's route
+ * handlers see only headers. Whatever a client sent under this name is replaced.
+ */
+const SOCKET_ADDRESS_HEADER = "x-vigil-socket-address";
+
 const server = http.createServer((req, res) => {
+  req.headers[SOCKET_ADDRESS_HEADER] = req.socket.remoteAddress ?? "";
   // Registered by instrumentation.ts once the runtime is up; until then Next answers everything.
   const agentRouteFor = globalThis[AGENT_ROUTES_KEY];
   const route = fastPathEnabled && typeof agentRouteFor === "function" ? routeOf(req, agentRouteFor) : null;

@@ -4,13 +4,13 @@
  */
 import { betterAuth } from "better-auth";
 import { drizzleAdapter } from "better-auth/adapters/drizzle";
-import { randomBytes } from "node:crypto";
 import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import * as schema from "@/db/schema";
 import { createAuthMiddleware, APIError } from "better-auth/api";
 import { assertMayCreateUser, mayCreateUser, SIGNUP_CLOSED_MESSAGE } from "./signup-policy";
-import { withSignInThrottle } from "./sign-in-throttle";
+import { authSecret } from "./auth-secret";
+import { clientAddress, SignInThrottle, throttleEnabled, TOO_MANY_ATTEMPTS_MESSAGE, trustedProxiesFromEnv, type ThrottleKeys } from "./sign-in-throttle";
 import { claimInvitationForSignUp, inspectInvitation, invitationProblem, INVITATION_HEADER, joinClaimedInvitation } from "./services/invitations";
 import { ServiceError } from "./services/errors";
 
@@ -22,19 +22,16 @@ const invitationToken = (ctx: HeaderSource) => (ctx?.headers?.get(INVITATION_HEA
 
 export const MIN_PASSWORD_LENGTH = 8;
 
-async function authSecret(db: Db): Promise<string> {
-  const fromEnv = process.env.VIGIL_AUTH_SECRET ?? process.env.BETTER_AUTH_SECRET;
-  if (fromEnv) return fromEnv;
-  // Generated once per installation and kept in the database, so every instance on one
-  // database shares it and sessions survive restarts.
-  const candidate = randomBytes(32).toString("base64url");
-  await db.insert(schema.installation).values({ key: "auth_secret", value: candidate }).onConflictDoNothing();
-  const [row] = await db.select().from(schema.installation).where(eq(schema.installation.key, "auth_secret"));
-  return row.value;
-}
-
 export async function createAuth(db: Db) {
   const secret = await authSecret(db);
+  const throttle = new SignInThrottle(db);
+  const trustedProxies = trustedProxiesFromEnv();
+  /** What a sign-in attempt is counted under; null for a body better-auth refuses before any password check. */
+  const throttleKeys = (ctx: { body?: unknown; headers?: Headers; request?: Request }): ThrottleKeys | null => {
+    const email = (ctx.body as { email?: unknown } | undefined)?.email;
+    if (typeof email !== "string" || !throttleEnabled()) return null;
+    return { email: email.toLowerCase(), address: clientAddress(ctx.headers ?? ctx.request?.headers, trustedProxies) };
+  };
   const secureCookies = process.env.VIGIL_BASE_URL?.startsWith("https://") ?? false;
   const auth = betterAuth({
     secret,
@@ -83,6 +80,23 @@ export async function createAuth(db: Db) {
     // whether an account exists (better-auth would otherwise answer USER_ALREADY_EXISTS first).
     hooks: {
       before: createAuthMiddleware(async (ctx) => {
+        if (ctx.path === "/sign-in/email") {
+          // Runs after better-auth parsed the body (JSON or form-encoded) and matched the route, so
+          // every attempt that reaches the password check is counted first.
+          const keys = throttleKeys(ctx);
+          if (!keys) return;
+          let wait: number;
+          try {
+            wait = await throttle.begin(keys);
+          } catch {
+            // Unable to count, unable to check: no password is tried unthrottled.
+            throw new APIError("SERVICE_UNAVAILABLE", { message: "Sign-in is unavailable. Try again shortly.", code: "SIGN_IN_UNAVAILABLE" }, { "retry-after": "5" });
+          }
+          if (wait > 0) {
+            throw new APIError("TOO_MANY_REQUESTS", { message: TOO_MANY_ATTEMPTS_MESSAGE, code: "TOO_MANY_REQUESTS" }, { "retry-after": String(wait), "cache-control": "no-store" });
+          }
+          return;
+        }
         if (ctx.path !== "/sign-up/email") return;
         const body = ctx.body as { password?: unknown; email?: unknown } | undefined;
         const hashLikeSignUp = () => ctx.context.password.hash(typeof body?.password === "string" ? body.password : "");
@@ -111,6 +125,22 @@ export async function createAuth(db: Db) {
           }
         }
       }),
+      after: createAuthMiddleware(async (ctx) => {
+        if (ctx.path !== "/sign-in/email" && ctx.path !== "/sign-up/email") return;
+        const returned = ctx.context.returned;
+        if (ctx.path === "/sign-in/email") {
+          const keys = throttleKeys(ctx);
+          // Only a wrong email or password (401) uses up the allowance.
+          const failedOnPassword = returned instanceof Error && (returned as { statusCode?: number }).statusCode === 401;
+          if (keys && !failedOnPassword) await throttle.takeBack(keys);
+        }
+        // The session token travels in the HttpOnly cookie only: the page never needs it, and a
+        // token readable by scripts is one an injected script could send elsewhere.
+        if (returned && typeof returned === "object" && !(returned instanceof Error) && "token" in returned) {
+          const { token: _token, ...withoutToken } = returned as Record<string, unknown>;
+          return ctx.json(withoutToken);
+        }
+      }),
     },
     // Session cookies: HttpOnly and SameSite=Lax always, Secure when Vigil is served over https.
     advanced: {
@@ -130,16 +160,14 @@ export async function createAuth(db: Db) {
         ...(process.env.VIGIL_TRUSTED_ORIGINS?.split(",").map((s) => s.trim()).filter(Boolean) ?? []),
       ];
     },
-    // better-auth's own per-address limit stays for every path except sign-in, whose failures
-    // are throttled per account and per address by server/sign-in-throttle.ts instead.
+    // better-auth's own per-address limit stays for every path except sign-in, whose attempts
+    // are throttled per account and per address by server/sign-in-throttle.ts instead (see hooks).
     rateLimit: { enabled: process.env.VIGIL_AUTH_RATE_LIMIT !== "off", window: 60, max: 100, customRules: { "/sign-in/email": false } },
     telemetry: { enabled: false },
     // better-auth warns about an unset base URL on every start; Vigil derives it per request on
     // purpose (see trustedOrigins). Errors still reach the log.
     logger: { level: "error" },
   });
-  // Failed sign-ins are throttled per account and per address (server/sign-in-throttle.ts).
-  auth.handler = withSignInThrottle(auth.handler);
   return auth;
 }
 
