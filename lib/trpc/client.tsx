@@ -46,7 +46,8 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
   const queryClient = getQueryClient();
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
-      links: [httpBatchLink({ url: "/api/trpc" })],
+      // maxItems: the server refuses batches of more than MAX_BATCH_CALLS (server/trpc/handler.ts).
+      links: [httpBatchLink({ url: "/api/trpc", maxItems: 50 })],
     }),
   );
   return (

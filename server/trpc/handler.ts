@@ -15,6 +15,22 @@ export { MAX_BODY_BYTES };
 
 export const TRPC_ENDPOINT = "/api/trpc";
 
+/** Calls one batched request may carry (the dashboard's client batches at most this many). */
+export const MAX_BATCH_CALLS = 50;
+
+/** How many calls a `?batch=1` request names, or 1. */
+function batchSize(url: string): number {
+  const u = new URL(url);
+  if (u.searchParams.get("batch") !== "1") return 1;
+  let path = u.pathname.slice(TRPC_ENDPOINT.length + 1);
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // tRPC answers a path it cannot decode
+  }
+  return path.split(",").length;
+}
+
 function errorResponse(status: number, code: string, message: string, headers?: Record<string, string>): Response {
   return Response.json({ error: { message, code: -32000, data: { code, httpStatus: status } } }, { status, headers });
 }
@@ -37,6 +53,8 @@ export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Respo
 
 /** The adapter's answer, without the capacity check (the caller holds `slot`). */
 export async function serveTrpcRequest(req: Request, runtime: Runtime, slot: CapacitySlot | null = null): Promise<Response> {
+  const calls = batchSize(req.url);
+  if (calls > MAX_BATCH_CALLS) return errorResponse(400, "BAD_REQUEST", `A batch may carry at most ${MAX_BATCH_CALLS} calls; this one has ${calls}`);
   let request = req;
   if (req.method !== "GET" && req.method !== "HEAD") {
     const body = await readLimitedBody(req);
@@ -48,6 +66,7 @@ export async function serveTrpcRequest(req: Request, runtime: Runtime, slot: Cap
     req: request,
     router: appRouter,
     createContext: (opts) => createContext(runtime, opts, slot),
+    maxBatchSize: MAX_BATCH_CALLS,
     responseMeta: ({ errors }) => trpcResponseMeta(errors),
   });
 }
