@@ -3,6 +3,8 @@
  * postgres-js with a pool when it is set. Both expose the same drizzle API and the same migrations.
  */
 import { preparingClient } from "./prepared-client";
+// Failed queries name their statement, never their values, wherever they are logged.
+import "./redacted-query-errors";
 import { withoutWritesAfterConnectionLoss } from "./lost-connection";
 import path from "node:path";
 import fs from "node:fs";

@@ -197,6 +197,9 @@ export interface ConfigDocument {
   extractors?: Extractor[];
   securityPatterns?: string[];
   retentionDays?: number;
+  /** SPEC 4.5 (shapes in policies.ts). */
+  policies?: import("./policies").Policy[];
+  riskRules?: import("./policies").RiskRulesConfig;
 }
 
 /** Workspace config merged over organization config merged over built-ins. */
