@@ -5,7 +5,9 @@
  */
 import { z } from "zod";
 import { DEFAULT_SECURITY_PATTERNS } from "./classify";
-import { checkRegexSafe } from "./safe-pattern";
+import { POLICY_DECISIONS, type ArgPattern, type Policy, type RiskRulesConfig } from "./policies";
+import { RISK_RULE_NAMES } from "./risk-rules";
+import { MAX_REGEX_LENGTH, checkRegexSafe, compileGlob } from "./safe-pattern";
 import {
   MODEL_SWITCH_FIELDS,
   RULE_FIELD_REGISTRY,
@@ -137,6 +139,100 @@ const securityPatternsSchema = z
     });
   });
 
+/** SPEC 4.5: the longest glob or regular expression a policy may hold. */
+export const MAX_POLICY_PATTERN_LENGTH = MAX_REGEX_LENGTH;
+
+function globProblem(glob: string): string | null {
+  try {
+    compileGlob(glob, { star: "path" });
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** Why a policy's regular expression cannot be used (invalid, or beyond linear-time matching), else null. */
+function regexProblem(source: string): string | null {
+  try {
+    return checkRegexSafe(source);
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/**
+ * An argument pattern: a glob string, `{ "regex": … }` or `{ "equals": <JSON> }`. Checked by hand
+ * rather than as a union so that an issue names the exact field (`…args.command.regex`).
+ */
+const argPatternSchema = z.unknown().superRefine((v, ctx) => {
+  const tooLong = `must be at most ${MAX_POLICY_PATTERN_LENGTH} characters`;
+  if (typeof v === "string") {
+    if (v.length === 0) ctx.addIssue({ code: "custom", message: "must be a non-empty glob" });
+    else if (v.length > MAX_POLICY_PATTERN_LENGTH) ctx.addIssue({ code: "custom", message: tooLong });
+    else {
+      const problem = globProblem(v);
+      if (problem) ctx.addIssue({ code: "custom", message: `is not a valid glob: ${problem}` });
+    }
+    return;
+  }
+  const keys = v && typeof v === "object" && !Array.isArray(v) ? Object.keys(v) : null;
+  if (keys?.length === 1 && keys[0] === "regex") {
+    const source = (v as { regex: unknown }).regex;
+    if (typeof source !== "string" || source.length === 0) ctx.addIssue({ code: "custom", path: ["regex"], message: "must be a non-empty regular expression" });
+    else if (source.length > MAX_POLICY_PATTERN_LENGTH) ctx.addIssue({ code: "custom", path: ["regex"], message: tooLong });
+    else {
+      const problem = regexProblem(source);
+      if (problem) ctx.addIssue({ code: "custom", path: ["regex"], message: problem });
+    }
+    return;
+  }
+  if (keys?.length === 1 && keys[0] === "equals") return;
+  ctx.addIssue({ code: "custom", message: 'must be a glob string, { "regex": "…" } or { "equals": <JSON value> }' });
+}) as unknown as z.ZodType<ArgPattern>;
+
+const argPathSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((p) => p.split(".").every((seg) => seg !== ""), "must be dot-separated names (no empty part)");
+
+const policySchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9_.-]{1,64}$/, "must be 1–64 characters of a-z, 0-9, _ . -"),
+    tool: z
+      .string()
+      .min(1)
+      .max(256)
+      .superRefine((g, ctx) => {
+        const problem = globProblem(g);
+        if (problem) ctx.addIssue({ code: "custom", message: `is not a valid glob: ${problem}` });
+      }),
+    args: z.record(argPathSchema, argPatternSchema).optional(),
+    decision: z.enum(POLICY_DECISIONS),
+    reason: z.string().min(1).max(1000).optional(),
+  })
+  .strict();
+
+const policiesSchema = z
+  .array(policySchema)
+  .max(500)
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((p, i) => {
+      if (seen.has(p.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `policy name '${p.name}' is used twice (names are unique in a document)` });
+      seen.add(p.name);
+    });
+  });
+
+const riskRulesSchema = z
+  .object({
+    enabled: z.boolean().optional(),
+    disabled: z.array(z.enum(RISK_RULE_NAMES as [string, ...string[]])).max(100).optional(),
+    shell_tools: toolList.max(200).optional(),
+    file_tools: toolList.max(200).optional(),
+  })
+  .strict();
+
 export const configDocumentSchema = z
   .object({
     default_rule: ruleSchema.optional(),
@@ -149,6 +245,12 @@ export const configDocumentSchema = z
     extractors: z.array(extractorSchema).max(200).optional(),
     security_patterns: securityPatternsSchema.optional(),
     retention_days: z.number().int().min(1).max(3650).optional(),
+    policies: policiesSchema.optional(),
+    risk_rules: riskRulesSchema.optional(),
+    // The seed's own global settings (its ReliabilityConfig): accepted so its file imports as it is.
+    enable_auto_recovery: z.boolean().optional(),
+    persist_across_sessions: z.boolean().optional(),
+    max_history_entries: z.number().int().min(0).optional(),
   })
   .strict();
 
@@ -170,6 +272,12 @@ export interface SnakeConfigDocument {
   extractors?: Extractor[];
   security_patterns?: string[];
   retention_days?: number;
+  policies?: Policy[];
+  risk_rules?: { enabled?: boolean; disabled?: string[]; shell_tools?: string[]; file_tools?: string[] };
+  /** Seed fields, read on import and not stored (see seedFieldWarnings). */
+  enable_auto_recovery?: boolean;
+  persist_across_sessions?: boolean;
+  max_history_entries?: number;
 }
 
 export interface ConfigIssue {
@@ -181,7 +289,8 @@ export interface ConfigIssue {
   /** zod's issue code, or `custom`. */
   code?: string;
 }
-export type ParseConfigResult = { ok: true; doc: ConfigDocument } | { ok: false; issues: ConfigIssue[] };
+/** `warnings`: fields accepted but not used as they are (the seed's own settings), present only when there are some. */
+export type ParseConfigResult = { ok: true; doc: ConfigDocument; warnings?: ConfigIssue[] } | { ok: false; issues: ConfigIssue[] };
 
 /** Display path of segments: numbers are list indexes (`extractors[0].field`). */
 export function pathString(path: ReadonlyArray<PropertyKey>): string {
@@ -225,7 +334,26 @@ export function parseConfigDocument(json: unknown): ParseConfigResult {
     }
     return { ok: false, issues };
   }
-  return { ok: true, doc: toCamelDocument(r.data as SnakeConfigDocument) };
+  const data = r.data as SnakeConfigDocument;
+  const warnings = seedFieldWarnings(data);
+  return warnings.length ? { ok: true, doc: toCamelDocument(data), warnings } : { ok: true, doc: toCamelDocument(data) };
+}
+
+/**
+ * The seed's global settings: `enable_auto_recovery` becomes `settings.recovery_mode` (in
+ * toCamelDocument); `persist_across_sessions` and `max_history_entries` have no equivalent and
+ * are ignored, each with a warning.
+ */
+function seedFieldWarnings(s: SnakeConfigDocument): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  const warn = (field: string, message: string) => out.push({ path: field, segments: [field], message: `${field}: ${message}`, code: "ignored" });
+  if (s.enable_auto_recovery !== undefined && s.settings?.recovery_mode !== undefined && s.settings.recovery_mode !== (s.enable_auto_recovery ? "auto" : "ask"))
+    warn("enable_auto_recovery", `ignored: settings.recovery_mode ('${s.settings.recovery_mode}') is set and wins`);
+  if (s.persist_across_sessions !== undefined)
+    warn("persist_across_sessions", "ignored: Vigil always keeps trust states across sessions (history ages out after retention_days)");
+  if (s.max_history_entries !== undefined)
+    warn("max_history_entries", "ignored: failure history is kept by age, not by count — set retention_days (days, default 30) instead");
+  return out;
 }
 
 // ---------------------------------------------------------------------------
@@ -242,6 +370,13 @@ const PATTERN_LIST_KEYS: Array<[string, "introspectionTools" | "readOnlyTools" |
   ["action_tools", "actionTools"],
   ["announce_phrases", "announcePhrases"],
   ["volatile_arg_fields", "volatileArgFields"],
+];
+
+const RISK_RULE_KEYS: Array<[string, keyof RiskRulesConfig]> = [
+  ["enabled", "enabled"],
+  ["disabled", "disabled"],
+  ["shell_tools", "shellTools"],
+  ["file_tools", "fileTools"],
 ];
 
 function copy<T>(v: T): T {
@@ -281,6 +416,9 @@ export function toCamelDocument(s: SnakeConfigDocument): ConfigDocument {
   if (s.tool_rules !== undefined) d.toolRules = mapRecord(s.tool_rules, ruleToCamel);
   if (s.domain_rules !== undefined) d.domainRules = mapRecord(s.domain_rules, ruleToCamel);
   if (s.settings !== undefined) d.settings = mapKeys(s.settings, SETTING_KEYS, false) as Partial<SettingValues>;
+  // The seed's enable_auto_recovery is recovery mode auto (true) or ask (false, a person approves).
+  if (s.enable_auto_recovery !== undefined && d.settings?.recoveryMode === undefined)
+    d.settings = { ...d.settings, recoveryMode: s.enable_auto_recovery ? "auto" : "ask" };
   if (s.model_switch !== undefined)
     d.modelSwitch = mapKeys(s.model_switch, MODEL_SWITCH_KEYS, false) as Partial<ModelSwitchConfig>;
   if (s.patterns !== undefined) {
@@ -300,6 +438,8 @@ export function toCamelDocument(s: SnakeConfigDocument): ConfigDocument {
   if (s.extractors !== undefined) d.extractors = copy(s.extractors);
   if (s.security_patterns !== undefined) d.securityPatterns = [...s.security_patterns];
   if (s.retention_days !== undefined) d.retentionDays = s.retention_days;
+  if (s.policies !== undefined) d.policies = copy(s.policies);
+  if (s.risk_rules !== undefined) d.riskRules = mapKeys(s.risk_rules, RISK_RULE_KEYS, false) as RiskRulesConfig;
   return d;
 }
 
@@ -324,6 +464,8 @@ export function toSnakeDocument(d: ConfigDocument): SnakeConfigDocument {
   if (d.extractors !== undefined) s.extractors = copy(d.extractors);
   if (d.securityPatterns !== undefined) s.security_patterns = [...d.securityPatterns];
   if (d.retentionDays !== undefined) s.retention_days = d.retentionDays;
+  if (d.policies !== undefined) s.policies = copy(d.policies);
+  if (d.riskRules !== undefined) s.risk_rules = mapKeys(d.riskRules as Record<string, unknown>, RISK_RULE_KEYS, true) as SnakeConfigDocument["risk_rules"];
   return s;
 }
 

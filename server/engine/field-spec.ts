@@ -17,6 +17,8 @@ export type FieldSpec =
       /** true: the value must be greater than `min` (not equal). */
       readonly minExclusive?: boolean;
       readonly max?: number;
+      /** true: `null` is a value too ("none", e.g. no budget). */
+      readonly nullable?: boolean;
     }
   | {
       readonly kind: "names";
@@ -34,7 +36,9 @@ export type ValueOf<S extends FieldSpec> = S extends { kind: "enum"; values: rea
   ? V
   : S extends { kind: "bool" }
     ? boolean
-    : S extends { kind: "number" }
+    : S extends { kind: "number"; nullable: true }
+      ? number | null
+      : S extends { kind: "number" }
       ? number
       : S extends { kind: "names" }
         ? string[]
@@ -72,7 +76,7 @@ export function fieldSchema<S extends FieldSpec>(spec: S, subject?: string): z.Z
       if (s.int) n = n.int({ error });
       n = s.minExclusive ? n.gt(s.min, { error }) : n.min(s.min, { error });
       if (s.max !== undefined) n = n.max(s.max, { error });
-      return n as unknown as z.ZodType<ValueOf<S>>;
+      return (s.nullable ? n.nullable() : n) as unknown as z.ZodType<ValueOf<S>>;
     }
     case "names": {
       const entries = subject ? `${subject} entries` : "entries";

@@ -288,12 +288,12 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
     s.alternating = { pair: [lastId!, id], names: [last.toolName, ev.toolName], outcomes, length: 2, start: s.seq };
   }
 
-  const introspection = cfg.introspectionTools.includes(ev.toolName);
+  const introspection = inToolClass(cfg.introspectionTools, ev.toolName);
   s.introspectionRun = introspection ? (s.introspectionRun ? { ...s.introspectionRun, count: s.introspectionRun.count + 1 } : { count: 1, start: s.seq }) : null;
 
   const stretch = s.stretch;
   stretch.callCount += 1;
-  if (cfg.readOnlyTools.includes(ev.toolName)) {
+  if (inToolClass(cfg.readOnlyTools, ev.toolName)) {
     if (stretch.readIdentities.includes(id)) {
       stretch.rereads += 1;
       stretch.lastReread = ev.toolName;
@@ -371,7 +371,7 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
 
   // Productive: a successful action result never seen before in the stretch.
   const seenKey = `${id}|${outcome}`;
-  const productive = !ev.failed && cfg.actionTools.includes(ev.toolName) && !s.stretch.seenResults.includes(seenKey);
+  const productive = !ev.failed && inToolClass(cfg.actionTools, ev.toolName) && !s.stretch.seenResults.includes(seenKey);
   if (productive) {
     // The productive result opens the new stretch and is its first "earlier result".
     s.stretch = { ...newStretch(s.stretch.id + 1, now), seenResults: [seenKey] };
@@ -379,6 +379,16 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
     pushBounded(s.stretch.seenResults, seenKey, STRETCH_IDENTITIES_KEPT);
   }
   return productive;
+}
+
+/** Tool classes' names, lower-cased once per list (a configuration version keeps its lists). */
+const toolClassSets = new WeakMap<readonly string[], Set<string>>();
+
+/** Whether a tool is in a tool class: names compare case-insensitively (SPEC 4.5: `bash` covers `Bash`). */
+export function inToolClass(list: readonly string[], toolName: string): boolean {
+  let set = toolClassSets.get(list);
+  if (!set) toolClassSets.set(list, (set = new Set(list.map((t) => t.toLowerCase()))));
+  return set.has(toolName.toLowerCase());
 }
 
 function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean }, cfg: PatternConfig): void {
@@ -438,7 +448,7 @@ export function detectPatterns(stored: SessionBehaviour, cfg: PatternConfig): De
   if (s.alternating) add("alternating_calls", s.alternating.length, `${s.alternating.names[0]} and ${s.alternating.names[1]}`);
   if (s.introspectionRun) add("introspection_loop", s.introspectionRun.count, last?.toolName ?? "");
   if (s.stretch.rereads > 0) add("read_only_loop", s.stretch.rereads, s.stretch.lastReread ?? last?.toolName ?? "");
-  if (s.stretch.announcements > 0 && !s.calls.slice(-3).some((c) => cfg.actionTools.includes(c.toolName))) {
+  if (s.stretch.announcements > 0 && !s.calls.slice(-3).some((c) => inToolClass(cfg.actionTools, c.toolName))) {
     add("announce_no_action", s.stretch.announcements, last?.toolName ?? "an action tool");
   }
   if (s.textRun) add("planning_loop", s.textRun.count, last?.toolName ?? "a tool");

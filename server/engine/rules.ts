@@ -55,15 +55,27 @@ export interface RuleResolutionExplanation extends ResolvedRule {
   summary: string[];
 }
 
+/** The rule of that name in one map: the exact name first, then (tool rules) any case of it. */
+function ruleNamed(rules: Record<string, RuleInput> | undefined, name: string, anyCase: boolean): { rule: RuleInput; name: string } | null {
+  if (!rules) return null;
+  if (Object.prototype.hasOwnProperty.call(rules, name)) return { rule: rules[name], name };
+  if (!anyCase) return null;
+  const lower = name.toLowerCase();
+  for (const k of Object.keys(rules)) if (k.toLowerCase() === lower) return { rule: rules[k], name: k };
+  return null;
+}
+
 function lookup(
   ws: Record<string, RuleInput> | undefined,
   org: Record<string, RuleInput> | undefined,
   name: string | null | undefined,
-): { rule: RuleInput; scope: RuleScope } | null {
+  anyCase = false,
+): { rule: RuleInput; scope: RuleScope; name: string } | null {
   if (name === null || name === undefined || name === "") return null;
-  if (ws && Object.prototype.hasOwnProperty.call(ws, name)) return { rule: ws[name], scope: "workspace" };
-  if (org && Object.prototype.hasOwnProperty.call(org, name)) return { rule: org[name], scope: "organization" };
-  return null;
+  const inWs = ruleNamed(ws, name, anyCase);
+  if (inWs) return { ...inWs, scope: "workspace" };
+  const inOrg = ruleNamed(org, name, anyCase);
+  return inOrg ? { ...inOrg, scope: "organization" } : null;
 }
 
 function findSpecific(
@@ -82,9 +94,10 @@ function findSpecific(
   ];
   let found: ReturnType<typeof findSpecific>["found"] = null;
   for (const l of levels) {
-    const hit: { rule: RuleInput; scope: RuleScope } | null = found ? null : lookup(l.ws, l.org, l.name);
+    // Tool names compare case-insensitively (SPEC 4.5): a `bash` rule covers Claude Code's `Bash`.
+    const hit: ReturnType<typeof lookup> = found ? null : lookup(l.ws, l.org, l.name, l.level === "tool");
     checked.push({ level: l.level, name: l.name ?? null, matched: !!hit, scope: hit?.scope ?? null });
-    if (hit && !found) found = { level: l.level, name: l.name as string, rule: hit.rule, scope: hit.scope };
+    if (hit && !found) found = { level: l.level, name: hit.name, rule: hit.rule, scope: hit.scope };
   }
   checked.push({ level: "default", name: null, matched: !found, scope: null });
   return { found, checked };
