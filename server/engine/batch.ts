@@ -16,7 +16,7 @@
  */
 import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
 import { extractFailureKey, sameCanonicalJson, type FailureKeyInfo } from "./failure-key";
-import { redactedPreview, redactString } from "./redact";
+import { boundForRedaction, redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
 import { buildSessionTimeline, copyTimeline, recordSession } from "./decay";
@@ -109,7 +109,7 @@ export function storedCall(info: FailureKeyInfo): StoredCall {
     argsHash: info.argsHash,
     domain: info.domain,
     kind: info.kind,
-    command: info.command !== null ? redactString(info.command).slice(0, 4096) : null,
+    command: info.command !== null ? redactString(boundForRedaction(info.command, 4096)).slice(0, 4096) : null,
     params: info.params,
   };
 }
@@ -414,7 +414,7 @@ export interface SessionPhaseOutcome {
 }
 
 /** Error text as stored and shown: secrets redacted (a 401 message may quote the bearer token), at most 2000 characters. */
-const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactString(errorMessage(e) ?? "").slice(0, 2000) || null;
+const storedErrorMessage = (e: Parameters<typeof errorMessage>[0]) => redactString(boundForRedaction(errorMessage(e) ?? "", 2000)).slice(0, 2000) || null;
 
 const emptyRecords = (): BatchRecords => ({
   events: [],
@@ -610,17 +610,21 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
       }
       case "model.text": {
         // Model text quotes what the agent saw (a curl line with its bearer token): stored redacted, as errors and args are.
-        const text = redactString(e.text);
+        // Truncate, then redact: redaction reads what is stored and a margin, not the whole text.
+        const text = redactString(boundForRedaction(e.text, MAX_TEXT_STORED));
         row.payload = {
           text: text.length > MAX_TEXT_STORED ? text.slice(0, MAX_TEXT_STORED) : text,
-          truncated: text.length > MAX_TEXT_STORED,
+          truncated: text.length > MAX_TEXT_STORED || boundForRedaction(e.text, MAX_TEXT_STORED) !== e.text,
           ...(e.reasoningOnly !== undefined ? { reasoningOnly: e.reasoningOnly } : {}),
         };
         break;
       }
       case "user.message": {
-        const text = e.text === undefined ? null : redactString(e.text);
-        row.payload = text === null ? {} : { text: truncateUtf8(text, MAX_USER_TEXT_STORED), truncated: Buffer.byteLength(text, "utf8") > MAX_USER_TEXT_STORED };
+        const text = e.text === undefined ? null : redactString(boundForRedaction(e.text, MAX_USER_TEXT_STORED));
+        row.payload =
+          text === null
+            ? {}
+            : { text: truncateUtf8(text, MAX_USER_TEXT_STORED), truncated: Buffer.byteLength(text, "utf8") > MAX_USER_TEXT_STORED || boundForRedaction(e.text!, MAX_USER_TEXT_STORED) !== e.text };
         break;
       }
       case "permission.resolved": {
