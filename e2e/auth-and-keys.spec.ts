@@ -80,3 +80,37 @@ test("the first visit to / without a session goes to sign-in or sign-up", async 
   await page.goto("/");
   await expect(page).toHaveURL(/\/sign-(in|up)$/);
 });
+
+/**
+ * `next=` after sign-in stays on the origin, however it is spelled: a backslash or a tab makes
+ * `/\host` and `/\t/host` read as `//host` (another host) in the browser; `/.//host` normalises to
+ * `//host`. Each lands on the dashboard instead; a same-origin `next` is still followed.
+ */
+test("sign-in with a next= that names another host stays on the origin", async ({ browser, baseURL }) => {
+  test.setTimeout(120_000);
+  const origin = new URL(baseURL!).origin;
+  const signInWith = async (next: string) => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const visited: string[] = [];
+    page.on("framenavigated", (frame) => frame === page.mainFrame() && visited.push(frame.url()));
+    try {
+      await page.goto(`/sign-in?next=${next}`);
+      await page.getByLabel("Email").fill("owner@e2e.test");
+      await page.getByLabel("Password").fill("owner-password-123");
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await page.waitForURL((url) => !url.pathname.startsWith("/sign-in"), { timeout: 20_000 });
+      await page.waitForLoadState("load");
+      return { final: new URL(page.url()), visited };
+    } finally {
+      await context.close();
+    }
+  };
+  for (const hostile of ["/%5Cevil.example", "/%09/evil.example", "/.//evil.example", "%5C%5Cevil.example"]) {
+    const { final, visited } = await signInWith(hostile);
+    expect(final.origin, `next=${hostile}`).toBe(origin);
+    for (const url of visited) expect(new URL(url).origin, `next=${hostile} visited ${url}`).toBe(origin);
+  }
+  const followed = await signInWith(encodeURIComponent("/org/members"));
+  expect(followed.final.href).toBe(`${origin}/org/members`);
+});

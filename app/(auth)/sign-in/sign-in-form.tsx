@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useState, type FormEvent } from "react";
 import { Button, Field, FormError, TextInput } from "@/components/form";
 import { authClient, authErrorMessage } from "@/lib/auth-client";
+import { sameOriginNext } from "./same-origin-next";
 
 export function SignInForm({ next }: { next?: string }) {
   const [email, setEmail] = useState("");
@@ -27,7 +28,7 @@ export function SignInForm({ next }: { next?: string }) {
         return;
       }
       // Full navigation: the server components read the fresh session cookie.
-      window.location.assign(next && next.startsWith("/") && !next.startsWith("//") ? next : "/");
+      window.location.assign(sameOriginNext(next, window.location.origin));
     } catch {
       setErrors({ form: "Could not reach the server. Try again." });
       setBusy(false);
