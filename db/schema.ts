@@ -330,6 +330,8 @@ export const keyState = pgTable(
     escalationExpires: ts("escalation_expires"),
     trust: jsonb("trust").$type<KeyState>().notNull(),
     data: jsonb("data").$type<KeyHistory>().notNull(),
+    /** Set by a person (keys.setState, SPEC 4.6): the engine's transitions keep the state until a reset. */
+    manual: boolean("manual").notNull().default(false),
     updatedAt: ts("updated_at").notNull().defaultNow(),
   },
   (t) => [
@@ -481,6 +483,10 @@ export const agentSession = pgTable(
     paused: boolean("paused").notNull().default(false),
     pauseReason: text("pause_reason"),
     pausedAt: ts("paused_at"),
+    /** Who paused the session (sessions.pause: a person's email or a key's prefix); null when Vigil did. */
+    pausedBy: text("paused_by"),
+    /** Nudges wait in pending_nudge for this session: its next check, hook or ingest answer delivers them. */
+    pendingNudges: boolean("pending_nudges").notNull().default(false),
     settings: jsonb("settings").notNull().default({}),
     /**
      * The engine's behaviour state (server/engine/behaviour-state.ts), written and read whole on every
@@ -753,5 +759,51 @@ export const notificationOutbox = pgTable(
     index("notification_outbox_due_idx").on(t.nextAttemptAt).where(sql`status = 'pending'`),
     index("notification_outbox_channel_idx").on(t.workspaceId, t.channelId, t.createdAt),
     index("notification_outbox_subject_idx").on(t.workspaceId, t.channelId, t.subject, t.createdAt),
+  ],
+);
+
+/**
+ * Operator holds (SPEC 4.6): every session of an agent name (`scope` agent, `target` the name), or
+ * the whole workspace (`scope` workspace, `target` ''), paused by a person until lifted. A session's
+ * own pause stays on its row (`agent_session.paused`). guard.check reads the holds with the session.
+ */
+export const operatorHold = pgTable(
+  "operator_hold",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    scope: text("scope").$type<"workspace" | "agent">().notNull(),
+    target: text("target").notNull(),
+    reason: text("reason").notNull(),
+    since: ts("since").notNull().defaultNow(),
+    by: text("by").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.scope, t.target] })],
+);
+
+/**
+ * Nudges and guidance that have not reached the agent yet (SPEC 4.6): a person's message, resume
+ * guidance of an agent or the workspace, a nudge detected from OTLP (whose answers carry no
+ * effects). Delivered once, on the session's next guard.check, hook answer or ingest.events answer;
+ * `agent_session.pending_nudges` says that a session has some, so the checks that must deliver
+ * them find out in the read they make anyway.
+ */
+export const pendingNudge = pgTable(
+  "pending_nudge",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    id: bigserial("id", { mode: "number" }).notNull(),
+    sessionId: text("session_id").notNull(),
+    nudgeType: text("nudge_type").notNull(),
+    patternType: text("pattern_type"),
+    message: text("message").notNull(),
+    /** `message` (sessions.message), `resume` (agent or workspace resume guidance), `otlp`. */
+    source: text("source").notNull(),
+    createdBy: text("created_by"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    deliveredAt: ts("delivered_at"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("pending_nudge_ws_session_open_idx").on(t.workspaceId, t.sessionId, t.id).where(sql`delivered_at is null`),
   ],
 );

@@ -15,6 +15,7 @@ import type {
   RecoveryMode,
   ResolvedRule,
   ResultChunk,
+  ManualState,
   ResultLog,
   StoredResultLog,
   Rule,
@@ -415,6 +416,7 @@ function block(s: KeyState, reason: string, t: number): void {
 
 function trustAgain(s: KeyState): void {
   s.state = "trusted";
+  s.manual = null;
   clearEscalation(s);
   s.consecutiveFailures = 0;
   s.countFromSeq = s.seq;
@@ -534,8 +536,8 @@ export function applyOutcome(
     s.lastFailureAt = t;
     const inFilter = rule.severityFilter.includes(severity);
 
-    if (s.state === "blocked") {
-      // Blocked: nothing changes until a person resets it.
+    if (s.state === "blocked" || s.manual) {
+      // Blocked, or a state a person set: nothing changes until a person resets it.
     } else if (severity === "security" && securityBlocks) {
       block(s, SECURITY_BLOCK_REASON, t);
       effects.push(blockedEffect(s, toolName, SECURITY_BLOCK_REASON));
@@ -570,7 +572,9 @@ export function applyOutcome(
   } else {
     s.consecutiveFailures = 0;
     s.lastSuccessAt = t;
-    if (s.state === "escalated") {
+    if (s.manual) {
+      // A state a person set does not recover by itself.
+    } else if (s.state === "escalated") {
       const expired = s.escalationExpires !== null && t >= s.escalationExpires;
       const cooled = s.lastFailureAt === null || t - s.lastFailureAt >= rule.cooldownSeconds * 1000;
       if (expired && cooled) {
@@ -679,7 +683,7 @@ export function applyToolLevel(ctx: KeyContext, outcome: Outcome, now: number): 
     s.totalFailures += 1;
     s.consecutiveFailures += 1;
     s.lastFailureAt = t;
-    if ((outcome.severity ?? "server_error") === "security" && s.state !== "blocked") {
+    if ((outcome.severity ?? "server_error") === "security" && s.state !== "blocked" && !s.manual) {
       block(s, SECURITY_BLOCK_REASON, t);
       effects.push(blockedEffect(s, outcome.toolName ?? s.toolName, SECURITY_BLOCK_REASON));
     }
@@ -698,6 +702,21 @@ export function applyToolLevel(ctx: KeyContext, outcome: Outcome, now: number): 
 export function resetKey(state: KeyState): KeyState {
   const s: KeyState = { ...state };
   trustAgain(s);
+  return s;
+}
+
+/**
+ * A person escalates or blocks a key, a tool or a domain by hand (SPEC 4.6): marked manual, so the
+ * engine's transitions keep it (no recovery, no expiry) until a reset.
+ */
+export function setManualState(state: KeyState, target: "escalated" | "blocked", manual: ManualState): KeyState {
+  const s: KeyState = { ...state };
+  clearEscalation(s);
+  s.state = target;
+  s.escalatedAt = manual.at;
+  s.escalationReason = manual.reason;
+  s.escalationSeq = s.seq;
+  s.manual = { ...manual };
   return s;
 }
 
@@ -757,7 +776,9 @@ export function escalationInfo(
   if (!state || state.state === "trusted") return null;
   const windowSeconds = state.escalationWindowSeconds ?? rule?.windowSeconds ?? 3600;
   let hint: string;
-  if (state.state === "blocked") {
+  if (state.manual) {
+    hint = `${state.state === "blocked" ? "Blocked" : "Escalated"} by ${state.manual.by}: only a person's reset restores trust.`;
+  } else if (state.state === "blocked") {
     hint = "Blocked: only a person can reset it in the dashboard.";
   } else if (state.state === "recovering") {
     hint = state.approvalPending

@@ -322,6 +322,17 @@ export interface KeyState {
   recoveryNeeded: number;
   /** An ask-mode recovery approval was requested for the current recovery. */
   approvalPending: boolean;
+  /**
+   * Set by a person (keys.setState, SPEC 4.6): the state is theirs, and the engine's transitions
+   * leave it as it is until a reset. Absent in states stored before manual states existed.
+   */
+  manual?: ManualState | null;
+}
+
+export interface ManualState {
+  by: string;
+  reason: string;
+  at: number;
 }
 
 /** A state with its recent history (at least the rule window and 10 minutes), oldest first. */

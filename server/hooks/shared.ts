@@ -19,6 +19,8 @@ export type CliName = "claude-code" | "codex" | "gemini";
 
 import { MAX_WAIT_SECONDS } from "./limits";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
+import { foldHold, holdsOver } from "@/server/services/holds";
+import { deliverPendingNudges } from "@/server/services/pending-nudges";
 
 export { MAX_WAIT_SECONDS };
 
@@ -216,8 +218,14 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
   const result = await withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
       const batch = await applyBatch(tx, ctx.scope, events, { recheckApiKeyId: ctx.cachedKey?.apiKeyId, db });
-      const session = batch.sessions.get(plan.sessionId);
-      return { effects: batch.effects, paused: session?.paused ?? false, pauseReason: session?.pauseReason ?? null, accepted: batch.accepted };
+      const stored = batch.sessions.get(plan.sessionId);
+      // Sent together: nudges left for the session (delivered with this answer) and the hold over it.
+      const [delivered, hold] = await Promise.all([
+        batch.pendingNudgeSessions.size ? deliverPendingNudges(tx, ctx.scope.workspaceId, batch.pendingNudgeSessions) : Promise.resolve([]),
+        holdsOver(tx, ctx.scope.workspaceId, stored?.agent ?? "default"),
+      ]);
+      const session = stored ? foldHold(stored, hold) : null;
+      return { effects: [...batch.effects, ...delivered], paused: session?.paused ?? hold !== null, pauseReason: session?.pauseReason ?? hold?.reason ?? null, accepted: batch.accepted };
     }),
   );
   noteEventsWritten(db, result.accepted);
@@ -317,10 +325,11 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
 async function runPauseCheck(db: Db, ctx: HookRequestContext, plan: PauseCheckPlan): Promise<HookVerdict> {
   await ctx.cachedKey?.ensureActive();
   const [row] = await db
-    .select({ paused: agentSession.paused, pauseReason: agentSession.pauseReason })
+    .select({ agent: agentSession.agent, paused: agentSession.paused, pauseReason: agentSession.pauseReason })
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, ctx.scope.workspaceId), eq(agentSession.sessionId, plan.sessionId)));
-  return row?.paused ? { ...EMPTY_VERDICT, stop: pauseText(row.pauseReason, plan.sessionId, ctx) } : EMPTY_VERDICT;
+  const session = foldHold({ paused: row?.paused ?? false, pauseReason: row?.pauseReason ?? null }, await holdsOver(db, ctx.scope.workspaceId, row?.agent ?? "default"));
+  return session.paused ? { ...EMPTY_VERDICT, stop: pauseText(session.pauseReason, plan.sessionId, ctx) } : EMPTY_VERDICT;
 }
 
 export async function runPlan(db: Db, ctx: HookRequestContext, plan: HookPlan, receivedAt = Date.now()): Promise<HookVerdict> {

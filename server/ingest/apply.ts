@@ -51,6 +51,8 @@ export interface BatchResult {
   keyInfoByEventId: Map<string, StoredCall>;
   /** The applied (clamped) time of each event this batch recorded; duplicates are not in it. */
   recordedAt: Map<string, Date>;
+  /** The batch's sessions with nudges not delivered yet (deliverPendingNudges, in the same transaction). */
+  pendingNudgeSessions: ReadonlySet<string>;
   /** The workspace's enabled notification channels, read with the batch's first reads (for the caller's own effects). */
   notificationChannels: readonly NotificationChannel[];
   /**
@@ -101,7 +103,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   // The first statement to fail is the cause; the others then only saw an aborted transaction
   // (25P02) — the session read goes out behind the claims, so it is not the first in the list.
   await allOrFirstCause([sessionsLocked, claimsMade, configsLoaded, keyActive, channelsLoaded, ahead.calls, ahead.profiles]);
-  const { sessions, versions } = await sessionsLocked;
+  const { sessions, versions, pendingNudges: pendingNudgeSessions } = await sessionsLocked;
   const begun = new Set([...sessions.values()].filter((s) => s.eventCount === 0).map((s) => s.sessionId));
   const claimed = await claimsMade;
   const configs = await configsLoaded;
@@ -109,7 +111,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
   if (!(await keyActive)) throw new ApiKeyRevokedError();
   const fresh = events.filter((e) => claimed.delete(e.id));
   const duplicates = events.length - fresh.length;
-  if (!fresh.length) return { accepted: 0, duplicates, effects: [], applied: fresh, effectEvents: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), notificationChannels, writeSharedCounters: nothingToWrite };
+  if (!fresh.length) return { accepted: 0, duplicates, effects: [], applied: fresh, effectEvents: [], sessions, configs, keyInfoByEventId: new Map(), recordedAt: new Map(), pendingNudgeSessions, notificationChannels, writeSharedCounters: nothingToWrite };
 
   const { storedCalls, plan, profiles } = await completeReadAhead(tx, workspaceId, ahead, fresh, duplicates, configs);
   const sessionPhase = applySessionPhase({ workspaceId, configs, sessions, profiles, storedCalls, plan }, fresh);
@@ -150,6 +152,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     configs,
     keyInfoByEventId: outcome.keyInfoByEventId,
     recordedAt: new Map(sessionPhase.records.events.map((r) => [r.id, r.ts])),
+    pendingNudgeSessions,
     notificationChannels,
     writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
   };

@@ -42,12 +42,18 @@ import { guardRecord } from "./guard-record";
 import { ApiKeyRevokedError } from "./api-key-revoked";
 import { noteSessionSeen, rememberSession, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
 import { isUniqueViolation } from "./sql-errors";
+import { applicableHold, foldHold, type HoldRow } from "@/server/services/holds";
+import { DEFAULT_AGENT } from "@/server/engine/decay";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
 interface SessionRead extends SessionFields {
   /** Null when the read found the version this process holds (row-version-cache.ts). */
   behaviour: unknown;
+  /** Absent when decided from memory: the write then checks the holds itself (holdsAsSeen). */
+  agent?: string;
+  /** Nudges wait for the session (server/services/pending-nudges.ts): the full path delivers them. */
+  pending_nudges?: boolean;
   /** The row version (`xmin`): any committed change of the row since it was read changes it. */
   version: string;
 }
@@ -73,6 +79,8 @@ interface Inputs {
   globalPattern: boolean;
   duplicate: boolean;
   keyActive: boolean;
+  /** The workspace's holds (SPEC 4.6) as read with the session; none assumed when decided from memory. */
+  holds: HoldRow[];
 }
 
 /**
@@ -102,6 +110,7 @@ interface InputsRow {
   global_tools: unknown;
   duplicates: unknown;
   active_keys: unknown;
+  holds: unknown;
 }
 
 /**
@@ -121,7 +130,8 @@ const READ_INPUTS = fixedStatement(
         case when cfg.fingerprint is distinct from ${p.cachedFingerprint}::text then ${configDocumentsSql(p.ws)} end as configs,
         (select json_agg(l.j) from unnest((select ${p.sessionIds}::text[]), (select ${p.heldSessions}::text[])) as x(id, held)
           cross join lateral (select json_build_object(
-              'session_id', s.session_id, 'model', s.model, 'paused', s.paused, 'pause_reason', s.pause_reason,
+              'session_id', s.session_id, 'agent', s.agent, 'model', s.model, 'paused', s.paused, 'pause_reason', s.pause_reason,
+              'pending_nudges', s.pending_nudges,
               'settings', s.settings, 'behaviour', case when s.xmin::text = x.held then null else s.behaviour end,
               'clock', s.clock, 'first_event_at', s.first_event_at,
               'event_count', s.event_count, 'call_count', s.call_count, 'version', s.xmin::text) as j
@@ -136,7 +146,9 @@ const READ_INPUTS = fixedStatement(
         (select json_agg(x.id) from ${probeList(p.eventIds)} as x(id)
           cross join lateral (select 1 from event_id e where e.workspace_id = ${p.ws} and e.id = x.id limit 1) l) as duplicates,
         (select json_agg(x.id) from ${probeList(p.apiKeyIds)} as x(id)
-          cross join lateral (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys
+          cross join lateral (select 1 from api_key a where a.workspace_id = ${p.ws} and a.id = x.id and a.revoked_at is null limit 1) l) as active_keys,
+        (select json_agg(json_build_object('scope', h.scope, 'target', h.target, 'reason', h.reason)) from operator_hold h
+          where h.workspace_id = ${p.ws}) as holds
       from cfg`,
 );
 
@@ -180,6 +192,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
   for (const tool of distinct(requests.map((r) => r.toolName))) noteGlobalPattern(db, scope.organizationId, tool, globalTools.has(tool));
   const duplicates = new Set(jsonValue<string[] | null>(row.duplicates) ?? []);
   const activeKeys = new Set(jsonValue<string[] | null>(row.active_keys) ?? []);
+  const holds = jsonValue<HoldRow[] | null>(row.holds) ?? [];
   for (const id of sessions.keys()) noteSessionSeen(db, ws, id);
   const heldBy = new Map(sessionIds.map((id, i) => [id, held[i]]));
   return requests.map((r) => {
@@ -194,6 +207,7 @@ async function readInputs(db: Db, scope: BatchScope, requests: ReadRequest[]): P
     globalPattern: globalTools.has(r.toolName),
     duplicate: duplicates.has(r.eventId),
     keyActive: r.apiKeyId === null || activeKeys.has(r.apiKeyId),
+    holds,
     };
   });
 }
@@ -240,6 +254,7 @@ function assumedInputs(db: Db, scope: BatchScope, ev: ToolCall, levelKeys: strin
     duplicate: false,
     keyActive: true,
     assumed: true,
+    holds: [],
   };
 }
 
@@ -270,12 +285,14 @@ interface WriteRequest {
   fingerprint: string;
   level_keys: string[];
   api_key_id: string | null;
+  /** Whether a hold applied to the session when decided: the write applies only if that still holds (holdsAsSeen). */
+  held: boolean;
 }
 
 /** The columns of a check's write as the statements read them from the batch's JSON document (WriteRequest). */
 const WRITE_COLUMNS = sql`session_id text, version text, clock bigint, at timestamptz, first_event_at timestamptz, event_count integer,
           call_count integer, model text, behaviour json, event_id text, event_ts timestamptz, tool_name text, call_id text,
-          failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text`;
+          failure_key text, turn_index integer, payload jsonb, assumed boolean, fingerprint text, level_keys text[], api_key_id text, held boolean`;
 
 type WritePlaceholders = Placeholders<"ws" | "org" | "batch">;
 
@@ -290,6 +307,14 @@ const inputsHold = (p: WritePlaceholders) => sql`(not g.assumed or (
           and not exists (select 1 from key_state k where k.workspace_id = ${p.ws} and k.failure_key = any(g.level_keys) and k.state <> 'trusted')
           and not exists (select 1 from global_tool_pattern t where t.organization_id = ${p.org} and t.tool_name = g.tool_name and t.status = 'active')
         ))`;
+
+/**
+ * Whether a hold over the session (the workspace's, or its agent's) exists as the check saw it: a
+ * hold set or lifted since — on any instance — makes the write apply nothing, and the check reads
+ * and decides again. Two primary-key probes.
+ */
+const holdsAsSeen = (p: WritePlaceholders, agent: SQLWrapper) => sql`(exists (select 1 from operator_hold h where h.workspace_id = ${p.ws} and h.scope = 'workspace' and h.target = '')
+          or exists (select 1 from operator_hold h where h.workspace_id = ${p.ws} and h.scope = 'agent' and h.target = ${agent})) = u.held`;
 
 /** The session's new fields, from the check's row `u`. */
 const SESSION_UPDATE = sql`clock = u.clock, last_event_at = u.at, first_event_at = u.first_event_at,
@@ -350,13 +375,13 @@ export const WRITE_CHECKS = fixedStatement(["ws", "org", "batch", "updated"], (p
         from u join locked l on l.session_id = u.session_id
         -- the list of ids lets the plan reach the rows by primary key whatever the statistics said
         where s.workspace_id = ${p.ws} and s.session_id = any(${p.updated}::text[]) and s.session_id = u.session_id
-          and ${SESSION_UNCHANGED} and u.inputs_hold
+          and ${SESSION_UNCHANGED} and u.inputs_hold and ${holdsAsSeen(p, sql`s.agent`)}
         returning s.session_id, s.xmin::text as version
       ),
       ins as (
         insert into agent_session (workspace_id, session_id, clock, last_event_at, first_event_at, event_count, call_count, model, behaviour)
         select ${p.ws}, u.session_id, u.clock, u.at, u.at, 1, 1, u.model, u.behaviour
-        from u where u.version is null and u.inputs_hold order by u.session_id
+        from u where u.version is null and u.inputs_hold and ${holdsAsSeen(p, sql`${DEFAULT_AGENT}::text`)} order by u.session_id
         on conflict do nothing
         returning session_id, xmin::text as version
       ),
@@ -378,7 +403,7 @@ export const WRITE_ONE_STORED_CHECK = fixedStatement(["ws", "org", "batch", "ses
         update agent_session s set ${SESSION_UPDATE}
         from u
         where s.workspace_id = ${p.ws} and s.session_id = ${p.session}::text and s.session_id = u.session_id
-          and ${SESSION_UNCHANGED} and u.inputs_hold
+          and ${SESSION_UNCHANGED} and u.inputs_hold and ${holdsAsSeen(p, sql`s.agent`)}
         returning s.session_id, s.xmin::text as version
       ),${claimAndRecord(p)}`);
 
@@ -458,12 +483,16 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     }
 
     const stored = inputs.session;
+    // Nudges wait for the session: the full path delivers them with its answer.
+    if (stored?.pending_nudges) return null;
     const session = {
       paused: stored?.paused ?? false,
       pauseReason: stored?.pause_reason ?? null,
       settings: (stored?.settings ?? {}) as SessionSettingsInput,
     };
-    const verdict = guardVerdict({ call: ev, keys, session, configs, states: inputs.states, globalPattern: inputs.globalPattern });
+    // A hold over the session pauses this decision; the row keeps its own pause (`fields` below).
+    const hold = applicableHold(inputs.holds, stored?.agent ?? DEFAULT_AGENT);
+    const verdict = guardVerdict({ call: ev, keys, session: foldHold(session, hold), configs, states: inputs.states, globalPattern: inputs.globalPattern });
     if (verdict.decision === "ask") return null;
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
@@ -512,6 +541,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       fingerprint: inputs.configFingerprint,
       level_keys: keys.levelKeys,
       api_key_id: apiKeyId,
+      held: hold !== null,
     });
     // Assumed not seen before: a repeated id (a client's retry) fails the write; read, and answer as recorded.
     const written = inputs.assumed ? await write.catch((err: unknown) => (isUniqueViolation(err) ? null : Promise.reject(err))) : await write;

@@ -3,7 +3,7 @@
  * One transaction per request; a request either applies completely or writes nothing.
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
-import type { Db, Tx } from "@/db/client";
+import { jsonValue, type Db, type Tx } from "@/db/client";
 import { globalToolPattern, keyState } from "@/db/schema";
 import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
@@ -19,6 +19,8 @@ import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
 import type { CapacitySlot } from "@/server/http/capacity";
+import { foldHold, type HoldRow } from "@/server/services/holds";
+import { deliverPendingNudges } from "@/server/services/pending-nudges";
 
 /**
  * Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. `fn` gets
@@ -79,7 +81,15 @@ async function ingestGroup(db: Db, scope: BatchScope, requests: AgentEvent[][], 
       // A re-sent batch fails its first try at the claims (a unique violation) and is applied again,
       // its repeated ids skipped: most batches are new, and a plain insert costs PostgreSQL less.
       const r = await applyBatch(tx, scope, events, { recheckApiKeyId, db, claimsFailOnDuplicates: attempt === 1 });
-      return requestShares(requests, r);
+      const shares = requestShares(requests, r);
+      // Nudges a person (or OTLP) left for these sessions: each in the answer of the first request of its session.
+      if (r.pendingNudgeSessions.size) {
+        for (const nudge of await deliverPendingNudges(tx, scope.workspaceId, r.pendingNudgeSessions)) {
+          const i = requests.findIndex((events) => events.some((e) => e.sessionId === nudge.sessionId));
+          shares[Math.max(0, i)].effects.push(nudge);
+        }
+      }
+      return shares;
     }),
   );
 }
@@ -164,9 +174,14 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
     transactionCommittedBehind(db, async (tx) => {
       // The lean path may have decided from memory without checking the key: the batch checks it (same round trip).
       const batch = await applyBatch(tx, scope, [ev], { deferSharedCounters: true, db, recheckApiKeyId: apiKeyId });
-      const session = batch.sessions.get(ev.sessionId)!;
+      const stored = batch.sessions.get(ev.sessionId)!;
       const keys = guardLevelKeys(ev, batch.configs);
-      const { states, global } = await loadDecisionInputs(tx, scope, keys.levelKeys, ev.toolName);
+      // Sent together: one round trip on PostgreSQL.
+      const inputs = loadDecisionInputs(tx, scope, keys.levelKeys, ev.toolName, stored.agent);
+      const pending = batch.pendingNudgeSessions.has(ev.sessionId) ? deliverPendingNudges(tx, scope.workspaceId, [ev.sessionId]) : Promise.resolve([]);
+      const [{ states, global, hold }, delivered] = await Promise.all([inputs, pending]);
+      // A hold over the session (its agent's, the workspace's) pauses it for this decision (SPEC 4.6).
+      const session = foldHold(stored, hold);
       const verdict = guardVerdict({ call: ev, keys, session, configs: batch.configs, states, globalPattern: global });
       const settled =
         verdict.decision === "ask"
@@ -195,21 +210,25 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
         decision: settled?.decision ?? verdict.decision,
         reason: settled ? settled.reason : verdict.reason,
         approvalId: settled?.approvalId ?? null,
-        effects: settled ? [...batch.effects, ...settled.effects] : batch.effects,
+        effects: [...batch.effects, ...delivered, ...(settled?.effects ?? [])],
         waitFor: settled?.waitFor ?? null,
       };
     }),
   );
 }
 
-/** The key, domain- and tool-level states and the global-pattern flag, in one round trip. */
-async function loadDecisionInputs(tx: Tx, scope: BatchScope, keys: string[], toolName: string) {
+/** The key, domain- and tool-level states, the global-pattern flag and the hold over the session's agent, in one round trip. */
+async function loadDecisionInputs(tx: Tx, scope: BatchScope, keys: string[], toolName: string, agent: string) {
   const global = sql<boolean>`exists (select 1 from ${globalToolPattern} where ${globalToolPattern.organizationId} = ${scope.organizationId} and ${globalToolPattern.toolName} = ${toolName} and ${globalToolPattern.status} = 'active')`;
+  const hold = sql<unknown>`(select json_build_object('scope', h.scope, 'target', h.target, 'reason', h.reason) from operator_hold h
+    where h.workspace_id = ${scope.workspaceId} and (h.scope = 'workspace' or (h.scope = 'agent' and h.target = ${agent}))
+    order by h.scope = 'workspace' desc limit 1)`;
   const rows = await tx
-    .select({ failureKey: keyState.failureKey, state: keyState.trust, global })
+    .select({ failureKey: keyState.failureKey, state: keyState.trust, global, hold })
     .from(sql`(select 1) as one`)
     .leftJoin(keyState, and(eq(keyState.workspaceId, scope.workspaceId), inArray(keyState.failureKey, keys)));
   const states = new Map<string, KeyState>();
   for (const r of rows) if (r.failureKey && r.state) states.set(r.failureKey, r.state);
-  return { states, global: rows.some((r) => r.global) };
+  const held = rows.find((r) => r.hold)?.hold;
+  return { states, global: rows.some((r) => r.global), hold: held ? jsonValue<HoldRow>(held) : null };
 }

@@ -50,6 +50,8 @@ export interface LockedSessions {
    * transaction's later writes of it keep that version (row-version-cache.ts, SessionSnapshot).
    */
   versions: Map<string, string>;
+  /** Sessions with nudges not delivered yet (server/services/pending-nudges.ts). */
+  pendingNudges: Set<string>;
 }
 
 /**
@@ -65,7 +67,7 @@ const LOCK_SESSIONS = fixedStatement(["ws", "ids"], (p) => sql`
 /** The locked sessions' rows (text built once: drizzle's select builder was rebuilt per batch). */
 const READ_SESSIONS = fixedStatement(["ws", "ids"], (p) => sql`
   select session_id, agent, model, started_at, ended_at, first_event_at, last_event_at, clock, paused, pause_reason,
-    paused_at, settings, behaviour, event_count, call_count, failure_count, pattern_count, xmin::text as version
+    paused_at, settings, behaviour, event_count, call_count, failure_count, pattern_count, pending_nudges, xmin::text as version
   from agent_session where workspace_id = ${p.ws} and session_id = any(${p.ids}::text[])`);
 
 interface SessionDbRow {
@@ -86,6 +88,7 @@ interface SessionDbRow {
   call_count: number;
   failure_count: number;
   pattern_count: number;
+  pending_nudges: boolean;
   version: string;
 }
 
@@ -100,7 +103,8 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
   const ids = [...new Set(sessionIds)].sort();
   const out = new Map<string, SessionRow>();
   const versions = new Map<string, string>();
-  if (!ids.length) return { sessions: out, versions };
+  const pendingNudges = new Set<string>();
+  if (!ids.length) return { sessions: out, versions, pendingNudges };
   // One round trip on PostgreSQL: the read goes out right behind the lock and sees its rows.
   const values = { ws: workspaceId, ids: textArrayLiteral(ids) };
   const locked = LOCK_SESSIONS.runIn(tx, values);
@@ -108,6 +112,7 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
   const [, rows] = await Promise.all([locked, READ_SESSIONS.runIn<SessionDbRow>(tx, values)]);
   for (const r of rows) {
     versions.set(r.session_id, r.version);
+    if (r.pending_nudges) pendingNudges.add(r.session_id);
     const behaviour = r.behaviour === null ? null : jsonValue<unknown>(r.behaviour);
     out.set(r.session_id, {
       sessionId: r.session_id,
@@ -131,7 +136,7 @@ export async function lockSessions(tx: Tx, workspaceId: string, sessionIds: stri
       dirty: false,
     });
   }
-  return { sessions: out, versions };
+  return { sessions: out, versions, pendingNudges };
 }
 
 

@@ -14,6 +14,7 @@ import { and, asc, eq, isNull, lt, lte, notInArray, notLike, sql } from "drizzle
 import type { Db } from "@/db/client";
 import { event, otlpSession, otlpSpan, otlpTrace } from "@/db/schema";
 import { applyBatch } from "@/server/ingest/apply";
+import { queueOtlpNudges } from "@/server/services/pending-nudges";
 import { withRetry } from "@/server/ingest";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { mapTrace, OTEL_ID_PREFIX } from "./map";
@@ -74,7 +75,10 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settle
       const events = mapped.events.map((e) => e.event);
       let accepted = 0;
       if (events.length) {
-        accepted = (await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now), { db })).accepted;
+        const batch = await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now), { db });
+        accepted = batch.accepted;
+        // An OTLP answer carries no effects: the nudges wait for the session's next check or hook answer (SPEC 4.6).
+        await queueOtlpNudges(tx, trace.workspaceId, batch.effects);
       }
       const at = new Date(now);
       await tx

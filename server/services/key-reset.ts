@@ -39,6 +39,7 @@ export async function resetKeys(db: Db, input: ResetKeysInput): Promise<{ reset:
           effectiveFailures: 0,
           escalationExpires: null,
           trust: state,
+          manual: false,
           updatedAt: now,
         })
         .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, r.failureKey)));

@@ -10,6 +10,10 @@ import type { SessionSettingsInput } from "@/server/engine/types";
 import { loadConfigs, lockSessions } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
 import { FieldIssuesError, badRequest, notFound } from "./errors";
+import { heldOf, holdsOver } from "./holds";
+
+/** Without a `session_idle_minutes` setting, a session is idle after this long without events. */
+const DEFAULT_IDLE_MINUTES = 30;
 
 export async function getSessionView(db: Db, workspaceId: string, sessionId: string) {
   const [row] = await db
@@ -17,15 +21,24 @@ export async function getSessionView(db: Db, workspaceId: string, sessionId: str
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
   if (!row) throw notFound(`Session ${sessionId}`);
-  const configs = await loadConfigs(db as never, workspaceId);
+  const [configs, hold] = await Promise.all([loadConfigs(db as never, workspaceId), holdsOver(db, workspaceId, row.agent)]);
   const behaviour = upgradeSessionBehaviour(row.behaviour, sessionId);
+  const effectiveSettings = resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings);
+  const held = heldOf(row, hold);
+  const idle = (effectiveSettings as Record<string, { value?: unknown } | undefined>).sessionIdleMinutes?.value;
+  const idleMs = (typeof idle === "number" && idle > 0 ? idle : DEFAULT_IDLE_MINUTES) * 60_000;
+  const lastEvent = row.lastEventAt ? row.lastEventAt.getTime() : null;
+  const status = row.endedAt ? "ended" : held ? "paused" : lastEvent !== null && Date.now() - lastEvent > idleMs ? "idle" : "active";
   return {
     sessionId,
     agent: row.agent,
     model: row.model,
-    paused: row.paused,
-    pauseReason: row.pauseReason,
-    effectiveSettings: resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings),
+    // A hold over the session pauses it as its own pause does (SPEC 4.6).
+    paused: held !== null,
+    pauseReason: held?.reason ?? null,
+    status,
+    held,
+    effectiveSettings,
     activePatterns: activePatterns(behaviour).map((p) => ({ ...p, detectedAt: new Date(p.detectedAt).toISOString() })),
   };
 }
@@ -74,7 +87,7 @@ export async function resumeSession(db: Db, input: ResumeSessionInput) {
     const nextBehaviour = resumed.ok ? resumed.state : { ...behaviour, paused: false, pendingGuidance: guidance };
     await tx
       .update(agentSession)
-      .set({ paused: false, pauseReason: null, pausedAt: null, behaviour: storedSessionBehaviour(nextBehaviour) })
+      .set({ paused: false, pauseReason: null, pausedAt: null, pausedBy: null, behaviour: storedSessionBehaviour(nextBehaviour) })
       .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)));
     await writeAudit(tx, {
       organizationId: input.organizationId,

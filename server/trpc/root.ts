@@ -7,7 +7,7 @@ import { configRouter } from "./routers/workspace-config";
 import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
 import { invitationsRouter } from "./routers/invitations";
-import { approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter } from "./routers/agent";
+import { agentsRouter, approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
 
 export const appRouter = router({
   // Agent API (SPEC 7) — fixed names.
@@ -18,6 +18,8 @@ export const appRouter = router({
   approvals: approvalsRouter,
   keys: keysRouter,
   sessions: sessionsRouter,
+  agents: agentsRouter,
+  workspace: workspaceHoldsRouter,
   // Dashboard.
   account: accountRouter,
   organization: organizationRouter,

@@ -15,8 +15,17 @@ import { getApproval } from "@/server/services/tool-call-approvals";
 import { notFound } from "@/server/services/errors";
 import { resetKeys } from "@/server/services/key-reset";
 import { getSessionView, resumeSession, setSessionSettings } from "@/server/services/sessions";
+import { listHolds, pauseAgent, pauseSession, pauseWorkspace, resumeAgent, resumeWorkspace } from "@/server/services/holds";
+import { setKeyState } from "@/server/services/manual-trust";
+import { MAX_MESSAGE_LENGTH, queueSessionMessage } from "@/server/services/pending-nudges";
 
 const sessionId = z.string().min(1).max(128);
+/** Operator controls (SPEC 4.6): what a person types, read by the agent and kept in the audit log. */
+export const holdReason = z.string().trim().min(1, "Give a reason").max(1000);
+export const holdGuidance = z.string().max(4000).optional();
+export const agentName = z.string().trim().min(1).max(200);
+export const manualKeyState = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), state: z.enum(["escalated", "blocked"]), reason: holdReason });
+export const messageText = z.string().trim().min(1, "The message is empty").max(MAX_MESSAGE_LENGTH);
 
 export const ingestRouter = router({
   events: cachedApiKeyProcedure.input(syncInput(ingestInputSchema)).mutation(({ ctx, input }) =>
@@ -74,6 +83,9 @@ export const keysRouter = router({
     .mutation(({ ctx, input }) =>
       resetKeys(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, target: input, actor: ctx.actor }),
     ),
+  setState: adminApiKeyProcedure
+    .input(manualKeyState)
+    .mutation(({ ctx, input }) => setKeyState(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
 });
 
 export const sessionsRouter = router({
@@ -86,4 +98,30 @@ export const sessionsRouter = router({
     .mutation(({ ctx, input }) =>
       resumeSession(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, sessionId: input.sessionId, guidance: input.guidance, actor: ctx.actor }),
     ),
+  pause: adminApiKeyProcedure
+    .input(z.strictObject({ sessionId, reason: holdReason }))
+    .mutation(({ ctx, input }) => pauseSession(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
+  message: adminApiKeyProcedure
+    .input(z.strictObject({ sessionId, text: messageText }))
+    .mutation(({ ctx, input }) => queueSessionMessage(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
+});
+
+export const agentsRouter = router({
+  pause: adminApiKeyProcedure
+    .input(z.strictObject({ agent: agentName, reason: holdReason }))
+    .mutation(({ ctx, input }) => pauseAgent(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
+  resume: adminApiKeyProcedure
+    .input(z.strictObject({ agent: agentName, guidance: holdGuidance }))
+    .mutation(({ ctx, input }) => resumeAgent(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
+});
+
+/** The workspace's kill switch (`workspace.*`; the dashboard's own procedures are under `ws`). */
+export const workspaceHoldsRouter = router({
+  pause: adminApiKeyProcedure
+    .input(z.strictObject({ reason: holdReason }))
+    .mutation(({ ctx, input }) => pauseWorkspace(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
+  resume: adminApiKeyProcedure
+    .input(z.strictObject({ guidance: holdGuidance }).optional())
+    .mutation(({ ctx, input }) => resumeWorkspace(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, guidance: input?.guidance, actor: ctx.actor })),
+  holds: adminApiKeyProcedure.query(({ ctx }) => listHolds(ctx.db, ctx.workspaceId)),
 });

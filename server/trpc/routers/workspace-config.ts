@@ -10,6 +10,9 @@ import { resolveSettings } from "@/server/engine/settings";
 import type { ConfigDocument } from "@/server/engine/types";
 import { sessionTimeline } from "@/server/dashboard/sessions-data";
 import { resumeSession } from "@/server/services/sessions";
+import { pauseSession } from "@/server/services/holds";
+import { queueSessionMessage } from "@/server/services/pending-nudges";
+import { holdReason, messageText } from "./agent";
 import { loadEffectiveConfig, putConfigDocument } from "@/server/services/workspace-config";
 import { protectedWorkspaceProcedure, router } from "../init";
 
@@ -108,5 +111,19 @@ export const configRouter = router({
         });
         return { sessionId: input.sessionId, resumed: true as const };
       }),
+
+    /** Pauses a running session: its next check answers `pause` with the reason. */
+    pause: protectedWorkspaceProcedure("member")
+      .input(z.object({ sessionId: z.string().min(1).max(128), reason: holdReason }))
+      .mutation(({ ctx, input }) =>
+        pauseSession(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, sessionId: input.sessionId, reason: input.reason, actor: ctx.actor }),
+      ),
+
+    /** A message for the running agent, delivered once as a `guidance` nudge on its next call. */
+    message: protectedWorkspaceProcedure("member")
+      .input(z.object({ sessionId: z.string().min(1).max(128), text: messageText }))
+      .mutation(({ ctx, input }) =>
+        queueSessionMessage(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, sessionId: input.sessionId, text: input.text, actor: ctx.actor }),
+      ),
   }),
 });

@@ -10,6 +10,9 @@ import { getLiveCounts } from "@/server/dashboard/overview";
 import { getLastEvent } from "@/server/dashboard/connect";
 import { resolveApproval } from "@/server/services/approvals";
 import { resetKeys } from "@/server/services/key-reset";
+import { setKeyState } from "@/server/services/manual-trust";
+import { listHolds, pauseAgent, pauseWorkspace, resumeAgent, resumeWorkspace } from "@/server/services/holds";
+import { agentName, holdGuidance, holdReason } from "./agent";
 
 const failureKey = z.string().trim().min(1, "Failure key is required").max(2048);
 
@@ -53,6 +56,28 @@ export const workspaceRouter = router({
         const { reset } = await resetKeys(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, target, actor: ctx.actor });
         return { reset };
       }),
+    /** Escalate or block a key, a tool or a domain by hand (kept until a reset). */
+    setState: protectedWorkspaceProcedure("member")
+      .input(z.object({ failureKey, state: z.enum(["escalated", "blocked"]), reason: holdReason }))
+      .mutation(({ ctx, input }) =>
+        setKeyState(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, failureKey: input.failureKey, state: input.state, reason: input.reason, actor: ctx.actor }),
+      ),
+  }),
+  /** Holds (SPEC 4.6): every session of an agent, or the whole workspace (the kill switch). */
+  holds: router({
+    list: protectedWorkspaceProcedure("viewer").query(({ ctx }) => listHolds(ctx.db, ctx.workspaceId)),
+    pauseAgent: protectedWorkspaceProcedure("member")
+      .input(z.object({ agent: agentName, reason: holdReason }))
+      .mutation(({ ctx, input }) => pauseAgent(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, agent: input.agent, reason: input.reason, actor: ctx.actor })),
+    resumeAgent: protectedWorkspaceProcedure("member")
+      .input(z.object({ agent: agentName, guidance: holdGuidance }))
+      .mutation(({ ctx, input }) => resumeAgent(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, agent: input.agent, guidance: input.guidance, actor: ctx.actor })),
+    pauseWorkspace: protectedWorkspaceProcedure("member")
+      .input(z.object({ reason: holdReason }))
+      .mutation(({ ctx, input }) => pauseWorkspace(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, reason: input.reason, actor: ctx.actor })),
+    resumeWorkspace: protectedWorkspaceProcedure("member")
+      .input(z.object({ guidance: holdGuidance }))
+      .mutation(({ ctx, input }) => resumeWorkspace(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, guidance: input.guidance, actor: ctx.actor })),
   }),
   overview: router({
     /** Counts for the overview tiles, polled. */
