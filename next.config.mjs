@@ -1,6 +1,6 @@
 // Security headers on every page and API answer. Pages get their Content-Security-Policy from
-// proxy.ts (a per-request nonce, no inline script); API answers and other non-page responses get
-// this fixed one, which allows no script at all.
+// proxy.ts (a per-request nonce, no inline script), prefetches included; API answers and files under
+// /_next get this fixed one, which allows no script at all.
 const apiContentSecurityPolicy = ["default-src 'none'", "frame-ancestors 'none'", "base-uri 'none'", "form-action 'none'"].join("; ");
 const securityHeaders = [
   { key: "X-Content-Type-Options", value: "nosniff" },
@@ -23,6 +23,9 @@ const nextConfig = {
     return [
       { source: "/:path*", headers: securityHeaders },
       { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: apiContentSecurityPolicy }] },
+      // Files under /_next and the favicon are not pages (proxy.ts skips them): no script either.
+      { source: "/_next/:path*", headers: [{ key: "Content-Security-Policy", value: apiContentSecurityPolicy }] },
+      { source: "/favicon.ico", headers: [{ key: "Content-Security-Policy", value: apiContentSecurityPolicy }] },
     ];
   },
 };

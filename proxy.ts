@@ -37,12 +37,9 @@ export function proxy(request: NextRequest) {
 export const config = {
   matcher: [
     {
-      // Pages only: not the API (next.config.mjs), static files or prefetches of pages.
-      source: "/((?!api/|_next/static|_next/image|favicon.ico).*)",
-      missing: [
-        { type: "header", key: "next-router-prefetch" },
-        { type: "header", key: "purpose", value: "prefetch" },
-      ],
+      // Every page answer — documents, RSC payloads and prefetches of either (a prefetched document
+      // is what the browser shows on navigation). Not the API or files under /_next (next.config.mjs).
+      source: "/((?!api/|_next/|favicon.ico).*)",
     },
   ],
 };
