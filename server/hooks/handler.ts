@@ -11,6 +11,7 @@ import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import { consumeRateLimit } from "@/server/trpc/rate-limit";
 import { bearerToken } from "@/server/trpc/init";
 import { readLimitedBody } from "@/server/http/limited-body";
+import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
 import { OVERLOAD_MESSAGE, withCapacity, type CapacitySlot } from "@/server/http/capacity";
 import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "./claude-code";
 import { answerCodex, planCodexHook } from "./codex";
@@ -94,6 +95,8 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName, ca
       return empty();
     }
     if (!isObject(payload)) return empty();
+    const issue = inputProblem(payload);
+    if (issue) return json(400, { error: new InputHygieneError(issue).message, issues: [issue] });
     const url = new URL(req.url);
     const origin = publicOrigin(req);
     const ctx: HookRequestContext = {

@@ -12,6 +12,7 @@
  * A body that is not an OTLP export is an `OtlpRequestError` (400, or 413/415); a span whose ids or
  * times are unusable is reported in `malformed` and counted as rejected, not failing the export.
  */
+import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
 import { gunzip } from "node:zlib";
 import { promisify } from "node:util";
 import { ExportTraceServiceRequest, ExportTraceServiceResponse, RpcStatus } from "./proto";
@@ -129,6 +130,13 @@ export async function decodeContentEncoding(body: Uint8Array, contentEncoding: s
 // Decoding
 // ---------------------------------------------------------------------------
 
+/** The export, unless a string in it holds a NUL byte or lone surrogate or it nests too deep (400 naming the field). */
+function checkedInput(value: unknown): unknown {
+  const issue = inputProblem(value);
+  if (issue) throw new OtlpRequestError(400, new InputHygieneError(issue).message);
+  return value;
+}
+
 /** Decodes the (already decompressed) body of an OTLP trace export. Throws OtlpRequestError(400) when it is not one. */
 export function decodeTraceRequest(body: Uint8Array, format: OtlpFormat): DecodedTraces {
   if (format === "protobuf") {
@@ -139,7 +147,7 @@ export function decodeTraceRequest(body: Uint8Array, format: OtlpFormat): Decode
       throw new OtlpRequestError(400, `Request body is not an OTLP ExportTraceServiceRequest: ${(err as Error).message}`);
     }
     const object = ExportTraceServiceRequest.toObject(message as never, { longs: String, bytes: String, enums: Number, arrays: true });
-    return normalizeExport(object);
+    return normalizeExport(checkedInput(object));
   }
   let parsed: unknown;
   try {
@@ -147,7 +155,7 @@ export function decodeTraceRequest(body: Uint8Array, format: OtlpFormat): Decode
   } catch {
     throw new OtlpRequestError(400, "Request body is not valid JSON");
   }
-  return normalizeExport(parsed);
+  return normalizeExport(checkedInput(parsed));
 }
 
 type Obj = Record<string, unknown>;

@@ -12,6 +12,7 @@ import type { FetchCreateContextFnOptions } from "@trpc/server/adapters/fetch";
 import { z, ZodError } from "zod";
 import type { Role } from "@/db/schema";
 import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
+import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
 import type { Runtime } from "@/server/runtime";
 import type { CapacitySlot } from "@/server/http/capacity";
 import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
@@ -99,9 +100,22 @@ const serviceErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
+/**
+ * Every procedure's raw input, before its parser or anything else walks it: a string with a NUL
+ * byte or a lone surrogate, or nesting beyond MAX_JSON_DEPTH, is a 400 naming the field.
+ */
+const inputHygiene = t.middleware(async ({ getRawInput, next }) => {
+  const issue = inputProblem(await getRawInput());
+  if (issue) {
+    const cause = new InputHygieneError(issue);
+    throw new TRPCError({ code: "BAD_REQUEST", message: cause.message, cause });
+  }
+  return next();
+});
+
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(serviceErrors);
+export const publicProcedure = t.procedure.use(inputHygiene).use(serviceErrors);
 
 export const authedProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
   refuseCrossOriginMutation(ctx.req, type);
