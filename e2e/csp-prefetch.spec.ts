@@ -1,0 +1,36 @@
+import { expect, test } from "@playwright/test";
+import { signIn } from "./support";
+
+/** Every page answer of the built app carries the nonce CSP, prefetches included; dashboard mutations from another site are refused. */
+const PREFETCHES: [string, Record<string, string>][] = [
+  ["a document", {}],
+  ["an RSC prefetch", { rsc: "1", "next-router-prefetch": "1" }],
+  ["a browser prefetch", { purpose: "prefetch" }],
+  ["a Sec-Purpose prefetch", { "sec-purpose": "prefetch" }],
+];
+
+test("page answers, prefetches included, carry the nonce CSP", async ({ page }) => {
+  await signIn(page);
+  for (const path of ["/w/e2e", "/w/e2e/settings", "/sign-in"]) {
+    for (const [what, headers] of PREFETCHES) {
+      const res = await page.request.get(path, { headers, maxRedirects: 0 });
+      expect(res.status(), `${what} ${path}`).toBeLessThan(400);
+      const csp = res.headers()["content-security-policy"];
+      expect(csp, `${what} ${path}`).toMatch(/script-src 'self' 'nonce-[^']+' 'strict-dynamic'/);
+      expect(csp, `${what} ${path}`).toContain("frame-ancestors 'none'");
+    }
+  }
+});
+
+test("a dashboard mutation from another site's page is refused (403); from the app's own page it is served", async ({ page, baseURL }) => {
+  await signIn(page);
+  const me = await page.request.get("/api/trpc/account.me");
+  const organizationId = (await me.json()).result.data.organizations[0].id as string;
+  const slug = `csrf-${Date.now().toString(36)}`;
+  const post = (origin: string, site: string) =>
+    page.request.post("/api/trpc/organization.createWorkspace", { data: { organizationId, slug }, headers: { "content-type": "application/json", origin, "sec-fetch-site": site } });
+  const cross = await post("https://evil.example", "cross-site");
+  expect(cross.status()).toBe(403);
+  const same = await post(new URL(baseURL!).origin, "same-origin");
+  expect(same.status()).toBe(200);
+});
