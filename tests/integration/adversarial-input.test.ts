@@ -18,19 +18,23 @@ import { result, uid } from "../support/agent";
 const HOLD_LIMIT_MS = 50;
 
 /**
- * The longest stretch the event loop went without turning while `work` ran, in milliseconds: a
- * timer re-armed every millisecond notes the gap between its runs. A synchronous engine call that
- * takes 3 s shows as a 3 s gap.
+ * The longest the thread was held while `work` ran, in milliseconds: a timer re-armed every
+ * millisecond notes each gap between its runs, and a gap counts for the CPU time the process spent
+ * in it (at most its length) — a synchronous engine call that takes 3 s shows as 3 s, while a gap
+ * in which the machine ran other processes (the tests share its cores) does not count as a hold.
  */
 async function longestHold(work: () => Promise<unknown>): Promise<number> {
   let longest = 0;
-  let last = performance.now();
+  let lastWall = performance.now();
+  let lastCpu = process.cpuUsage();
   let running = true;
   let timer: NodeJS.Timeout;
   const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
+    const wall = performance.now();
+    const cpu = process.cpuUsage(lastCpu);
+    longest = Math.max(longest, Math.min(wall - lastWall, (cpu.user + cpu.system) / 1000));
+    lastWall = wall;
+    lastCpu = process.cpuUsage();
     if (running) timer = setTimeout(tick, 1);
   };
   timer = setTimeout(tick, 1);
@@ -57,8 +61,14 @@ async function expectNeverHeld<T>(label: string, inputs: readonly T[], describeI
 
 /** A JSON body that stays within the request limit with room for the envelope. */
 const BODY_ROOM = MAX_BODY_BYTES - 4096;
+/** A call's args are at most 64 KiB of JSON (SPEC 7.1). */
+const ARGS_ROOM = 64 * 1024 - 256;
 
-describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%s)", (kind) => {
+// PGlite runs the database on the server's own thread, so there its queries hold the thread too:
+// the harness measures the engine with the database in another process.
+const SERVER_DATABASES = DATABASE_KINDS.filter((kind) => kind !== "pglite");
+
+describe.skipIf(SERVER_DATABASES.length === 0).each(SERVER_DATABASES.length ? SERVER_DATABASES : ["postgres" as const])("adversarial agent input never holds the thread (%s)", (kind) => {
   const app = useTestApp(kind);
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
   beforeAll(async () => {
@@ -91,7 +101,7 @@ describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%
 
   /** `rm --a --a … x`: every flag could be the recursive one, which a backtracking engine tries in every combination. */
   const rmFlags = (n: number) => "rm " + "--a ".repeat(n) + "x";
-  const rmSizes = [12, 16, 20, 24, 28, 1000, Math.floor(BODY_ROOM / 4 - 10)];
+  const rmSizes = [12, 16, 20, 24, 28, 1000, Math.floor(ARGS_ROOM / 4 - 10)];
 
   it("the built-in rm -rf pattern, on failed commands through ingest.events", async () => {
     await expectNeverHeld("ingest rm flags", rmSizes, (n) => `${n} flags`, async (n) => {
@@ -128,18 +138,23 @@ describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%
     ["assignment quotes", (size) => 'x:"'.repeat(size / 3)],
   ];
   const textSizes = [2048, 16 * 1024, 128 * 1024, BODY_ROOM - (BODY_ROOM % 12)];
+  /** The text cut so that its JSON (quotes escaped) stays within the body. */
+  const withinBody = (text: string) => {
+    const json = JSON.stringify(text).length;
+    return json <= BODY_ROOM ? text : text.slice(0, Math.floor((text.length * BODY_ROOM) / json) - 16);
+  };
 
   it("secret redaction of model.text, user messages and error texts, up to the body limit", async () => {
     for (const [shape, make] of redactionShapes) {
       await expectNeverHeld(`model.text ${shape}`, textSizes, (n) => `${n} characters`, async (n) => {
-        await ingest(ws.key, [{ type: "model.text", id: uid(), sessionId: uid("s"), text: make(n) }]);
+        await ingest(ws.key, [{ type: "model.text", id: uid(), sessionId: uid("s"), text: withinBody(make(n)) }]);
       });
       await expectNeverHeld(`user.message ${shape}`, textSizes, (n) => `${n} characters`, async (n) => {
-        await ingest(ws.key, [{ type: "user.message", id: uid(), sessionId: uid("s"), text: make(n) }]);
+        await ingest(ws.key, [{ type: "user.message", id: uid(), sessionId: uid("s"), text: withinBody(make(n)) }]);
       });
       // The schema caps a string error at 64 KiB.
       await expectNeverHeld(`error ${shape}`, textSizes.filter((n) => n <= 65536), (n) => `${n} characters`, async (n) => {
-        await ingest(ws.key, [result(uid("s"), "Bash", { command: make(n) }, { success: false, error: make(n) })]);
+        await ingest(ws.key, [result(uid("s"), "Bash", { command: make(Math.min(n, 40 * 1024)) }, { success: false, error: make(n).slice(0, 65536) })]);
       });
     }
   });
@@ -147,7 +162,7 @@ describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%
   it("many-star extractor globs from the configuration against long tool names", async () => {
     const agentWs = await app.seedWorkspace();
     // Each glob is all but certain to fail at the last character, after every split of the name.
-    const extractors = [2, 3, 4, 5, 8, 16, 60].map((stars) => ({ tool: "*a".repeat(stars) + "b", kind: "hash", field: "" }));
+    const extractors = [2, 3, 4, 5, 8, 16, 60].map((stars) => ({ tool: "*a".repeat(stars) + "b", kind: "path", field: "p" }));
     const put = await app.mutation("config.put", { extractors }, { key: agentWs.key });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     const nameLengths = [32, 64, 128, 256];
@@ -157,9 +172,9 @@ describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%
     await expectNeverHeld("ingest tool name", nameLengths, (n) => `${n}-character name`, async (n) => {
       await ingest(agentWs.key, Array.from({ length: 20 }, () => result(uid("s"), "a".repeat(n), { x: 1 }, { success: false, error: "boom" })));
     });
-    // The globs still apply: a name that fits the 2-star glob gets the hash extractor's key shape.
-    const { effects } = await ingest(agentWs.key, [result(uid("s"), "xaxab", { x: 1 }, { success: false, error: "boom" })]);
-    expect(JSON.stringify(effects)).toContain("xaxab|args_hash=");
+    // The globs still apply: a name that fits the 2-star glob gets the hash extractor's key.
+    const fits = await app.mutation("guard.check", { id: uid(), sessionId: uid("s"), callId: uid("c"), toolName: "xaxab", args: { p: "/srv/x" } }, { key: agentWs.key });
+    expect(fits.body.result?.data.failureKey).toBe("xaxab|path_prefix=/srv");
   });
 
   it("configured security patterns: nested quantifiers run in linear time, unsupported or too long patterns are refused with the field", async () => {
@@ -167,7 +182,7 @@ describe.each(DATABASE_KINDS)("adversarial agent input never holds the thread (%
     const patterns = ["(a+)+$", "(a|aa)+$", String.raw`^(\w+\s?)*$`, "(.*a){12}$"];
     const put = await app.mutation("config.put", { security_patterns: patterns }, { key: agentWs.key });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
-    const sizes = [16, 24, 28, 32, 4096, Math.floor(BODY_ROOM / 2)];
+    const sizes = [16, 24, 28, 32, 4096, ARGS_ROOM];
     await expectNeverHeld("configured pattern", sizes, (n) => `${n} characters`, async (n) => {
       await ingest(agentWs.key, [failedBash("a".repeat(n) + "!")]);
     });
