@@ -48,10 +48,12 @@ test("a viewer sees no approve or reset buttons and the server refuses them", as
   const approvals = (await pending.json()).result.data.approvals as { id: string; failureKey: string }[];
   expect(approvals.length).toBeGreaterThan(0);
 
-  // Viewer: signs up, the owner adds them with the viewer role.
+  // Viewer: signs up, then accepts the owner's invitation with the viewer role.
   const viewer = await browser.newContext();
   expect((await post(viewer.request, "/api/auth/sign-up/email", { email: viewerEmail, password, name: "Viewer" }, origin)).status).toBe(200);
-  expect((await post(owner.request, "/api/trpc/organization.addMember", { organizationId, email: viewerEmail, role: "viewer" })).status).toBe(200);
+  const invitation = await post(owner.request, "/api/trpc/invitations.create", { organizationId, role: "viewer" });
+  expect(invitation.status).toBe(200);
+  expect((await post(viewer.request, "/api/trpc/invitations.accept", { token: invitation.body.result.data.token })).status).toBe(200);
 
   const vp = await viewer.newPage();
   await vp.goto(`/w/${slug}/approvals`);

@@ -1,33 +1,26 @@
 "use client";
 
-/** Organization members: owners add existing users by email, change roles and remove members. */
+/** Organization members: owners change roles and remove members (people join by invitation link). */
 import { useMutation } from "@tanstack/react-query";
 import { useRouter } from "next/navigation";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { ConfirmDialog } from "@/components/confirm-dialog";
 import { DataTable, type Column } from "@/components/data-table";
-import { Button, Field, FormError, Select, TextInput } from "@/components/form";
+import { Button, Select } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { RelativeTime } from "@/components/relative-time";
 import { RoleBadge } from "@/components/state-badge";
 import { toast } from "@/components/toast";
-import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
+import { errorMessage, useTRPC } from "@/lib/trpc/client";
 
 export type MemberItem = { userId: string; email: string; name: string; role: string; joinedAt: string };
 
-const ROLE_OPTIONS = [
-  { value: "viewer", label: "Viewer — read only" },
-  { value: "member", label: "Member — approve, reset, resume" },
-  { value: "admin", label: "Admin — settings, rules, API keys" },
-  { value: "owner", label: "Owner — everything, members" },
-];
 const SHORT_ROLE_OPTIONS = [
   { value: "viewer", label: "Viewer" },
   { value: "member", label: "Member" },
   { value: "admin", label: "Admin" },
   { value: "owner", label: "Owner" },
 ];
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 type RoleName = "owner" | "admin" | "member" | "viewer";
 
 export function MembersManager({
@@ -138,7 +131,6 @@ export function MembersManager({
   return (
     <div className="stack stack-lg">
       <DataTable label="Members" columns={columns} rows={members} rowKey={(m) => m.userId} maxHeight="none" />
-      {canManage && <AddMemberForm organizationId={organizationId} />}
       <ConfirmDialog
         open={removing !== null}
         onOpenChange={(o) => !o && setRemoving(null)}
@@ -166,71 +158,5 @@ export function MembersManager({
         }}
       />
     </div>
-  );
-}
-
-function AddMemberForm({ organizationId }: { organizationId: string }) {
-  const trpc = useTRPC();
-  const router = useRouter();
-  const add = useMutation(trpc.organization.addMember.mutationOptions());
-  const [email, setEmail] = useState("");
-  const [role, setRoleValue] = useState<RoleName>("member");
-  const [errors, setErrors] = useState<{ email?: string; form?: string }>({});
-
-  const onSubmit = async (e: FormEvent) => {
-    e.preventDefault();
-    if (!EMAIL.test(email.trim())) {
-      setErrors({ email: "Enter a valid email address" });
-      return;
-    }
-    setErrors({});
-    try {
-      await add.mutateAsync({ organizationId, email: email.trim(), role });
-      toast.success("Member added", `${email.trim()} (${role})`);
-      setEmail("");
-      router.refresh();
-    } catch (err) {
-      const fe = fieldErrors(err);
-      const msg = errorMessage(err);
-      // "No user with email … (they must sign up first)" is a NOT_FOUND without a field: show it at the email too.
-      setErrors({ email: fe.email ?? msg });
-    }
-  };
-
-  return (
-    <section className="card">
-      <div className="card-head">
-        <div>
-          <h2 className="card-title">Add a member</h2>
-          <p className="card-subtitle">Add someone who already has a Vigil account on this installation.</p>
-        </div>
-      </div>
-      <div className="card-body stack">
-        <div className="callout" data-tone="info">
-          <Icon name="info" />
-          <span>
-            For someone without an account on this server, create an <a href="#invitations">invitation link</a> below instead: they sign up
-            with it and join with its role.
-          </span>
-        </div>
-        <form className="form" onSubmit={onSubmit} noValidate style={{ maxWidth: "none" }}>
-          <FormError message={errors.form} />
-          <div className="form-row">
-            <Field label="Email" error={errors.email} required>
-              <TextInput name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="teammate@example.com" />
-            </Field>
-            <Field label="Role">
-              <Select name="role" value={role} onChange={(e) => setRoleValue(e.target.value as RoleName)} options={ROLE_OPTIONS} />
-            </Field>
-          </div>
-          <div className="form-actions">
-            <Button type="submit" variant="primary" loading={add.isPending}>
-              <Icon name="plus" />
-              Add member
-            </Button>
-          </div>
-        </form>
-      </div>
-    </section>
   );
 }

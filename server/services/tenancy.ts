@@ -118,29 +118,6 @@ export async function listMembers(db: Db, organizationId: string) {
     .orderBy(asc(member.createdAt));
 }
 
-/** "Invite" = add an existing user (who signed up) by email. */
-export async function addMemberByEmail(
-  db: Db,
-  input: { organizationId: string; email: string; role: Role; actor: Actor },
-) {
-  const email = input.email.trim().toLowerCase();
-  const [u] = await db.select({ id: user.id, email: user.email }).from(user).where(eq(user.email, email));
-  if (!u) throw notFound(`No user with email ${email} (they must sign up first)`);
-  const [existing] = await db
-    .select()
-    .from(member)
-    .where(and(eq(member.organizationId, input.organizationId), eq(member.userId, u.id)));
-  if (existing) throw conflict(`${email} is already a member`, "email");
-  await db.insert(member).values({ organizationId: input.organizationId, userId: u.id, role: input.role });
-  await writeAudit(db, {
-    organizationId: input.organizationId,
-    actor: input.actor,
-    action: "member.add",
-    target: email,
-    after: { role: input.role },
-  });
-}
-
 async function ownerCount(db: Db | Tx, organizationId: string) {
   const rows = await db
     .select({ userId: member.userId })

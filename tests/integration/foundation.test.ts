@@ -122,9 +122,11 @@ describe.each(DATABASE_KINDS)("foundation on %s", (kind) => {
       const keys = await app.db.select().from(apiKey).where(eq(apiKey.workspaceId, ws.workspaceId));
       expect(keys).toHaveLength(1);
 
-      // The owner can add the stranger as a member; then they may read.
-      const add = await app.mutation("organization.addMember", { organizationId: ws.organizationId, email: "stranger@example.com", role: "member" }, { cookie: owner.cookie });
-      expect(add.status).toBe(200);
+      // The stranger joins by accepting the owner's invitation; then they may read.
+      const invited = await app.mutation("invitations.create", { organizationId: ws.organizationId, role: "member" }, { cookie: owner.cookie });
+      expect(invited.status).toBe(200);
+      const accepted = await app.mutation("invitations.accept", { token: invited.body.result!.data.token }, { cookie: stranger.cookie });
+      expect(accepted.status).toBe(200);
       const memberList = await app.query("apiKeys.list", { workspaceSlug: ws.slug }, { cookie: stranger.cookie });
       expect(memberList.status).toBe(403); // members are below admin
       const lastOwner = await app.mutation("organization.setMemberRole", { organizationId: ws.organizationId, userId: owner.userId, role: "admin" }, { cookie: owner.cookie });

@@ -2,7 +2,8 @@
  * Invitations by link (issue 11 item 5): the real better-auth handler and tRPC handler on PGlite and
  * PostgreSQL. An owner invites with a role; the link admits its holder through closed sign-up once,
  * with that role; expired, revoked and used links are refused with a clear message; every step is
- * audit-logged; only the token's hash is stored.
+ * audit-logged; only the token's hash is stored. Nobody is added by email (issue 61 item 6): joining
+ * takes an invitation its holder accepts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
@@ -215,5 +216,23 @@ describe.each(DATABASE_KINDS)("invitations on %s", (kind) => {
     expect(((await res.json()) as { message: string }).message).toBe(SIGNUP_FAILED_MESSAGE);
     const listed = await app.query("invitations.list", { organizationId }, { cookie: ownerCookie });
     expect(listed.body.result!.data.map((i: { id: string }) => i.id)).toContain(id);
+  });
+
+  it("adds nobody by email: an owner can neither make an account a member without its consent nor learn whether an email has one", async () => {
+    process.env.VIGIL_ALLOW_SIGNUP = "true";
+    const outsider = `outsider-${uid()}@example.com`;
+    const signedUp = await signUp(outsider).finally(() => delete process.env.VIGIL_ALLOW_SIGNUP);
+    expect(signedUp.status).toBe(200);
+    const tryAdd = (email: string) => app.mutation("organization.addMember", { organizationId, email, role: "owner" }, { cookie: ownerCookie });
+    const existing = await tryAdd(outsider);
+    const unknown = await tryAdd(`nobody-${uid()}@example.com`);
+    expect(existing.status).toBe(unknown.status);
+    expect(existing.body.error?.message).toBe(unknown.body.error?.message);
+    expect(existing.status).toBe(404);
+    expect(await roleOf(outsider)).toBeNull();
+    // The way in is an invitation the person accepts.
+    const { token } = (await invite("viewer")).body.result!.data;
+    expect((await app.mutation("invitations.accept", { token }, { cookie: cookieOf(signedUp) })).status).toBe(200);
+    expect(await roleOf(outsider)).toBe("viewer");
   });
 });

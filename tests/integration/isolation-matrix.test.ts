@@ -54,7 +54,6 @@ interface World {
   approvals: [string, string];
   failureKey: string;
   channels: { main: string; victim: string };
-  newcomerEmail: string;
   shifterUserId: string;
   leaverUserId: string;
   /** A pending invitation of the target's organization (revoked by the positive control). */
@@ -125,8 +124,6 @@ async function buildWorld(app: TestApp): Promise<World> {
   await revokeApiKey(app.db, { ...scope, keyId: revoked.key.id });
   const victim = await createApiKey(app.db, { ...scope, name: "zeta-victim", scope: "agent" });
 
-  const newcomerEmail = `newcomer-${uid("u")}@example.com`;
-  await app.signUp(newcomerEmail);
   const extra = async (tag: string) => {
     const u = await app.signUp(`zeta-${tag}-${uid("u")}@example.com`);
     await app.addMember(org1.id, u.userId, "viewer");
@@ -143,7 +140,7 @@ async function buildWorld(app: TestApp): Promise<World> {
   ];
   return {
     org1, org2, target, revokedKey: revoked.value, victimKeyId: victim.key.id, liveSessionId, pausedSessions,
-    approvals: approvals as [string, string], failureKey, channels, newcomerEmail,
+    approvals: approvals as [string, string], failureKey, channels,
     shifterUserId: await extra("shifter"), leaverUserId: await extra("leaver"), markers,
     invitationId: invitation.id, foreignInviteToken: foreignInvite.token,
   };
@@ -203,7 +200,6 @@ const PROCEDURES: Record<string, Spec> = {
   "organization.workspaces": { access: { kind: "org", role: "viewer" }, input: (w) => org(w) },
   "organization.createWorkspace": { access: { kind: "org", role: "admin" }, input: (w) => org(w, { slug: uid("probe").toLowerCase() }) },
   "organization.members": { access: { kind: "org", role: "viewer" }, input: (w) => org(w) },
-  "organization.addMember": { access: { kind: "org", role: "owner" }, input: (w) => org(w, { email: w.newcomerEmail, role: "viewer" }) },
   "organization.setMemberRole": { access: { kind: "org", role: "owner" }, input: (w) => org(w, { userId: w.shifterUserId, role: "member" }) },
   "organization.removeMember": { access: { kind: "org", role: "owner" }, input: (w) => org(w, { userId: w.leaverUserId }) },
   "apiKeys.list": { access: { kind: "workspace", role: "admin" }, input: (w) => ws(w) },

@@ -25,7 +25,7 @@ export default async function OrgMembersPage() {
         description={
           page.permissions.canManageMembers
             ? `People in ${page.organization.name} and their roles.`
-            : `People in ${page.organization.name} and their roles. Only owners can add, change or remove members${canInvite ? "; admins can invite by link" : ""}.`
+            : `People in ${page.organization.name} and their roles. Only owners can change or remove members${canInvite ? "; admins can invite by link" : ""}.`
         }
       />
       <MembersManager

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ROLES } from "@/db/schema";
 import { protectedOrgProcedure, router } from "../init";
 import {
-  addMemberByEmail,
   changeMemberRole,
   createWorkspace,
   listMembers,
@@ -21,9 +20,8 @@ export const organizationRouter = router({
       return { slug: ws.slug, name: ws.name };
     }),
   members: protectedOrgProcedure("viewer").query(({ ctx }) => listMembers(ctx.db, ctx.organizationId)),
-  addMember: protectedOrgProcedure("owner")
-    .input(z.object({ email: z.email("Enter a valid email address"), role }))
-    .mutation(({ ctx, input }) => addMemberByEmail(ctx.db, { organizationId: ctx.organizationId, email: input.email, role: input.role, actor: ctx.actor })),
+  // No "add by email": it told any owner whether an email has an account and made that person a
+  // member without asking. People join through invitations (invitations.create, then accept).
   setMemberRole: protectedOrgProcedure("owner")
     .input(z.object({ userId: z.string().min(1), role }))
     .mutation(({ ctx, input }) => changeMemberRole(ctx.db, { organizationId: ctx.organizationId, userId: input.userId, role: input.role, actor: ctx.actor })),
