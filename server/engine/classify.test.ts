@@ -235,3 +235,25 @@ describe("failureWeight", () => {
     for (const s of SEVERITIES) expect(failureWeight(s)).toBe(s === "invalid_input" ? 0.5 : 1);
   });
 });
+
+describe("security patterns never backtrack", () => {
+  it("the rm -rf pattern on a failed command of many flags, and a configured nested quantifier, in linear time", () => {
+    const flags = "rm " + "--a ".repeat(16_000) + "x";
+    matchSecurityPattern(flags, DEFAULT_SECURITY_PATTERNS);
+    let t = performance.now();
+    expect(matchSecurityPattern(flags, DEFAULT_SECURITY_PATTERNS)).toBeNull();
+    expect(performance.now() - t).toBeLessThan(50);
+    const nested = "a".repeat(10_000) + "!";
+    matchSecurityPattern(nested, ["(a+)+$"]);
+    t = performance.now();
+    expect(matchSecurityPattern(nested, ["(a+)+$"])).toBeNull();
+    expect(performance.now() - t).toBeLessThan(50);
+    // Still found with many flags before and after the recursive one.
+    expect(matchSecurityPattern("rm " + "--verbose ".repeat(200) + "-rf " + "-i ".repeat(50) + "/", DEFAULT_SECURITY_PATTERNS)).toBe(DEFAULT_SECURITY_PATTERNS[1]);
+  });
+
+  it("patterns with lookaround or backreferences (saved before the check) are skipped, not run on a backtracking engine", () => {
+    expect(matchSecurityPattern("aa", ["(a)\\1"])).toBeNull();
+    expect(matchSecurityPattern("aa", ["(a)\\1", "a"])).toBe("a");
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSecretKey, redactString, redactValue, redactedPreview, REDACTED, truncateUtf8 } from "./redact";
+import { boundForRedaction, isSecretKey, redactString, redactValue, redactedPreview, REDACTED, REDACTION_MARGIN, truncateUtf8 } from "./redact";
 
 describe("redaction of secret keys", () => {
   it.each([
@@ -165,5 +165,49 @@ describe("redactString remembers recent answers", () => {
     for (let i = 0; i < 10_000; i++) redactString(`file-${i}.ts token=abc${i}`);
     expect(redactString("token=abc1")).toBe(`token=${REDACTED}`);
     expect(redactString("plain text")).toBe("plain text");
+  });
+});
+
+describe("redaction never backtracks", () => {
+  /** Shapes that made a scan re-read a run from every start: quadratic before, linear now. */
+  const shapes: Array<[string, (n: number) => string]> = [
+    ["assignment names", (n) => "a-".repeat(n / 2) + ":"],
+    ["URL user-info", (n) => "a-".repeat(n / 2) + "://@"],
+    ["JWT starts", (n) => "eyJ-".repeat(n / 4) + "."],
+    ["JWT dots", (n) => "eyJaaaaa.".repeat(n / 9)],
+    ["private key", (n) => "-----BEGIN " + "A ".repeat(n / 2)],
+    ["secret words", (n) => "x-password-".repeat(n / 11) + " "],
+  ];
+  it.each(shapes)("%s: 128 KiB in under 50 ms of CPU", (_name, make) => {
+    const text = make(128 * 1024);
+    // V8 runs a regular expression on its interpreter until it has run a few times, then compiles it.
+    for (let i = 0; i < 3; i++) redactString(text);
+    const cpu = process.cpuUsage();
+    redactString(text);
+    const used = process.cpuUsage(cpu);
+    expect((used.user + used.system) / 1000).toBeLessThan(50);
+  });
+
+  it("the rewritten scans find what they found: assignments after dashes or inside values, user-info behind a scheme, JWTs after a short start", () => {
+    expect(redactString("--password=hunter2")).toBe(`--password=${REDACTED}`);
+    expect(redactString("x=password=abc")).toBe(`x=password=${REDACTED}`);
+    expect(redactString("max_tokens=5 api_key=abc")).toBe(`max_tokens=5 api_key=${REDACTED}`);
+    expect(redactString("see https://bob:pw@host/x")).toBe(`see https://bob:${REDACTED}@host/x`);
+    expect(redactString("1://bob:pw@host")).toBe("1://bob:pw@host");
+    expect(redactString("eyJab-eyJhbGciOi.eyJzdWIiOi.sig x")).toBe(`${REDACTED} x`);
+    expect(redactString("eyJab.eyJhbGciOi.eyJzdWIiOi.sig")).toBe(`eyJab.${REDACTED}`);
+  });
+
+  it("truncate, then redact: a secret across the cut is still replaced, text past the margin is not read", () => {
+    const secret = "sk-" + "A1b2C3d4".repeat(8);
+    const text = "x".repeat(999) + " " + secret + "y".repeat(5000);
+    const bounded = redactString(boundForRedaction(text, 1010));
+    expect(bounded.startsWith("x".repeat(999) + " " + REDACTED)).toBe(true);
+    expect(boundForRedaction(text, 10).length).toBe(10 + REDACTION_MARGIN);
+    expect(boundForRedaction("short", 10)).toBe("short");
+    // A preview reads no string past what it keeps.
+    const preview = redactedPreview({ a: "z".repeat(1_000_000), token_note: "b" });
+    expect(preview.length).toBeLessThanOrEqual(2048);
+    expect(preview.startsWith('{"a":"zzz')).toBe(true);
   });
 });
