@@ -311,7 +311,7 @@ describe("@vigil/sdk, packed and installed", () => {
   describe("the vigil CLI as a process", () => {
     const vigilCli = async (args: string[], env: Record<string, string>, cwd?: string) => {
       try {
-        const { stdout, stderr } = await run(process.execPath, [sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tmpdir(), ...env } as NodeJS.ProcessEnv, cwd });
+        const { stdout, stderr } = await run(process.execPath, [sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tmpdir(), ...env } as unknown as NodeJS.ProcessEnv, cwd });
         return { code: 0, stdout, stderr };
       } catch (e: any) {
         return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
