@@ -3,7 +3,7 @@
  * before anything failed. Each rule is one declared unit — name, decision, what it matches (for
  * the docs and the dashboard) and its matcher; everything else (the table, the switches, the
  * evaluation) is derived from RISK_RULES. Matchers read the parsed command (shell-command.ts) or
- * the path, in linear time; they never run a regular expression on the agent's text. Pure.
+ * the path, in linear time (no pattern that can backtrack). Pure.
  */
 import { compileGlob } from "./safe-pattern";
 import { commandName, effectiveWords, type SubCommand } from "./shell-command";
@@ -39,13 +39,21 @@ function options(words: readonly string[]): { short: Set<string>; long: Set<stri
   return { short, long, operands };
 }
 
-/** Each sub-command's effective words (wrappers such as `sudo` skipped), with its program name. */
-function programs(input: RiskInput): Array<{ name: string; args: string[]; part: SubCommand }> {
+type Program = { name: string; args: string[]; part: SubCommand };
+const programsOf = new WeakMap<readonly SubCommand[], Program[]>();
+
+/** Each sub-command's effective words (wrappers such as `sudo` skipped), with its program name; once per command. */
+function programs(input: RiskInput): Program[] {
   if (input.kind !== "shell") return [];
-  return input.parts.map((part) => {
-    const words = effectiveWords(part.words);
-    return { name: commandName(words[0]), args: words.slice(1), part };
-  });
+  let out = programsOf.get(input.parts);
+  if (!out) {
+    out = input.parts.map((part) => {
+      const words = effectiveWords(part.words);
+      return { name: commandName(words[0]), args: words.slice(1), part };
+    });
+    programsOf.set(input.parts, out);
+  }
+  return out;
 }
 
 const ROOT_OR_HOME = new Set(["/", "/*", "~", "~/", "~/*", "$HOME", "$HOME/", "$HOME/*", "${HOME}", "${HOME}/", "${HOME}/*"]);

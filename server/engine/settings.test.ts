@@ -21,6 +21,10 @@ describe("resolveSettings", () => {
       modelSwitchStrategy: { value: "suggest", source: "default" },
       patternDetectionEnabled: { value: true, source: "default" },
       blockedDecision: { value: "ask", source: "default" },
+      enforcement: { value: "enforce", source: "default" },
+      maxToolCallsPerSession: { value: null, source: "default" },
+      openCallSeconds: { value: 600, source: "default" },
+      sessionIdleMinutes: { value: 30, source: "default" },
       preferredModels: { value: [], source: "default" },
     });
     expect(settingValues(eff)).toEqual(DEFAULT_SETTINGS);

@@ -14,6 +14,9 @@ export interface SubCommand {
   after: "&&" | "||" | ";" | "|" | "&" | "\n" | null;
 }
 
+/** Characters that end a run of ordinary ones. */
+const SPECIAL = new Set([..."'\"\\ \t\r\n;&|>"].map((c) => c.charCodeAt(0)));
+
 /** Sub-commands of `command`, in order; empty parts are left out. */
 export function splitShellCommand(command: string): SubCommand[] {
   const out: SubCommand[] = [];
@@ -93,9 +96,12 @@ export function splitShellCommand(command: string): SubCommand[] {
       }
       words.push(op);
     } else {
-      word += c;
+      // A run of ordinary characters, taken in one slice.
+      let j = i + 1;
+      while (j < n && !SPECIAL.has(command.charCodeAt(j))) j++;
+      word += command.slice(i, j);
       inWord = true;
-      i++;
+      i = j;
     }
   }
   endPart(n, null);

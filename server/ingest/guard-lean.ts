@@ -489,11 +489,13 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       paused: stored?.paused ?? false,
       pauseReason: stored?.pause_reason ?? null,
       settings: (stored?.settings ?? {}) as SessionSettingsInput,
+      callCount: (stored?.call_count ?? 0) + 1,
     };
     // A hold over the session pauses this decision; the row keeps its own pause (`fields` below).
     const hold = applicableHold(inputs.holds, stored?.agent ?? DEFAULT_AGENT);
     const verdict = guardVerdict({ call: ev, keys, session: foldHold(session, hold), configs, states: inputs.states, globalPattern: inputs.globalPattern });
-    if (verdict.decision === "ask") return null;
+    // An ask (approvals) or a pause by the tool-call budget (the session is paused): the full path.
+    if (verdict.decision === "ask" || verdict.pausesSession !== null) return null;
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
     // The engine's step for a tool.call (same as applyBatch): clock clamp, counters, behaviour.

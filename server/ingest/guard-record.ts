@@ -9,10 +9,23 @@ export interface GuardRecord {
   decision: string;
   reason: string | null;
   failureKey: string;
+  /** The policy that matched (name and level), when one did (SPEC 4.5: counts per policy). */
+  policy?: { name: string; level: string; decision: string };
+  /** Watch mode: what enforcement would have answered. */
+  wouldDecide?: string;
 }
 
-export function guardRecord(v: { decision: string; reason: string | null; failureKey: string }): GuardRecord {
-  return { decision: v.decision, reason: v.reason, failureKey: v.failureKey };
+export function guardRecord(v: {
+  decision: string;
+  reason: string | null;
+  failureKey: string;
+  policy?: { name: string; level: string; decision: string } | null;
+  wouldDecide?: string | null;
+}): GuardRecord {
+  const r: GuardRecord = { decision: v.decision, reason: v.reason, failureKey: v.failureKey };
+  if (v.policy) r.policy = { name: v.policy.name, level: v.policy.level, decision: v.policy.decision };
+  if (v.wouldDecide) r.wouldDecide = v.wouldDecide;
+  return r;
 }
 
 /**

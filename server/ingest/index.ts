@@ -4,16 +4,17 @@
  */
 import { and, eq, inArray, sql } from "drizzle-orm";
 import { jsonValue, type Db, type Tx } from "@/db/client";
-import { globalToolPattern, keyState } from "@/db/schema";
+import { agentSession, globalToolPattern, keyState } from "@/db/schema";
 import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/server/engine/types";
 import type { EscalationInfo } from "@/server/engine/trust";
+import type { PolicyHit } from "@/server/engine/policies";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { applyBatch, type BatchResult, type BatchScope } from "./apply";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { errorCode, isUniqueViolation } from "./sql-errors";
 import { transactionCommittedBehind } from "./pipeline";
-import { guardLevelKeys, guardVerdict } from "./guard-verdict";
+import { guardAnswer, guardLevelKeys, guardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
 import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
@@ -137,6 +138,10 @@ export interface GuardOutput {
   /** The tool-call approval this answer comes from or waits on (SPEC 7.2), else null. */
   approvalId: string | null;
   effects: Effect[];
+  /** The policy or built-in risk rule that matched the call (SPEC 4.5). */
+  policy: PolicyHit | null;
+  /** Watch mode: what enforcement would have answered (SPEC 4.6); null when enforcing. */
+  wouldDecide: Decision | null;
 }
 
 export interface GuardOptions {
@@ -169,7 +174,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
   const [ev] = normalizeEvents([{ ...call, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
   // The common answer (no person to ask, no behaviour effect) in two round trips; else the full path.
   const lean = await withRetry(() => leanGuardCheck(db, scope, ev, apiKeyId));
-  if (lean) return { ...lean, approvalId: null, effects: [], waitFor: null };
+  if (lean) return { ...guardAnswer(lean, { approvalId: null, effects: [] }), waitFor: null };
   return withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
       // The lean path may have decided from memory without checking the key: the batch checks it (same round trip).
@@ -204,17 +209,25 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
       // A repeated call (same event id) was recorded with its answer the first time: write nothing, as the lean path.
       const recordedAt = batch.recordedAt.get(ev.id);
       if (recordedAt) await recordGuardDecision(tx, scope.workspaceId, { id: ev.id, recordedAt }, guardRecord({ ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason }));
+      // The call that spends the tool-call budget pauses the session (SPEC 4.6); a person resumes it.
+      const budgetPause = verdict.pausesSession !== null && !stored.paused && recordedAt ? await pauseForBudget(tx, scope, ev.sessionId, verdict.pausesSession, receivedAt) : [];
       await batch.writeSharedCounters();
-      return {
-        ...verdict,
-        decision: settled?.decision ?? verdict.decision,
-        reason: settled ? settled.reason : verdict.reason,
-        approvalId: settled?.approvalId ?? null,
-        effects: [...batch.effects, ...delivered, ...(settled?.effects ?? [])],
-        waitFor: settled?.waitFor ?? null,
-      };
+      const answer = guardAnswer(
+        { ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason },
+        { approvalId: settled?.approvalId ?? null, effects: [...batch.effects, ...delivered, ...budgetPause, ...(settled?.effects ?? [])] },
+      );
+      return { ...answer, waitFor: settled?.waitFor ?? null };
     }),
   );
+}
+
+/** Pauses the session whose tool-call budget this call spent; its `paused` effect. */
+async function pauseForBudget(tx: Tx, scope: BatchScope, sessionId: string, reason: string, now: number): Promise<Effect[]> {
+  await tx
+    .update(agentSession)
+    .set({ paused: true, pauseReason: reason, pausedAt: new Date(now) })
+    .where(and(eq(agentSession.workspaceId, scope.workspaceId), eq(agentSession.sessionId, sessionId)));
+  return [{ type: "paused", sessionId, reason }];
 }
 
 /** The key, domain- and tool-level states, the global-pattern flag and the hold over the session's agent, in one round trip. */

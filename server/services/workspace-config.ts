@@ -55,11 +55,13 @@ export async function getConfigDocument(db: Db | Tx, ref: ConfigLevelRef): Promi
  * issue in the message). Writes an audit entry `config.put` with before/after (snake_case) in the
  * same transaction. Returns the stored document, snake_case.
  */
-export async function putConfigDocument(db: Db, input: PutConfigInput): Promise<SnakeConfigDocument> {
+export async function putConfigDocument(db: Db, input: PutConfigInput): Promise<SnakeConfigDocument & { warnings?: ConfigWarning[] }> {
   const parsed = parseConfigDocument(input.document);
   if (!parsed.ok) throw new ConfigValidationError(parsed.issues);
   const doc = parsed.doc;
-  return db.transaction(async (tx) => {
+  // Fields accepted but not used as written (the seed's own settings): said in the answer, beside the stored document.
+  const warnings = parsed.warnings?.map((w) => ({ path: (w.segments ?? [w.path]).map(String), message: w.message }));
+  const stored = await db.transaction(async (tx) => {
     let before: ConfigDocument;
     let workspaceId: string | null = null;
     let target: string;
@@ -97,6 +99,13 @@ export async function putConfigDocument(db: Db, input: PutConfigInput): Promise<
     });
     return after;
   });
+  return warnings ? { ...stored, warnings } : stored;
+}
+
+/** A field of a stored document that was accepted but is not used as written. */
+export interface ConfigWarning {
+  path: string[];
+  message: string;
 }
 
 /** Both levels' documents and their merge over the built-ins. */

@@ -7,7 +7,7 @@ import { configRouter } from "./routers/workspace-config";
 import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
 import { invitationsRouter } from "./routers/invitations";
-import { agentsRouter, approvalsRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
+import { agentsRouter, approvalsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
 
 export const appRouter = router({
   // Agent API (SPEC 7) — fixed names.
@@ -20,6 +20,7 @@ export const appRouter = router({
   sessions: sessionsRouter,
   agents: agentsRouter,
   workspace: workspaceHoldsRouter,
+  policies: policiesRouter,
   // Dashboard.
   account: accountRouter,
   organization: organizationRouter,

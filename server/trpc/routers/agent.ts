@@ -8,8 +8,9 @@ import { guardInputSchema, ingestInputSchema } from "@/server/ingest/schema";
 import { syncInput } from "../sync-input";
 import { guardCheck, ingestEvents } from "@/server/ingest";
 import { reliabilityStatus } from "@/server/services/status";
-import { getConfigDocument, putConfigDocument } from "@/server/services/workspace-config";
+import { getConfigDocument, loadEffectiveConfig, putConfigDocument } from "@/server/services/workspace-config";
 import { toSnakeDocument } from "@/server/engine/config";
+import { compilePolicies, evaluatePolicies } from "@/server/engine/policies";
 import { listApprovals, resolveApproval } from "@/server/services/approvals";
 import { getApproval } from "@/server/services/tool-call-approvals";
 import { notFound } from "@/server/services/errors";
@@ -52,6 +53,17 @@ export const configRouter = router({
   put: adminApiKeyProcedure.input(z.unknown()).mutation(({ ctx, input }) =>
     putConfigDocument(ctx.db, { level: "workspace", workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, document: input, actor: ctx.actor }),
   ),
+});
+
+/** `policies.test` (SPEC 7.6): what the policies and built-in risk rules say about a call, recording nothing. */
+export const policiesRouter = router({
+  test: apiKeyProcedure
+    .input(z.strictObject({ toolName: z.string().min(1).max(256), args: z.record(z.string(), z.unknown()) }))
+    .query(async ({ ctx, input }) => {
+      const { workspaceDoc, orgDoc } = await loadEffectiveConfig(ctx.db, ctx.workspaceId);
+      const verdict = evaluatePolicies(compilePolicies(workspaceDoc, orgDoc), input.toolName, input.args);
+      return { decision: verdict.decision ?? "allow", policy: verdict.policy, riskRule: verdict.riskRule };
+    }),
 });
 
 export const approvalsRouter = router({
