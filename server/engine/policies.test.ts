@@ -165,3 +165,17 @@ describe("guard decision order (SPEC 4.5) as a property", () => {
     );
   });
 });
+
+describe("tool names compare case-insensitively (SPEC 4.5)", () => {
+  it("in tool_rules (the exact name first) and in tool classes", async () => {
+    const { resolveRule } = await import("./rules");
+    const { inToolClass } = await import("./patterns");
+    expect(resolveRule({ toolRules: { bash: { countThreshold: 1 } } }, {}, { toolName: "Bash" })).toMatchObject({ level: "tool", name: "bash", rule: { countThreshold: 1 } });
+    expect(resolveRule({ toolRules: { bash: { countThreshold: 1 }, Bash: { countThreshold: 2 } } }, {}, { toolName: "Bash" }).rule.countThreshold).toBe(2);
+    // A workspace rule in any case wins over the organization's exact one.
+    expect(resolveRule({ toolRules: { BASH: { countThreshold: 5 } } }, { toolRules: { Bash: { countThreshold: 7 } } }, { toolName: "Bash" }).rule.countThreshold).toBe(5);
+    expect(resolveRule({ toolRules: { bash: { countThreshold: 1 } } }, {}, { toolName: "bash2" }).level).toBe("default");
+    expect(inToolClass(["execute_bash", "bash"], "BASH")).toBe(true);
+    expect(inToolClass(["Read"], "read_file")).toBe(false);
+  });
+});
