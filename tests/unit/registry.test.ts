@@ -2,7 +2,7 @@
  * Walks the registry (server/engine/registry.ts): for every setting, model-switch threshold and rule
  * field, both schemas — camelCase API and snake_case document — accept its default, reject values
  * out of range (naming the field), the document round-trips, the editors have its metadata and
- * the README documents it. A new entry is covered without touching this file.
+ * docs/configuration.md documents it. A new entry is covered without touching this file.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -116,7 +116,7 @@ const SURFACES: Surface[] = [
   },
 ];
 
-const README = readFileSync(path.resolve(import.meta.dirname, "../../README.md"), "utf8");
+const CONFIGURATION_DOC = readFileSync(path.resolve(import.meta.dirname, "../../docs/configuration.md"), "utf8");
 
 describe.each(SURFACES)("registry: $name", (s) => {
   const names = namesOf(s.registry);
@@ -158,7 +158,7 @@ describe.each(SURFACES)("registry: $name", (s) => {
     }
   });
 
-  it.each(names)("%s: the editor has its metadata and the README documents it", (name) => {
+  it.each(names)("%s: the editor has its metadata and docs/configuration.md documents it", (name) => {
     const entry = s.registry[name]!;
     const meta = s.editor.find((m) => m.camel === name);
     expect(meta).toBeDefined();
@@ -180,7 +180,7 @@ describe.each(SURFACES)("registry: $name", (s) => {
     } else {
       expect(fieldError(meta!, validSample(spec))).toBeNull();
     }
-    expect(README).toMatch(new RegExp(`\`[a-z_.]*\\b${entry.snake}\``));
+    expect(CONFIGURATION_DOC).toMatch(new RegExp(`\`[a-z_.]*\\b${entry.snake}\``));
   });
 
   it("the editor lists exactly the registry's fields, in order", () => {
