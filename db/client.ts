@@ -159,6 +159,10 @@ export async function migrateDatabase(database: Database, folder = MIGRATIONS_FO
     await lock`select pg_advisory_lock(74230101)`;
     const { migrate } = await import("drizzle-orm/postgres-js/migrator");
     await migrate(database.db as never, { migrationsFolder: folder });
+    // The pool has learned the array types (built-in ones are all it infers for parameters), and
+    // postgres-js would fetch them again on every new connection — after an outage, on each
+    // reconnect, where a connection lost mid-fetch is an unhandled rejection inside the client.
+    if (database.pg) (database.pg.options as { fetch_types: boolean }).fetch_types = false;
     if (await enableCitusIfPresent(lock)) {
       const placed = await distributeTables(lock);
       if (placed.length) console.log(`[vigil] citus: ${placed.join(", ")}`);
