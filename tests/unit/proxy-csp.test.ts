@@ -31,7 +31,7 @@ const PAGE_REQUESTS: [string, Record<string, string>][] = [
 
 describe("proxy CSP", () => {
   it.each(PAGE_REQUESTS)("%s of a page runs the proxy and carries the nonce CSP", (_, headers) => {
-    for (const url of ["/", "/w/e2e", "/w/e2e/settings", "/sign-in"]) {
+    for (const url of ["/", "/w/e2e/overview", "/w/e2e/settings", "/sign-in"]) {
       expect(doesMatch({ config: proxyModule.config, url, headers }), `${url} ${JSON.stringify(headers)}`).toBe(true);
       const res = proxyModule.proxy(new NextRequest(`http://localhost${url}`, { headers }));
       const csp = res.headers.get("content-security-policy");
