@@ -31,6 +31,7 @@ const WORKSPACE_NAV: NavItem[] = [
   { section: "patterns", label: "Patterns", icon: "patterns" },
   { section: "models", label: "Models", icon: "models" },
   { section: "approvals", label: "Approvals", icon: "approvals" },
+  { section: "policies", label: "Policies", icon: "shield" },
   { section: "settings", label: "Settings", icon: "settings" },
   { section: "audit", label: "Audit log", icon: "audit" },
   { section: "connect", label: "Connect an agent", icon: "plug" },
@@ -40,6 +41,7 @@ const ORG_NAV: NavItem[] = [
   { section: "workspaces", label: "Workspaces", icon: "workspaces" },
   { section: "members", label: "Members", icon: "members" },
   { section: "defaults", label: "Org defaults", icon: "defaults" },
+  { section: "policies", label: "Policies", icon: "shield" },
   { section: "patterns", label: "Global patterns", icon: "globe" },
 ];
 

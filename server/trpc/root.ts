@@ -7,6 +7,7 @@ import { configRouter } from "./routers/workspace-config";
 import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
 import { invitationsRouter } from "./routers/invitations";
+import { orgPoliciesRouter, workspacePoliciesRouter } from "./routers/policies-dashboard";
 import { agentsRouter, approvalsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
 
 export const appRouter = router({
@@ -30,6 +31,8 @@ export const appRouter = router({
   orgConfig: orgConfigRouter,
   notifications: notificationsRouter,
   invitations: invitationsRouter,
+  wsPolicies: workspacePoliciesRouter,
+  orgPolicies: orgPoliciesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -3,6 +3,9 @@ import { DashboardShell } from "@/components/dashboard/workspace-shell";
 import { otherOrganizations, requireWorkspacePage } from "@/server/dashboard/access";
 import { countPendingApprovals } from "@/server/dashboard/approvals";
 import { getRuntime } from "@/server/runtime";
+import { KillSwitch, WorkspaceHoldBanner } from "@/components/controls/workspace-hold";
+import { listHolds } from "@/server/services/holds";
+import { WatchModeBanner } from "@/components/policies/watch-banner";
 
 export const dynamic = "force-dynamic";
 
@@ -11,6 +14,8 @@ export default async function WorkspaceLayout({ children, params }: { children: 
   const page = await requireWorkspacePage(slug);
   const { database } = await getRuntime();
   const pending = await countPendingApprovals(database.db, page.access.workspace.id);
+  const holds = await listHolds(database.db, page.access.workspace.id);
+  const hold = { slug, canOperate: page.permissions.canOperate, initial: holds };
   return (
     <DashboardShell
       org={page.access.organization}
@@ -19,7 +24,10 @@ export default async function WorkspaceLayout({ children, params }: { children: 
       user={{ email: page.user.email, role: page.role }}
       otherOrganizations={await otherOrganizations(page.user.id, page.access.organization.id)}
       initialApprovalsCount={pending}
+      topbarActions={<KillSwitch {...hold} />}
     >
+      <WorkspaceHoldBanner {...hold} />
+      <WatchModeBanner workspaceId={page.access.workspace.id} slug={page.access.workspace.slug} />
       {children}
     </DashboardShell>
   );

@@ -10,6 +10,7 @@ import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
 import { ButtonLink } from "@/components/form";
 import { PageHeader } from "@/components/page-header";
+import { WatchCounts } from "@/components/policies/watch-counts";
 import { RelativeTime } from "@/components/relative-time";
 import { StateBadge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -75,6 +76,7 @@ export default async function OverviewPage({ params, searchParams }: { params: P
       {header}
       <LiveOverview slug={ws.slug} initial={live} />
       <TimeRangePicker path={`/w/${ws.slug}/overview`} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <WatchCounts workspaceId={wsId} window={window} scopeLabel={window.label} />
       <FailureRateChart data={series} rangeLabel={window.label} />
       <section className="stack">
         <div className="section-head">

@@ -7,6 +7,7 @@ import { Icon } from "@/components/icons";
 import { KeyValue } from "@/components/key-value";
 import { MiddleTruncate } from "@/components/middle-truncate";
 import { PageHeader } from "@/components/page-header";
+import { WatchCounts } from "@/components/policies/watch-counts";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -119,6 +120,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
           </div>
         </div>
       )}
+
+      <WatchCounts workspaceId={workspaceId} sessionId={session.sessionId} scopeLabel="this session" />
 
       <div className="dash2-session-grid">
         <section className="card" aria-labelledby="timeline-title">

@@ -7,6 +7,7 @@ import { DataTable, readTableParams, withSearchParams, type Column } from "@/com
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
 import { PageHeader } from "@/components/page-header";
+import { WatchCounts } from "@/components/policies/watch-counts";
 import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
 import { StateBadge } from "@/components/state-badge";
@@ -153,6 +154,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
         }
       />
       <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
+      <WatchCounts workspaceId={ws.id} window={keyWindow} scopeLabel={window.label} />
       <nav className="segmented state-filter" aria-label="Filter by state">
         <a href={withSearchParams(path, sp, { state: null, page: null })} aria-current={!state ? "page" : undefined}>
           All <span className="seg-count">{totalAll.toLocaleString("en-US")}</span>
