@@ -6,61 +6,13 @@
  * `upgradeSessionBehaviour` turns a state stored by an older version into the current shape, so
  * sessions in flight keep working across a deploy.
  */
-import type { PatternSeverity, PatternType } from "./types";
+import { STALL_PATTERN_BY_NAME, type PatternType } from "./stall-patterns";
+import type { PatternSeverity } from "./stall-patterns/pattern";
+import type { AlternatingRun, CallRun, CountRun, FailureRun, Stretch, StretchCall, Tracks } from "./stall-patterns/tracks";
+
+export type { AlternatingRun, CallRun, CountRun, FailureRun, Stretch, StretchCall } from "./stall-patterns/tracks";
 
 export const BEHAVIOUR_STATE_VERSION = 2;
-
-/** One tool call of the session, as the engine identified it. */
-export interface StretchCall {
-  callId: string;
-  toolName: string;
-  /** Call identity hash: args without the volatile fields (SPEC 5). */
-  argsHash: string;
-  /** Outcome identity of its result, once known. */
-  outcome?: string;
-}
-
-/** A run of identical calls (same call identity, same outcome so far). */
-export interface CallRun {
-  toolName: string;
-  argsHash: string;
-  /** Short redacted preview of the repeated arguments, for the nudge text. */
-  preview: string;
-  length: number;
-  /** Outcome identity of the run's results so far; null while none is known. */
-  outcome: string | null;
-  /** Event sequence number at which the run started: a new run starts clean. */
-  start: number;
-  /** Highest severity nudged for this run (by repetitive_calls or error_retry_loop): one nudge per loop step. */
-  nudged: PatternSeverity | null;
-}
-
-/** Consecutive results that failed for one call identity with one outcome. */
-export interface FailureRun {
-  toolName: string;
-  argsHash: string;
-  preview: string;
-  outcome: string;
-  count: number;
-  start: number;
-}
-
-/** Calls alternating between exactly two call identities A B A B … with unchanged outcomes. */
-export interface AlternatingRun {
-  /** The two identities (`toolName argsHash`), in order of first appearance. */
-  pair: [string, string];
-  names: [string, string];
-  /** Known outcome per identity; a different outcome ends the run. */
-  outcomes: Record<string, string>;
-  length: number;
-  start: number;
-}
-
-/** A simple counted run (introspection calls, model texts, empty responses). */
-export interface CountRun {
-  count: number;
-  start: number;
-}
 
 /** What was reported for a pattern, in which run or stretch (`scope`), and at which severity. */
 export interface ReportedPattern {
@@ -70,29 +22,6 @@ export interface ReportedPattern {
   scope: string;
 }
 
-/**
- * The stretch: the session's events since its last productive action, `user.message` or resume.
- * Counters are incremental so the state stays bounded however long the stretch is.
- */
-export interface Stretch {
-  /** Increments every time a new stretch starts. */
-  id: number;
-  startedAt: number | null;
-  /** Tool calls in the stretch (unbounded counter). */
-  callCount: number;
-  /** `toolName argsHash|outcome` of the stretch's results, including the productive one that opened it (bounded). */
-  seenResults: string[];
-  /** Read-only call identities of the stretch (bounded). */
-  readIdentities: string[];
-  /** Read-only calls that repeated an earlier read-only identity of the stretch. */
-  rereads: number;
-  lastReread: string | null;
-  /** `model.text` events of the stretch that contain an announce phrase. */
-  announcements: number;
-  /** Per action tool (lower-cased name): texts naming it since it was last called. */
-  mentions: Record<string, { toolName: string; count: number }>;
-}
-
 /** A nudge sent for a pattern, waiting to be judged effective or not. */
 export interface OpenNudge {
   patternType: PatternType;
@@ -100,7 +29,7 @@ export interface OpenNudge {
   sentAt: number;
 }
 
-export interface SessionBehaviour {
+export interface SessionBehaviour extends Tracks {
   version: 2;
   sessionId: string;
   /** Events observed (sequence numbers for run scopes). */
@@ -364,24 +293,7 @@ function fromStored(s: Record<string, unknown>, sessionId: string): SessionBehav
 
 /** The scope a pattern's report belongs to now: its current run, or the stretch. */
 export function currentScope(state: SessionBehaviour, type: PatternType): string | null {
-  switch (type) {
-    case "repetitive_calls":
-      return state.run ? `r${state.run.start}` : null;
-    case "error_retry_loop":
-      return state.failureRun ? `f${state.failureRun.start}` : null;
-    case "alternating_calls":
-      return state.alternating ? `a${state.alternating.start}` : null;
-    case "introspection_loop":
-      return state.introspectionRun ? `i${state.introspectionRun.start}` : null;
-    case "planning_loop":
-      return state.textRun ? `t${state.textRun.start}` : null;
-    case "empty_response":
-      return state.emptyRun ? `e${state.emptyRun.start}` : null;
-    case "read_only_loop":
-    case "announce_no_action":
-    case "tool_avoidance":
-      return `s${state.stretch.id}`;
-  }
+  return STALL_PATTERN_BY_NAME[type].scope(state);
 }
 
 /** The patterns reported in their current run or stretch, for `sessions.get` `activePatterns`. */

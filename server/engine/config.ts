@@ -8,6 +8,7 @@ import { DEFAULT_SECURITY_PATTERNS } from "./classify";
 import { POLICY_DECISIONS, type ArgPattern, type Policy, type RiskRulesConfig } from "./policies";
 import { RISK_RULE_NAMES } from "./risk-rules";
 import { MAX_REGEX_LENGTH, checkRegexSafe, compileGlob } from "./safe-pattern";
+import { STALL_PATTERNS } from "./stall-patterns";
 import {
   MODEL_SWITCH_FIELDS,
   RULE_FIELD_REGISTRY,
@@ -49,17 +50,8 @@ export const DEFAULT_PATTERN_CONFIG: PatternConfig = {
   ],
   announcePhrases: ["proceeding now", "let me", "i'll now", "executing", "running", "starting", "proceeding"],
   volatileArgFields: ["description", "task_progress", "timeout", "request_id"],
-  thresholds: {
-    repetitive_calls: { minor: 3, moderate: 4, severe: 5 },
-    error_retry_loop: { minor: 3, moderate: 4, severe: 5 },
-    alternating_calls: { minor: 4, moderate: 6, severe: 8 },
-    introspection_loop: { minor: 2, moderate: 4, severe: 6 },
-    read_only_loop: { minor: 3, moderate: 5, severe: 8 },
-    announce_no_action: { minor: 2, moderate: 3, severe: 4 },
-    planning_loop: { minor: 3, moderate: 4, severe: 6 },
-    empty_response: { minor: 1, moderate: 2, severe: 3 },
-    tool_avoidance: { minor: 2, moderate: 3, severe: 4 },
-  },
+  // Each pattern's built-in ladder, in table order (server/engine/stall-patterns/).
+  thresholds: Object.fromEntries(STALL_PATTERNS.map((p) => [p.name, { ...p.ladder }])) as Record<PatternType, PatternThresholds>,
 };
 
 export const DEFAULT_MODEL_SWITCH: ModelSwitchConfig = defaultsOf(MODEL_SWITCH_FIELDS);

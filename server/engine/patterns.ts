@@ -1,6 +1,11 @@
 /**
  * Behavioural pattern detection (SPEC 5, revision 2), pure.
  *
+ * Each pattern (its detector, ladder, description and nudge texts) is its own file in
+ * stall-patterns/, listed in stall-patterns/index.ts. This file is the fold: it keeps the tracks
+ * the detectors read (runs, the stretch), asks every detector after every event, and turns
+ * detections into effects.
+ *
  * `observeSessionEvent(state, event, config, now)` folds one (shell-enriched) event of an agent
  * session into its `SessionBehaviour` and returns the new state, the effects (pattern, nudge,
  * paused), the counters the shell adds to the model's behavioural profile, and the verdicts on
@@ -30,6 +35,9 @@ import {
   type SessionBehaviour,
   type StretchCall,
 } from "./behaviour-state";
+import { STALL_PATTERNS, STALL_PATTERN_BY_NAME } from "./stall-patterns";
+import type { Found } from "./stall-patterns/pattern";
+import { identityOf, inToolClass } from "./stall-patterns/tracks";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
 import { dictionaryWith } from "./dictionary";
 import { DEFAULT_PATTERN_CONFIG } from "./config";
@@ -53,26 +61,13 @@ import {
 
 export { createSessionBehaviour, activePatterns, upgradeSessionBehaviour } from "./behaviour-state";
 export type { SessionBehaviour, Stretch, StretchCall } from "./behaviour-state";
+export { inToolClass } from "./stall-patterns/tracks";
 
 /** Built-in pattern configuration (SPEC 5 table): one definition, in config.ts. */
 export const BUILTIN_PATTERN_CONFIG: PatternConfig = DEFAULT_PATTERN_CONFIG;
 
-/**
- * Structural minimum count of each pattern, whatever the configured ladder says: alternation
- * needs A B A B, an announcement or a mention must happen twice, and so on. A workspace that
- * lowers a minor threshold gets detection at its threshold, never below this floor.
- */
-export const PATTERN_MIN_COUNT: Record<PatternType, number> = {
-  repetitive_calls: 2,
-  error_retry_loop: 2,
-  alternating_calls: 4,
-  introspection_loop: 2,
-  read_only_loop: 1,
-  announce_no_action: 2,
-  planning_loop: 2,
-  empty_response: 1,
-  tool_avoidance: 2,
-};
+/** Structural minimum count of each pattern, whatever the configured ladder says (each pattern's `minCount`). */
+export const PATTERN_MIN_COUNT = Object.fromEntries(STALL_PATTERNS.map((p) => [p.name, p.minCount])) as Record<PatternType, number>;
 
 /** Characters of the repeated arguments shown in a nudge. */
 export const ARGS_PREVIEW_CHARS = 80;
@@ -206,8 +201,6 @@ export function outcomeIdentity(ev: { failed: boolean; error?: unknown; result?:
   const body = ev.failed ? ev.error : ev.result;
   return `${ev.failed ? "F" : "S"}:${md5(body === undefined ? "" : canonicalJson(body))}`;
 }
-
-const identityOf = (toolName: string, hash: string) => `${toolName} ${hash}`;
 
 
 function preview(args: JsonObject | undefined): string {
@@ -381,16 +374,6 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   return productive;
 }
 
-/** Tool classes' names, lower-cased once per list (a configuration version keeps its lists). */
-const toolClassSets = new WeakMap<readonly string[], Set<string>>();
-
-/** Whether a tool is in a tool class: names compare case-insensitively (SPEC 4.5: `bash` covers `Bash`). */
-export function inToolClass(list: readonly string[], toolName: string): boolean {
-  let set = toolClassSets.get(list);
-  if (!set) toolClassSets.set(list, (set = new Set(list.map((t) => t.toLowerCase()))));
-  return set.has(toolName.toLowerCase());
-}
-
 function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean }, cfg: PatternConfig): void {
   if (isEmptyResponse(ev)) {
     s.emptyRun = s.emptyRun ? { ...s.emptyRun, count: s.emptyRun.count + 1 } : { count: 1, start: s.seq };
@@ -435,29 +418,16 @@ export function detectPatterns(stored: SessionBehaviour, cfg: PatternConfig): De
   const s = upgradeSessionBehaviour(stored, stored.sessionId);
   const out: Detection[] = [];
   let seq: string[] | null = null;
-  const last = s.calls[s.calls.length - 1];
-  const add = (type: PatternType, count: number, toolName: string, args = "", identity: string | null = null) => {
-    if (count < PATTERN_MIN_COUNT[type]) return;
+  let type: PatternType = STALL_PATTERNS[0].name;
+  const found: Found = (count, toolName, args = "", identity = null) => {
+    if (count < STALL_PATTERN_BY_NAME[type].minCount) return;
     const severity = severityFor(count, cfg.thresholds[type]);
     if (severity) out.push({ patternType: type, severity, count, toolName, args, identity, toolSequence: (seq ??= toolSequence(s)) });
   };
-
-  if (s.run) add("repetitive_calls", s.run.length, s.run.toolName, s.run.preview, identityOf(s.run.toolName, s.run.argsHash));
-  if (s.failureRun)
-    add("error_retry_loop", s.failureRun.count, s.failureRun.toolName, s.failureRun.preview, identityOf(s.failureRun.toolName, s.failureRun.argsHash));
-  if (s.alternating) add("alternating_calls", s.alternating.length, `${s.alternating.names[0]} and ${s.alternating.names[1]}`);
-  if (s.introspectionRun) add("introspection_loop", s.introspectionRun.count, last?.toolName ?? "");
-  if (s.stretch.rereads > 0) add("read_only_loop", s.stretch.rereads, s.stretch.lastReread ?? last?.toolName ?? "");
-  if (s.stretch.announcements > 0 && !s.calls.slice(-3).some((c) => inToolClass(cfg.actionTools, c.toolName))) {
-    add("announce_no_action", s.stretch.announcements, last?.toolName ?? "an action tool");
+  for (const p of STALL_PATTERNS) {
+    type = p.name;
+    p.detect(s, cfg, found);
   }
-  if (s.textRun) add("planning_loop", s.textRun.count, last?.toolName ?? "a tool");
-  if (s.emptyRun) add("empty_response", s.emptyRun.count, "");
-  let worst: { key: string; toolName: string; count: number } | null = null;
-  for (const [key, m] of Object.entries(s.stretch.mentions)) {
-    if (!worst || m.count > worst.count || (m.count === worst.count && key < worst.key)) worst = { key, toolName: m.toolName, count: m.count };
-  }
-  if (worst) add("tool_avoidance", worst.count, worst.toolName);
   return out;
 }
 

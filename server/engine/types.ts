@@ -8,6 +8,8 @@
  */
 
 import type { RegistryModelSwitchConfig, RegistryRuleInput, RegistrySettingValues } from "./registry";
+import type { PatternSeverity, PatternThresholds as StallPatternThresholds, PatternType } from "./stall-patterns";
+import type { ToolClasses } from "./stall-patterns/tracks";
 
 export const SEVERITIES = [
   "transient",
@@ -27,22 +29,8 @@ export type Severity = (typeof SEVERITIES)[number];
 export const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
 export type TrustState = (typeof TRUST_STATES)[number];
 
-/** SPEC 5 table order: ties between patterns rising on one event go to the earlier one. */
-export const PATTERN_TYPES = [
-  "repetitive_calls",
-  "error_retry_loop",
-  "alternating_calls",
-  "introspection_loop",
-  "read_only_loop",
-  "announce_no_action",
-  "planning_loop",
-  "empty_response",
-  "tool_avoidance",
-] as const;
-export type PatternType = (typeof PATTERN_TYPES)[number];
-
-export const PATTERN_SEVERITIES = ["minor", "moderate", "severe"] as const;
-export type PatternSeverity = (typeof PATTERN_SEVERITIES)[number];
+/** The stall patterns' names (SPEC 5 table order) and severities: server/engine/stall-patterns/. */
+export { PATTERN_SEVERITIES, PATTERN_TYPES, type PatternSeverity, type PatternType } from "./stall-patterns";
 
 export const NUDGE_LEVELS = ["off", "gentle", "direct", "interrupt"] as const;
 export type NudgeLevel = (typeof NUDGE_LEVELS)[number];
@@ -150,19 +138,10 @@ export interface Extractor {
   field: string;
 }
 
-export interface PatternThresholds {
-  minor: number;
-  moderate: number;
-  severe: number;
-}
+export type PatternThresholds = StallPatternThresholds;
 
-export interface PatternConfig {
-  introspectionTools: string[];
-  readOnlyTools: string[];
-  actionTools: string[];
-  announcePhrases: string[];
-  /** Top-level argument fields left out of a call's identity (SPEC 5 "volatile argument fields"). */
-  volatileArgFields: string[];
+/** The tool classes and phrases, and one severity ladder per pattern. */
+export interface PatternConfig extends ToolClasses {
   thresholds: Record<PatternType, PatternThresholds>;
 }
 
