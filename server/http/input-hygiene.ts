@@ -18,13 +18,19 @@ function stringProblem(s: string): string | null {
   return null;
 }
 
-/** The first problem of a parsed JSON value (depth first), or null. */
-export function inputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): ApiIssue | null {
+/**
+ * The first problem of a parsed JSON value (depth first), or null. `strings: false` checks the depth
+ * only: the hook and OTLP routes store what a third-party program sent with unstorable characters
+ * as U+FFFD (db/storable.ts) — a 400 there would let a coding agent's tool call through unguarded,
+ * or drop an exporter's whole batch, for one character it did not choose.
+ */
+export function inputProblem(value: unknown, { maxDepth = MAX_JSON_DEPTH, strings = true }: { maxDepth?: number; strings?: boolean } = {}): ApiIssue | null {
   // Each entry: a value, its depth and its path segments (built only when a problem is found).
   const stack: { value: unknown; depth: number; path: () => string[] }[] = [{ value, depth: 0, path: () => [] }];
   while (stack.length > 0) {
     const { value: v, depth, path } = stack.pop()!;
     if (typeof v === "string") {
+      if (!strings) continue;
       const problem = stringProblem(v);
       if (problem) return { path: path(), message: problem, code: "custom" };
       continue;
@@ -38,7 +44,7 @@ export function inputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): ApiIssu
     const keys = Object.keys(v);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i];
-      const keyProblem = stringProblem(key);
+      const keyProblem = strings ? stringProblem(key) : null;
       if (keyProblem) return { path: [...path(), key], message: `key ${keyProblem}`, code: "custom" };
       stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: () => [...path(), key] });
     }
