@@ -16,6 +16,8 @@ export type ShellProps = {
   user: { email: string; role: string };
   initialApprovalsCount?: number;
   otherOrganizations?: { name: string; workspaces: { slug: string; name: string }[] }[];
+  /** Right side of the top bar (the workspace's kill switch). */
+  topbarActions?: ReactNode;
   children: ReactNode;
 };
 
@@ -47,7 +49,7 @@ export function usePendingApprovalsCount(slug: string | null, initial?: number):
   return q.data ?? initial;
 }
 
-function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsCount, otherOrganizations, children }: ShellProps) {
+function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsCount, otherOrganizations, topbarActions, children }: ShellProps) {
   useEffect(() => {
     // Organization pages show the organization of the last workspace visited.
     document.cookie = `vigil_org=${encodeURIComponent(org.id)}; path=/; max-age=31536000; samesite=lax`;
@@ -63,6 +65,7 @@ function ShellInner({ org, workspaces, currentWorkspace, user, initialApprovalsC
       user={user}
       approvalsCount={approvalsCount}
       otherOrganizations={otherOrganizations}
+      topbarActions={topbarActions}
     >
       {children}
     </AppShell>

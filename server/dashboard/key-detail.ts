@@ -2,14 +2,36 @@
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, desc, eq, gte, inArray, lt, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { approval, failure, keyState, keyStateSummary, modelToolProfile, stateTransition } from "@/db/schema";
+import { agentSession, approval, event, failure, keyState, keyStateSummary, modelToolProfile, stateTransition } from "@/db/schema";
+import type { ManualState } from "@/server/engine/types";
 import { toKeyRow, type KeyRow } from "./tools";
 import { iso } from "./util";
 
+/**
+ * What a domain- or tool-level state stops (issue: a reset of a key under a blocked tool left the
+ * tool blocked): the keys it covers and, since it left trusted, the calls it answered ask or deny
+ * and the agents that made them.
+ */
+export interface LevelReach {
+  failureKey: string;
+  /** Keys of the tool (or domain) besides the level row itself. */
+  keys: number;
+  /** When the level left trusted (its escalation or block); null when it is trusted. */
+  since: string | null;
+  /** guard.check answers of ask or deny for calls under the level since then. */
+  stoppedCalls: number;
+  /** Agents whose calls it stopped. */
+  stoppedAgents: number;
+}
+
 export interface KeyDetail {
   key: KeyRow | null;
+  /** Set when a person escalated or blocked the key by hand (keys.setState): kept until a reset. */
+  manual: ManualState | null;
+  /** For a domain- or tool-level key: what it covers and stops. */
+  reach: LevelReach | null;
   /** The domain- and tool-level states that apply to this key (their strictness feeds the effective state). */
-  levels: KeyRow[];
+  levels: (KeyRow & { manual: ManualState | null; reach: LevelReach })[];
   transitions: { id: number; fromState: string; toState: string; reason: string | null; actor: string | null; at: string }[];
   models: { model: string; attempts: number; failures: number; successRate: number | null; lastFailureAt: string | null }[];
   pendingApprovalId: string | null;
@@ -62,9 +84,13 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
   if (!stateRow && !anyFailure && transitions.length === 0 && !window.from && !window.to) return null;
   // Thresholds of the rule in force now, for the key and its levels (one configuration read).
   const shown = await withThresholdsInForce(db, workspaceId, stateRow ? [stateRow, ...levels] : levels);
+  const levelRows = stateRow ? shown.slice(1) : shown;
+  const reaches = await Promise.all(levelRows.map((l) => levelReach(db, workspaceId, l)));
   return {
     key: stateRow ? toKeyRow(shown[0]) : null,
-    levels: (stateRow ? shown.slice(1) : shown).map(toKeyRow),
+    manual: stateRow?.trust.manual ?? null,
+    reach: stateRow && stateRow.level !== "key" ? await levelReach(db, workspaceId, stateRow) : null,
+    levels: levelRows.map((l, i) => ({ ...toKeyRow(l), manual: l.trust.manual ?? null, reach: reaches[i] })),
     transitions: transitions.map((t) => ({ id: Number(t.id), fromState: t.fromState, toState: t.toState, reason: t.reason, actor: t.actor, at: t.at.toISOString() })),
     models: models.map((m) => ({
       model: m.model,
@@ -75,4 +101,37 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
     })),
     pendingApprovalId: pending[0]?.id ?? null,
   };
+}
+
+/** The keys a level covers and what it stopped since it left trusted (event_ws_time_idx bounds the scan). */
+export async function levelReach(
+  db: Db,
+  workspaceId: string,
+  level: { failureKey: string; level: string; toolName: string; domain: string | null; state: string; trust: { escalatedAt?: number | null } },
+): Promise<LevelReach> {
+  const under = level.level === "tool" ? eq(keyState.toolName, level.toolName) : eq(keyState.domain, level.domain ?? "");
+  const [{ n }] = await db
+    .select({ n: sql<number>`count(*)` })
+    .from(keyState)
+    .where(and(eq(keyState.workspaceId, workspaceId), eq(keyState.level, "key"), under));
+  const since = level.state !== "trusted" && level.trust.escalatedAt ? new Date(level.trust.escalatedAt) : null;
+  if (!since) return { failureKey: level.failureKey, keys: Number(n), since: null, stoppedCalls: 0, stoppedAgents: 0 };
+  const callsUnder =
+    level.level === "tool"
+      ? eq(event.toolName, level.toolName)
+      : sql`${event.failureKey} in (select failure_key from key_state where workspace_id = ${workspaceId} and level = 'key' and domain = ${level.domain ?? ""})`;
+  const [r] = await db
+    .select({ calls: sql<number>`count(*)`, agents: sql<number>`count(distinct ${agentSession.agent})` })
+    .from(event)
+    .leftJoin(agentSession, and(eq(agentSession.workspaceId, event.workspaceId), eq(agentSession.sessionId, event.sessionId)))
+    .where(
+      and(
+        eq(event.workspaceId, workspaceId),
+        gte(event.ts, since),
+        eq(event.type, "tool.call"),
+        callsUnder,
+        sql`${event.payload}->'guard'->>'decision' in ('ask', 'deny')`,
+      ),
+    );
+  return { failureKey: level.failureKey, keys: Number(n), since: since.toISOString(), stoppedCalls: Number(r?.calls ?? 0), stoppedAgents: Number(r?.agents ?? 0) };
 }

@@ -4,12 +4,15 @@
  * newest backwards by event `seq`). Every query filters by workspace_id and uses the
  * (workspace_id, …) indexes, so it stays fast with a large event log.
  */
-import { and, asc, count, desc, eq, gte, ilike, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, ilike, isNotNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { agentSession, approval, auditLog, event, nudge, patternDetection } from "@/db/schema";
+import { agentSession, approval, auditLog, event, nudge, patternDetection, pendingNudge } from "@/db/schema";
+import { textArray } from "@/db/sql-arrays";
+import { listHolds, type Hold } from "@/server/services/holds";
+import { effectiveSettingsFor } from "@/server/services/workspace-config";
 import { likeEscape } from "./util";
 
-export const SESSION_STATUSES = ["paused", "active", "ended"] as const;
+export const SESSION_STATUSES = ["paused", "active", "idle", "ended"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const SESSION_SORT_KEYS = ["last", "started", "events", "failures", "patterns"] as const;
 export type SessionSortKey = (typeof SESSION_SORT_KEYS)[number];
@@ -26,6 +29,8 @@ export interface SessionRow {
   paused: boolean;
   pauseReason: string | null;
   pausedAt: string | null;
+  /** What holds the session: its own pause, its agent's hold or the kill switch (SPEC 7.6 `held`). */
+  held: Hold | null;
   eventCount: number;
   callCount: number;
   failureCount: number;
@@ -33,9 +38,58 @@ export interface SessionRow {
   status: SessionStatus;
 }
 
-function statusOf(r: { paused: boolean; endedAt: Date | null }): SessionStatus {
-  if (r.paused) return "paused";
-  return r.endedAt ? "ended" : "active";
+/**
+ * What the list needs to tell a session's status as sessions.get does (SPEC 7.6): the holds over
+ * the workspace's agents and when a session turns idle (`session_idle_minutes`).
+ */
+export interface SessionControlContext {
+  workspaceHold: Hold | null;
+  agentHolds: Map<string, Hold>;
+  /** A running session whose last event is older than this is idle. */
+  idleBefore: Date;
+}
+
+/** Without a `session_idle_minutes` setting, a session is idle after this long without events (as sessions.get). */
+const DEFAULT_IDLE_MINUTES = 30;
+
+export async function loadSessionControl(db: Db, workspaceId: string, now = Date.now()): Promise<SessionControlContext> {
+  const [holds, settings] = await Promise.all([listHolds(db, workspaceId), effectiveSettingsFor(db, workspaceId, {})]);
+  const idle = (settings as Record<string, { value?: unknown } | undefined>).sessionIdleMinutes?.value;
+  const minutes = typeof idle === "number" && idle > 0 ? idle : DEFAULT_IDLE_MINUTES;
+  return {
+    workspaceHold: holds.workspace,
+    agentHolds: new Map(holds.agents.map(({ agent, ...h }) => [agent, h])),
+    idleBefore: new Date(now - minutes * 60_000),
+  };
+}
+
+const NO_CONTROL: SessionControlContext = { workspaceHold: null, agentHolds: new Map(), idleBefore: new Date(0) };
+
+function heldOf(r: { agent: string; paused: boolean; pauseReason: string | null; pausedAt: Date | null; pausedBy: string | null }, c: SessionControlContext): Hold | null {
+  if (c.workspaceHold) return c.workspaceHold;
+  const agent = c.agentHolds.get(r.agent);
+  if (agent) return agent;
+  if (r.paused) return { scope: "session", reason: r.pauseReason ?? "Session paused", since: iso(r.pausedAt) ?? new Date(0).toISOString(), by: r.pausedBy ?? "vigil" };
+  return null;
+}
+
+/** Ended first, then held, then idle, as sessions.get answers. */
+function statusOf(r: { endedAt: Date | null; lastEventAt: Date | null }, held: Hold | null, c: SessionControlContext): SessionStatus {
+  if (r.endedAt) return "ended";
+  if (held) return "paused";
+  return r.lastEventAt && r.lastEventAt < c.idleBefore ? "idle" : "active";
+}
+
+/** The same status in SQL, for the list's filter and counts. */
+function statusSql(c: SessionControlContext): SQL {
+  const agents = [...c.agentHolds.keys()];
+  const held = c.workspaceHold
+    ? sql`true`
+    : agents.length
+      ? sql`(${agentSession.paused} or ${agentSession.agent} = any(${textArray(agents)}))`
+      : sql`${agentSession.paused}`;
+  return sql`case when ${agentSession.endedAt} is not null then 'ended' when ${held} then 'paused'
+    when ${agentSession.lastEventAt} < ${c.idleBefore.toISOString()}::timestamptz then 'idle' else 'active' end`;
 }
 
 /** What a session's row in the list needs: not its behaviour state, a few KB per session. */
@@ -50,13 +104,15 @@ const ROW_COLUMNS = {
   paused: agentSession.paused,
   pauseReason: agentSession.pauseReason,
   pausedAt: agentSession.pausedAt,
+  pausedBy: agentSession.pausedBy,
   eventCount: agentSession.eventCount,
   callCount: agentSession.callCount,
   failureCount: agentSession.failureCount,
   patternCount: agentSession.patternCount,
 };
 
-function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMNS>): SessionRow {
+function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMNS>, control: SessionControlContext = NO_CONTROL): SessionRow {
+  const held = heldOf(r, control);
   return {
     sessionId: r.sessionId,
     agent: r.agent,
@@ -67,11 +123,12 @@ function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMN
     paused: r.paused,
     pauseReason: r.pauseReason,
     pausedAt: iso(r.pausedAt),
+    held,
     eventCount: r.eventCount,
     callCount: r.callCount,
     failureCount: r.failureCount,
     patternCount: r.patternCount,
-    status: statusOf(r),
+    status: statusOf(r, held, control),
   };
 }
 
@@ -113,12 +170,13 @@ export async function listSessions(
     sort?: { key: SessionSortKey; dir: "asc" | "desc" };
     page: number;
     pageSize: number;
+    /** Holds and the idle cut-off (loadSessionControl); without it only a session's own pause counts. */
+    control?: SessionControlContext;
   } & SessionScope,
 ): Promise<{ rows: SessionRow[]; total: number }> {
+  const control = input.control ?? NO_CONTROL;
   const conds: SQL[] = scopeConds(input.workspaceId, input);
-  if (input.status === "paused") conds.push(eq(agentSession.paused, true));
-  else if (input.status === "active") conds.push(eq(agentSession.paused, false), isNull(agentSession.endedAt));
-  else if (input.status === "ended") conds.push(eq(agentSession.paused, false), isNotNull(agentSession.endedAt));
+  if (input.status) conds.push(sql`${statusSql(control)} = ${input.status}`);
   if (input.agent) conds.push(eq(agentSession.agent, input.agent));
   const where = and(...conds);
 
@@ -143,22 +201,85 @@ export async function listSessions(
       .offset((input.page - 1) * input.pageSize),
     db.select({ n: count() }).from(agentSession).where(where),
   ]);
-  return { rows: rows.map(toRow), total: Number(n) };
+  return { rows: rows.map((r) => toRow(r, control)), total: Number(n) };
 }
 
-export async function sessionStatusCounts(db: Db, workspaceId: string, scope: SessionScope = {}): Promise<Record<SessionStatus | "all", number>> {
+export async function sessionStatusCounts(
+  db: Db,
+  workspaceId: string,
+  scope: SessionScope = {},
+  control: SessionControlContext = NO_CONTROL,
+): Promise<Record<SessionStatus | "all", number>> {
+  const status = statusSql(control);
   const [r] = await db
     .select({
       all: count(),
-      paused: sql<number>`count(*) filter (where ${agentSession.paused})`,
-      ended: sql<number>`count(*) filter (where not ${agentSession.paused} and ${agentSession.endedAt} is not null)`,
+      paused: sql<number>`count(*) filter (where ${status} = 'paused')`,
+      idle: sql<number>`count(*) filter (where ${status} = 'idle')`,
+      ended: sql<number>`count(*) filter (where ${status} = 'ended')`,
     })
     .from(agentSession)
     .where(and(...scopeConds(workspaceId, scope)));
   const all = Number(r?.all ?? 0);
   const paused = Number(r?.paused ?? 0);
+  const idle = Number(r?.idle ?? 0);
   const ended = Number(r?.ended ?? 0);
-  return { all, paused, ended, active: all - paused - ended };
+  return { all, paused, idle, ended, active: all - paused - idle - ended };
+}
+
+export interface AgentSummary {
+  agent: string;
+  /** Sessions not ended. */
+  running: number;
+  lastEventAt: string | null;
+  /** The agent's own hold (agents.pause); the kill switch is shown by the workspace banner. */
+  hold: Hold | null;
+}
+
+/**
+ * The workspace's agents for the Sessions page's pause/resume row: held agents first (a hold may
+ * name an agent with no session yet), then those with running sessions, the most recent first.
+ */
+export async function listAgentSummaries(db: Db, workspaceId: string, control: SessionControlContext, limit = 50): Promise<AgentSummary[]> {
+  const rows = await db
+    .select({
+      agent: agentSession.agent,
+      running: sql<number>`count(*) filter (where ${agentSession.endedAt} is null)`,
+      last: sql<Date | string | null>`max(${agentSession.lastEventAt})`,
+    })
+    .from(agentSession)
+    .where(eq(agentSession.workspaceId, workspaceId))
+    .groupBy(agentSession.agent)
+    .orderBy(sql`max(${agentSession.lastEventAt}) desc nulls last`, asc(agentSession.agent))
+    .limit(200);
+  const byAgent = new Map<string, AgentSummary>();
+  for (const [agent, hold] of control.agentHolds) byAgent.set(agent, { agent, running: 0, lastEventAt: null, hold });
+  for (const r of rows) {
+    const held = byAgent.get(r.agent);
+    byAgent.set(r.agent, { agent: r.agent, running: Number(r.running), lastEventAt: r.last ? new Date(r.last).toISOString() : null, hold: held?.hold ?? null });
+  }
+  return [...byAgent.values()]
+    .sort((a, b) => Number(!!b.hold) - Number(!!a.hold) || Number(b.running > 0) - Number(a.running > 0) || (b.lastEventAt ?? "").localeCompare(a.lastEventAt ?? ""))
+    .slice(0, limit);
+}
+
+export interface SessionMessage {
+  id: number;
+  text: string;
+  by: string | null;
+  queuedAt: string;
+  deliveredAt: string | null;
+}
+
+/** A person's messages to the session (sessions.message), newest first, with when each reached the agent. */
+export async function sessionMessages(db: Db, workspaceId: string, sessionId: string, limit = 20): Promise<SessionMessage[]> {
+  const rows = await db
+    .select()
+    .from(pendingNudge)
+    .where(and(eq(pendingNudge.workspaceId, workspaceId), eq(pendingNudge.sessionId, sessionId), eq(pendingNudge.source, "message")))
+    .orderBy(desc(pendingNudge.id))
+    .limit(limit);
+  return rows.map((r) => ({ id: Number(r.id), text: r.message, by: r.createdBy, queuedAt: r.createdAt.toISOString(), deliveredAt: iso(r.deliveredAt) }));
 }
 
 export async function listSessionAgents(db: Db, workspaceId: string): Promise<string[]> {
@@ -171,13 +292,13 @@ export async function listSessionAgents(db: Db, workspaceId: string): Promise<st
   return rows.map((r) => r.agent);
 }
 
-export async function getSessionRow(db: Db, workspaceId: string, sessionId: string) {
+export async function getSessionRow(db: Db, workspaceId: string, sessionId: string, control?: SessionControlContext) {
   const [r] = await db
     .select({ ...ROW_COLUMNS, settings: agentSession.settings })
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
   if (!r) return null;
-  return { ...toRow(r), settings: (r.settings ?? {}) as Record<string, unknown>, firstEventAt: iso(r.firstEventAt) };
+  return { ...toRow(r, control), settings: (r.settings ?? {}) as Record<string, unknown>, firstEventAt: iso(r.firstEventAt) };
 }
 
 // ---------------------------------------------------------------------------

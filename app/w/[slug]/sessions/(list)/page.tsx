@@ -10,8 +10,10 @@ import { requireWorkspacePage } from "@/server/dashboard/access";
 import {
   SESSION_SORT_KEYS,
   SESSION_STATUSES,
+  listAgentSummaries,
   listSessionAgents,
   listSessions,
+  loadSessionControl,
   sessionStatusCounts,
   type SessionRow,
   type SessionSortKey,
@@ -26,6 +28,9 @@ import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
 import { SessionStatusBadge } from "../session-status-badge";
+import { ResumeSession } from "../[sessionId]/resume-session";
+import { AgentHoldButton, PauseSessionButton } from "@/components/controls/session-controls";
+import { Badge } from "@/components/state-badge";
 
 export const metadata: Metadata = { title: "Sessions" };
 export const dynamic = "force-dynamic";
@@ -50,11 +55,14 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     defaultSort: { key: "last", dir: "desc" },
     pageSize: 50,
   });
-  const [{ rows, total }, counts, agents] = await Promise.all([
-    listSessions(db, { workspaceId, status, agent, ...scope, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize }),
-    sessionStatusCounts(db, workspaceId, scope),
+  const control = await loadSessionControl(db, workspaceId);
+  const [{ rows, total }, counts, agents, agentSummaries] = await Promise.all([
+    listSessions(db, { workspaceId, status, agent, ...scope, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize, control }),
+    sessionStatusCounts(db, workspaceId, scope, control),
     listSessionAgents(db, workspaceId),
+    listAgentSummaries(db, workspaceId, control),
   ]);
+  const canOperate = page.permissions.canOperate;
   const base = `/w/${encodeURIComponent(slug)}/sessions`;
   const now = new Date().toISOString();
 
@@ -65,7 +73,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       minWidth: 200,
       cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
     },
-    { id: "status", header: "Status", width: 96, cell: (r) => <SessionStatusBadge status={r.status} /> },
+    { id: "status", header: "Status", width: 130, cell: (r) => <SessionStatusBadge status={r.status} held={r.held} /> },
     { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
     { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
     {
@@ -100,11 +108,28 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       sortKey: "patterns",
       cell: (r) => <span className={r.patternCount > 0 ? "num text-warning" : "num subtle"}>{formatNumber(r.patternCount)}</span>,
     },
+    {
+      id: "control",
+      header: <span className="sr-only">Pause or resume</span>,
+      width: 110,
+      align: "right",
+      cell: (r) =>
+        r.status === "ended" ? null : r.held?.scope === "session" ? (
+          canOperate ? <ResumeSession workspaceSlug={slug} sessionId={r.sessionId} compact /> : null
+        ) : r.held ? (
+          <span className="text-xs subtle" title={`Resume the ${r.held.scope === "workspace" ? "workspace" : "agent"} to lift it`}>
+            held by {r.held.scope}
+          </span>
+        ) : (
+          <PauseSessionButton slug={slug} sessionId={r.sessionId} canOperate={canOperate} size="xs" compact />
+        ),
+    },
   ];
 
   const tabs: { id: SessionStatus | null; label: string; n: number }[] = [
     { id: null, label: "All", n: counts.all },
     { id: "active", label: "Active", n: counts.active },
+    { id: "idle", label: "Idle", n: counts.idle },
     { id: "paused", label: "Paused", n: counts.paused },
     { id: "ended", label: "Ended", n: counts.ended },
   ];
@@ -113,9 +138,39 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     <>
       <PageHeader
         title="Sessions"
-        description="Every agent session posting to this workspace: its calls, failures and detected stalls. A session paused by an interrupt nudge waits for a person to resume it."
+        description="Every agent session posting to this workspace: its calls, failures and detected stalls. A paused session — by a person, its agent's hold, the kill switch or an interrupt nudge — waits for a person to resume it."
         actions={<LivePageRefresh slug={slug} workspaceId={workspaceId} />}
       />
+      {agentSummaries.length > 0 && (
+        <section className="card" aria-labelledby="agents-title">
+          <div className="card-head">
+            <div>
+              <h2 className="card-title" id="agents-title">
+                Agents
+              </h2>
+              <p className="card-subtitle">Pause every session of an agent, running or started later; paused agents first.</p>
+            </div>
+          </div>
+          <div className="card-body">
+            <ul className="controls-agents dash2-plain-list" aria-label="Agents">
+              {agentSummaries.map((a) => (
+                <li key={a.agent} className="controls-agent" data-held={a.hold ? "" : undefined} data-testid={`agent-${a.agent}`}>
+                  <a className="controls-agent-name" href={withSearchParams(base, sp, { agent: a.agent, page: null })} title={a.agent}>
+                    {a.agent}
+                  </a>
+                  <span className="text-xs muted num">{formatNumber(a.running)} running</span>
+                  {a.hold && (
+                    <Badge tone="escalated" dot title={`Paused by ${a.hold.by}: ${a.hold.reason}`}>
+                      held
+                    </Badge>
+                  )}
+                  <AgentHoldButton slug={slug} agent={a.agent} held={!!a.hold} canOperate={canOperate} />
+                </li>
+              ))}
+            </ul>
+          </div>
+        </section>
+      )}
       <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
       <div className="toolbar dash2-toolbar">
         <nav className="segmented" aria-label="Filter by status">

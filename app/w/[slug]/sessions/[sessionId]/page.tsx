@@ -11,7 +11,9 @@ import { WatchCounts } from "@/components/policies/watch-counts";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
-import { getSessionRow, sessionPatternSummary, sessionTimeline } from "@/server/dashboard/sessions-data";
+import { getSessionRow, loadSessionControl, sessionMessages, sessionPatternSummary, sessionTimeline } from "@/server/dashboard/sessions-data";
+import { AgentHoldButton, PauseSessionButton } from "@/components/controls/session-controls";
+import { SessionMessageBox } from "@/components/controls/session-message";
 import { SETTINGS } from "@/server/engine/registry";
 import { SETTING_NAMES } from "@/server/engine/settings";
 import { getRuntime } from "@/server/runtime";
@@ -57,13 +59,17 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
-  const session = await getSessionRow(db, workspaceId, sessionId);
+  const control = await loadSessionControl(db, workspaceId);
+  const session = await getSessionRow(db, workspaceId, sessionId, control);
   if (!session) notFound();
-  const [timeline, patterns, settings] = await Promise.all([
+  const [timeline, patterns, settings, messages] = await Promise.all([
     sessionTimeline(db, { workspaceId, sessionId }),
     sessionPatternSummary(db, workspaceId, sessionId),
     effectiveSettingsFor(db, workspaceId, session.settings),
+    sessionMessages(db, workspaceId, sessionId),
   ]);
+  const held = session.held;
+  const running = session.status !== "ended";
   const now = new Date().toISOString();
   const base = `/w/${encodeURIComponent(slug)}`;
   const canResume = page.permissions.canOperate;
@@ -72,7 +78,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
     <>
       <PageHeader
         title={<MiddleTruncate value={session.sessionId} mono copy copyLabel="session id" className="dash2-session-title" tail={14} />}
-        badge={<SessionStatusBadge status={session.status} />}
+        badge={<SessionStatusBadge status={session.status} held={held} />}
         description={
           <>
             Agent <strong><MiddleTruncate value={session.agent} maxWidth="40ch" /></strong>
@@ -96,9 +102,23 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               <Icon name="chevronLeft" /> All sessions
             </ButtonLink>
             {session.paused && canResume && <ResumeSession workspaceSlug={slug} sessionId={session.sessionId} />}
+            {running && !session.paused && !held && <PauseSessionButton slug={slug} sessionId={session.sessionId} canOperate={canResume} />}
           </>
         }
       />
+
+      {held && held.scope === "agent" && running && (
+        <div className="callout dash2-callout" data-tone="warning" role="status" data-testid="agent-hold-callout">
+          <Icon name="pause" />
+          <div className="stack-sm stack" style={{ flex: "1 1 auto" }}>
+            <div>
+              <strong>Agent {session.agent} is paused</strong> by {held.by} <RelativeTime date={held.since} now={now} />: {held.reason}. Every session of this
+              agent answers <span className="mono">pause</span> until the agent is resumed.
+            </div>
+          </div>
+          <AgentHoldButton slug={slug} agent={session.agent} held canOperate={canResume} />
+        </div>
+      )}
 
       {session.paused && (
         <div className="callout dash2-callout" data-tone="warning" role="status">
@@ -110,7 +130,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
               {session.pausedAt && (
                 <>
                   {" "}
-                  (paused <RelativeTime date={session.pausedAt} now={now} />)
+                  (paused <RelativeTime date={session.pausedAt} now={now} />
+                  {session.held?.scope === "session" && session.held.by !== "vigil" ? ` by ${session.held.by}` : ""})
                 </>
               )}
               .
@@ -139,6 +160,9 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
         </section>
 
         <aside className="stack">
+          {(running || messages.length > 0) && (
+            <SessionMessageBox slug={slug} sessionId={session.sessionId} canOperate={canResume} running={running} messages={messages} />
+          )}
           <section className="card">
             <div className="card-head">
               <h2 className="card-title">Session</h2>

@@ -10,7 +10,7 @@ import { toast } from "@/components/toast";
 import { errorMessage, useTRPC } from "@/lib/trpc/client";
 
 /** Resume a paused session, optionally with guidance the agent receives as a `guidance` nudge. */
-export function ResumeSession({ workspaceSlug, sessionId }: { workspaceSlug: string; sessionId: string }) {
+export function ResumeSession({ workspaceSlug, sessionId, compact = false }: { workspaceSlug: string; sessionId: string; compact?: boolean }) {
   const trpc = useTRPC();
   const router = useRouter();
   const [open, setOpen] = useState(false);
@@ -18,7 +18,7 @@ export function ResumeSession({ workspaceSlug, sessionId }: { workspaceSlug: str
   const resume = useMutation(trpc.wsConfig.sessions.resume.mutationOptions());
   return (
     <>
-      <Button variant="primary" size="sm" onClick={() => setOpen(true)}>
+      <Button variant="primary" size={compact ? "xs" : "sm"} onClick={() => setOpen(true)} aria-label={compact ? `Resume session ${sessionId}` : undefined}>
         <Icon name="play" /> Resume
       </Button>
       <ConfirmDialog

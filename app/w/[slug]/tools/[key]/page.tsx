@@ -15,12 +15,12 @@ import { KeyValue } from "@/components/key-value";
 import { Meter } from "@/components/meter";
 import { PageHeader } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
-import { StateBadge } from "@/components/state-badge";
+import { Badge, StateBadge } from "@/components/state-badge";
+import { SetKeyStateButtons } from "@/components/controls/key-controls";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { listFailures } from "@/server/dashboard/failures";
 import { getKeyDetail, type KeyDetail } from "@/server/dashboard/key-detail";
 import { keyHref } from "@/server/dashboard/paths";
-import type { KeyRow } from "@/server/dashboard/tools";
 import { pageParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
@@ -74,6 +74,11 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
         badge={
           <span className="row" style={{ gap: 6 }}>
             <StateBadge state={effective} />
+            {detail.manual && (
+              <Badge tone="outline" square title={`Set by hand by ${detail.manual.by}: ${detail.manual.reason}`}>
+                manual
+              </Badge>
+            )}
             {k && <LevelBadge level={k.level} />}
           </span>
         }
@@ -81,7 +86,19 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
         actions={
           <div className="row" style={{ gap: 12 }}>
             <LivePageRefresh slug={ws.slug} workspaceId={ws.id} />
-            {page.permissions.canOperate && k && <ResetKeyButton slug={ws.slug} failureKey={failureKey} state={effective} size="md" />}
+            <SetKeyStateButtons slug={ws.slug} failureKey={failureKey} state={k?.state ?? "trusted"} manual={!!detail.manual} canOperate={page.permissions.canOperate} />
+            {k && (
+              <ResetKeyButton
+                slug={ws.slug}
+                failureKey={failureKey}
+                state={effective}
+                size="md"
+                canOperate={page.permissions.canOperate}
+                levels={detail.levels
+                  .filter((l) => l.state !== "trusted")
+                  .map((l) => ({ failureKey: l.failureKey, state: l.state, keys: l.reach.keys, stoppedCalls: l.reach.stoppedCalls, stoppedAgents: l.reach.stoppedAgents }))}
+              />
+            )}
           </div>
         }
       />
@@ -210,13 +227,34 @@ function StatusCallout({ detail, slug, now }: { detail: KeyDetail; slug: string;
       </div>
     );
   }
+  const reach = detail.reach ? (
+    <>
+      {" "}
+      It covers {detail.reach.keys.toLocaleString("en-US")} key{detail.reach.keys === 1 ? "" : "s"}
+      {detail.reach.since
+        ? ` and since then stopped ${detail.reach.stoppedCalls.toLocaleString("en-US")} call${detail.reach.stoppedCalls === 1 ? "" : "s"} from ${detail.reach.stoppedAgents.toLocaleString("en-US")} agent${detail.reach.stoppedAgents === 1 ? "" : "s"}`
+        : ""}
+      .
+    </>
+  ) : null;
+  if (detail.manual && (k.state === "blocked" || k.state === "escalated")) {
+    return (
+      <div className="callout" data-tone={k.state === "blocked" ? "danger" : "warning"} data-testid="manual-state">
+        <Icon name={k.state === "blocked" ? "ban" : "alert"} />
+        <span>
+          <strong>{k.state === "blocked" ? "Blocked" : "Escalated"} by hand</strong> by {detail.manual.by} <RelativeTime date={new Date(detail.manual.at)} now={now} />:{" "}
+          {detail.manual.reason}. Vigil leaves it {k.state} until someone resets it.{reach}
+        </span>
+      </div>
+    );
+  }
   if (k.state === "blocked") {
     return (
       <div className="callout" data-tone="danger">
         <Icon name="alertCircle" />
         <span>
           <strong>Blocked</strong>
-          {k.escalationReason ? `: ${k.escalationReason}` : ""}. Only a reset brings it back to trusted.
+          {k.escalationReason ? `: ${k.escalationReason}` : ""}. Only a reset brings it back to trusted.{reach}
         </span>
       </div>
     );
@@ -248,8 +286,9 @@ function StatusCallout({ detail, slug, now }: { detail: KeyDetail; slug: string;
       <div className="callout" data-tone="warning">
         <Icon name="alert" />
         <span>
-          This key is {k.state} itself, but {strict ? <span className="mono">{strict.failureKey}</span> : "its domain or tool"} is {k.effectiveState}, so
-          agents see it as {k.effectiveState}.
+          This key is {k.state} itself, but {strict ? <Link href={keyHref(slug, strict.failureKey)} className="mono">{strict.failureKey}</Link> : "its domain or tool"} is {k.effectiveState}, so
+          agents see it as {k.effectiveState}
+          {strict ? ` (it stopped ${strict.reach.stoppedCalls.toLocaleString("en-US")} calls from ${strict.reach.stoppedAgents.toLocaleString("en-US")} agents across ${strict.reach.keys.toLocaleString("en-US")} keys)` : ""}. Reset offers to reset it too.
         </span>
       </div>
     );
@@ -257,10 +296,34 @@ function StatusCallout({ detail, slug, now }: { detail: KeyDetail; slug: string;
   return null;
 }
 
-function LevelStates({ levels, slug }: { levels: KeyRow[]; slug: string }) {
-  const cols: Column<KeyRow>[] = [
+function LevelStates({ levels, slug }: { levels: KeyDetail["levels"]; slug: string }) {
+  const cols: Column<KeyDetail["levels"][number]>[] = [
     { id: "key", header: "Level state", cell: (r) => <FailureKey value={r.failureKey} />, minWidth: 200 },
-    { id: "state", header: "State", width: 120, cell: (r) => <StateBadge state={r.state} /> },
+    {
+      id: "state",
+      header: "State",
+      width: 150,
+      cell: (r) => (
+        <span className="row" style={{ gap: 4 }}>
+          <StateBadge state={r.state} />
+          {r.manual && (
+            <Badge tone="outline" square title={`Set by hand by ${r.manual.by}`}>
+              manual
+            </Badge>
+          )}
+        </span>
+      ),
+    },
+    {
+      id: "reach",
+      header: "Reach",
+      cell: (r) => (
+        <span className="text-sm">
+          {r.reach.keys.toLocaleString("en-US")} keys
+          {r.reach.since ? ` · stopped ${r.reach.stoppedCalls.toLocaleString("en-US")} calls, ${r.reach.stoppedAgents.toLocaleString("en-US")} agents` : ""}
+        </span>
+      ),
+    },
     { id: "failures", header: "Effective / threshold", width: 170, cell: (r) => <FailuresMeter value={r.effectiveFailures} threshold={r.threshold} state={r.state} recovery={r.recovery} approvalPending={r.approvalPending} /> },
     { id: "reason", header: "Reason", cell: (r) => r.escalationReason ?? <span className="subtle">—</span> },
   ];
