@@ -7,7 +7,7 @@ import { humanize } from "@/components/format";
 import { Icon } from "@/components/icons";
 import { Section } from "@/components/page-header";
 import { mergeEffectiveConfig, type SnakeConfigDocument } from "@/server/engine/config";
-import { PATTERN_TYPES, type PatternType } from "@/server/engine/types";
+import { PATTERN_TYPES, STALL_PATTERN_BY_NAME, type PatternType } from "@/server/engine/stall-patterns";
 import { cloneDoc, issuesUnder, ReadOnlyNotice, useConfigEditor } from "./config-context";
 
 const LISTS = [
@@ -19,19 +19,6 @@ const LISTS = [
 ] as const;
 type ListKey = (typeof LISTS)[number]["key"];
 const LEVELS = ["minor", "moderate", "severe"] as const;
-
-/** What each pattern's ladder counts (SPEC 5, revision 2). */
-const PATTERN_COUNTS: Record<PatternType, string> = {
-  repetitive_calls: "identical calls in a row (same tool, same arguments, same result)",
-  error_retry_loop: "identical calls failing with the same error in a row",
-  alternating_calls: "calls alternating between two identical calls, A B A B",
-  introspection_loop: "introspection calls in a row",
-  read_only_loop: "re-reads of something already read in the stretch",
-  announce_no_action: "announcements in the stretch with no recent action",
-  planning_loop: "model texts in a row without a tool call (identical texts count double)",
-  empty_response: "empty or reasoning-only responses in a row",
-  tool_avoidance: "mentions of an action tool without calling it",
-};
 
 /** The lists and ladders of a `patterns` object in a fixed order, to tell whether the form changed them. */
 function patternsKey(p: Record<string, unknown>): string {
@@ -187,7 +174,7 @@ export function ToolClassesEditor() {
                     <th scope="row" style={{ fontWeight: 500 }}>
                       {humanize(t)}
                       <div className="text-xs muted" style={{ fontWeight: 400 }}>
-                        counts {PATTERN_COUNTS[t]}
+                        counts {STALL_PATTERN_BY_NAME[t].counts}
                       </div>
                     </th>
                     {LEVELS.map((s) => (

@@ -9,24 +9,12 @@ import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
 import { earliestDetectionDay, patternStats } from "@/server/dashboard/patterns-data";
 import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
 import type { SearchParams } from "@/server/dashboard/util";
-import { PATTERN_TYPES } from "@/server/engine/types";
+import { STALL_PATTERNS } from "@/server/engine/stall-patterns";
 import { getRuntime } from "@/server/runtime";
 import { DetectionsByModel, DetectionsByType, EffectivenessByModel, EffectivenessByPattern, SeverityMix } from "./charts";
 
 export const metadata: Metadata = { title: "Patterns" };
 export const dynamic = "force-dynamic";
-
-const PATTERN_HELP: Record<(typeof PATTERN_TYPES)[number], string> = {
-  repetitive_calls: "the identical call (same tool, same arguments) three or more times in a row with the same result",
-  error_retry_loop: "the identical call failing again and again with the same error",
-  alternating_calls: "flip-flopping between two identical calls with unchanged results: A B A B",
-  introspection_loop: "listing tools or schemas again and again instead of acting",
-  read_only_loop: "re-reading what was already read, without acting (reading new things is progress)",
-  announce_no_action: "announcing “let me…” without calling an action tool",
-  planning_loop: "several model texts in a row with no tool call (identical texts count double)",
-  empty_response: "empty or reasoning-only model responses in a row",
-  tool_avoidance: "naming an action tool in text without calling it",
-};
 
 const DEFAULT_RANGE = "7d" as const;
 
@@ -72,9 +60,9 @@ export default async function PatternsPage({ params, searchParams }: { params: P
                 severe. It looks for:
               </p>
               <ul className="dash2-pattern-help">
-                {PATTERN_TYPES.map((t) => (
-                  <li key={t}>
-                    <strong>{humanize(t)}</strong> — {PATTERN_HELP[t]}
+                {STALL_PATTERNS.map((p) => (
+                  <li key={p.name}>
+                    <strong>{humanize(p.name)}</strong> — {p.counts}
                   </li>
                 ))}
               </ul>
