@@ -9,7 +9,7 @@ export async function register() {
     try {
       await getRuntime();
       // The agent API's fast path in scripts/serve.mjs answers through these (same handlers, same runtime).
-      const { registerAgentRoutes } = await import("./server/http/agent-routes");
+      const { registerAgentRoutes } = await import("./server/agent-api/routes");
       registerAgentRoutes();
     } catch (err) {
       console.error(`[vigil] start-up failed: ${err instanceof Error ? err.message : String(err)}`);

@@ -23,7 +23,7 @@ import { newKeyState } from "@/server/engine/trust";
 import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import { PGlite } from "@electric-sql/pglite";
 import { runCitusBench } from "./citus";
 import postgres from "postgres";

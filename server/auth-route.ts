@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Runtime } from "@/server/runtime";
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "./database-unavailable";
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
 export function databaseUnavailableJson(): Response {
   return Response.json(

@@ -1,7 +1,7 @@
 /** `GET /api/health`: 200 once the database is open and migrated and answers; 503 while it cannot or does not. */
 import { sql } from "drizzle-orm";
 import type { Runtime } from "@/server/runtime";
-import { DATABASE_RETRY_AFTER_SECONDS } from "./database-unavailable";
+import { DATABASE_RETRY_AFTER_SECONDS } from "@/server/http/database-unavailable";
 
 export async function handleHealth(runtime: () => Promise<Runtime>): Promise<Response> {
   try {

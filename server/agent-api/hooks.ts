@@ -1,22 +1,20 @@
 /**
  * `POST /api/hooks/{claude-code,codex,gemini}` (SPEC 7.5), independent of Next.js so tests drive it
- * with plain Request objects. Checks in order: API key (401), rate limit (429 + Retry-After), body
- * size (413); then the payload is mapped by its CLI's adapter, recorded or checked, and answered in
+ * with plain Request objects. The agent-request steps first (./agent-request.ts: capacity, API key,
+ * rate limit, body size); then the payload is mapped by its CLI's adapter, recorded or checked, and answered in
  * the CLI's hook-output JSON. Whatever goes wrong after that is answered with an empty 200: the
  * CLIs fail open on errors anyway, and a 5xx would only hide that Vigil did not understand.
  */
 import type { Runtime } from "@/server/runtime";
-import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey } from "@/server/services/api-keys";
+import { authenticateApiKey, forgetCachedApiKey } from "@/server/services/api-keys";
+import { bearerToken } from "@/server/services/agent-key";
 import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
-import { consumeRateLimit } from "@/server/trpc/rate-limit";
-import { bearerToken } from "@/server/trpc/init";
-import { readLimitedBody } from "@/server/http/limited-body";
 import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
-import { OVERLOAD_MESSAGE, withCapacity, type CapacitySlot } from "@/server/http/capacity";
-import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "./claude-code";
-import { answerCodex, planCodexHook } from "./codex";
-import { answerGemini, planGeminiHook } from "./gemini";
-import { isObject, parseWaitSeconds, runPlan, type CliName, type HookPlan, type HookRequestContext, type HookVerdict, type Payload } from "./shared";
+import { handleAgentRequest, type AgentRequestContext } from "./agent-request";
+import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "@/server/hooks/claude-code";
+import { answerCodex, planCodexHook } from "@/server/hooks/codex";
+import { answerGemini, planGeminiHook } from "@/server/hooks/gemini";
+import { isObject, parseWaitSeconds, runPlan, type CliName, type HookPlan, type HookRequestContext, type HookVerdict, type Payload } from "@/server/hooks/shared";
 
 interface CliAdapter {
   plan: (p: Payload, ctx: HookRequestContext) => HookPlan;
@@ -52,25 +50,27 @@ function publicOrigin(req: Request): string {
 const REVOKED_MESSAGE = "Invalid or revoked API key";
 
 export function handleHookRequest(req: Request, runtime: Runtime, cli: CliName): Promise<Response> {
-  // The CLIs fail open on errors: an overloaded instance says so at once rather than timing out.
-  return withCapacity(
-    (slot) => serveHookRequest(req, runtime, cli, slot),
-    (retryAfter) => json(503, { error: OVERLOAD_MESSAGE }, { "retry-after": String(retryAfter) }),
-  );
+  return handleAgentRequest(req, runtime, {
+    // The CLIs fail open on errors: an overloaded instance says so at once rather than timing out.
+    refuse: (r) => {
+      // A key that cannot be read while the database is down is not answered here (the route's own error answer).
+      if (r.reason === "database_unavailable") throw r.cause;
+      return json(r.status, { error: r.message }, r.headers);
+    },
+    // From memory when possible: the key is then checked again before anything is written or shown
+    // (see HookRequestContext.cachedKey) — in guard.check's read or a batch's first round trip.
+    key: "cached",
+    methods: ["POST"],
+    parse: (raw) => raw!,
+    run: (raw, _req, ctx) => runHook(req, ctx, cli, raw),
+  });
 }
 
-async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName, capacitySlot: CapacitySlot): Promise<Response> {
-  if (req.method !== "POST") return json(405, { error: "Use POST" }, { allow: "POST" });
-  const db = runtime.database.db;
-  const token = bearerToken(req);
-  if (!token) return json(401, { error: "Missing API key: send Authorization: Bearer <key>" });
-  // From memory when possible: the key is then checked again before anything is written or shown
-  // (see HookRequestContext.cachedKey) — in guard.check's read or a batch's first round trip.
-  const found = await authenticateApiKeyCached(db, token);
-  if (!found) return json(401, { error: REVOKED_MESSAGE });
-  const { key } = found;
+async function runHook(req: Request, { db, key: authenticated, keyFromCache, slot }: AgentRequestContext, cli: CliName, raw: Uint8Array): Promise<Response> {
+  const key = authenticated!;
   let stillActive: Promise<void> | undefined;
-  const cachedKey = found.cached
+  const token = bearerToken(req)!;
+  const cachedKey = keyFromCache
     ? {
         apiKeyId: key.keyId,
         ensureActive: () =>
@@ -79,13 +79,6 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName, ca
           })),
       }
     : undefined;
-  const limited = await consumeRateLimit(key.keyId);
-  if (limited) {
-    return json(429, { error: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` }, { "retry-after": String(limited.retryAfterSeconds) });
-  }
-  const raw = await readLimitedBody(req);
-  if (raw === "too_large") return json(413, { error: "Request body exceeds 1 MiB" });
-
   const receivedAt = Date.now();
   try {
     let payload: unknown;
@@ -107,7 +100,7 @@ async function serveHookRequest(req: Request, runtime: Runtime, cli: CliName, ca
       sessionUrl: (sessionId) => `${origin}/w/${key.workspaceSlug}/sessions/${encodeURIComponent(sessionId)}`,
       // A CLI that gives up (its hook time-out) stops the wait for a person.
       signal: req.signal,
-      capacitySlot,
+      capacitySlot: slot!,
       cachedKey,
     };
     const adapter = ADAPTERS[cli];

@@ -1,17 +1,15 @@
 /**
  * `POST /api/otlp/v1/traces` (SPEC 7.4), independent of Next.js so tests can drive it with plain
- * Request objects. Order of checks: API key (401), rate limit (429 + Retry-After), content type
- * (415), body size before and after gunzip (413), OTLP shape (400); then the spans are stored
- * durably (./store.ts) before the answer, and traces whose root arrived are applied right away
- * (./applier.ts; the background applier does the rest). Answers use the request's encoding.
+ * Request objects. The agent-request steps (./agent-request.ts: capacity, API key, rate limit), content
+ * type (415), body size before and after gunzip (413), OTLP shape (400); then the spans are stored
+ * durably (server/otlp/store.ts) before the answer, and traces whose root arrived are applied right away
+ * (server/otlp/applier.ts; the background applier does the rest). Answers use the request's encoding.
  */
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
+import type { Db } from "@/db/client";
 import type { Runtime } from "@/server/runtime";
-import { authenticateApiKey } from "@/server/services/api-keys";
-import { consumeRateLimit } from "@/server/trpc/rate-limit";
-import { bearerToken } from "@/server/trpc/init";
-import { readLimitedBody } from "@/server/http/limited-body";
-import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import type { AuthenticatedKey } from "@/server/services/api-keys";
+import { handleAgentRequest, type AgentRefusal } from "./agent-request";
 import {
   OtlpRequestError,
   decodeContentEncoding,
@@ -21,15 +19,24 @@ import {
   formatOf,
   responseContentType,
   type OtlpFormat,
-} from "./decode";
-import { describeRejections, spanProblem } from "./map";
-import { acceptSpans } from "./store";
-import { applyTrace, otlpTimingFromEnv, type OtlpTiming } from "./applier";
+} from "@/server/otlp/decode";
+import { describeRejections, spanProblem } from "@/server/otlp/map";
+import { acceptSpans } from "@/server/otlp/store";
+import { applyTrace, otlpTimingFromEnv, type OtlpTiming } from "@/server/otlp/applier";
 
 export const OTLP_TRACES_PATH = "/api/otlp/v1/traces";
 
 /** gRPC status codes carried in the `google.rpc.Status` of error answers. */
 const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16, INTERNAL: 13, UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
+
+const REFUSAL_CODE: Record<AgentRefusal["reason"], number> = {
+  overloaded: GRPC.UNAVAILABLE,
+  method_not_allowed: GRPC.UNIMPLEMENTED,
+  unauthenticated: GRPC.UNAUTHENTICATED,
+  rate_limited: GRPC.RESOURCE_EXHAUSTED,
+  too_large: GRPC.RESOURCE_EXHAUSTED,
+  database_unavailable: GRPC.UNAVAILABLE,
+};
 
 function answer(status: number, body: Uint8Array | string, contentType: string, headers: Record<string, string> = {}): Response {
   return new Response(body as BodyInit, { status, headers: { "content-type": contentType, ...headers } });
@@ -41,59 +48,35 @@ export function handleOtlpTraces(req: Request, runtime: Runtime, timing: OtlpTim
   const contentType = responseContentType(requestType);
   const fail = (status: number, code: number, message: string, headers?: Record<string, string>) =>
     answer(status, encodeStatus(format, code, message), contentType, headers);
-  // OTLP exporters retry 503 with Retry-After (OTLP/HTTP spec: "retryable" status codes).
-  return withCapacity(
-    () => serveOtlpTraces(req, runtime, timing, format, fail),
-    (retryAfter) => fail(503, GRPC.UNAVAILABLE, OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
-  );
+  return handleAgentRequest(req, runtime, {
+    // OTLP exporters retry 503 with Retry-After (OTLP/HTTP spec: "retryable" status codes).
+    refuse: (r) => fail(r.status, REFUSAL_CODE[r.reason], r.message, r.headers),
+    key: "fresh",
+    methods: ["POST"],
+    check: () => (formatOf(requestType) ? null : fail(415, GRPC.INVALID_ARGUMENT, "Unsupported Content-Type: send application/json or application/x-protobuf")),
+    parse: async (raw) => {
+      try {
+        return decodeTraceRequest(await decodeContentEncoding(raw!, req.headers.get("content-encoding")), format);
+      } catch (err) {
+        if (err instanceof OtlpRequestError) {
+          return fail(err.status, err.status === 413 ? GRPC.RESOURCE_EXHAUSTED : GRPC.INVALID_ARGUMENT, err.message);
+        }
+        throw err;
+      }
+    },
+    run: (decoded, _req, ctx) => storeSpans(decoded, ctx.db, ctx.key!, timing, format, contentType, fail),
+  });
 }
 
-async function serveOtlpTraces(
-  req: Request,
-  runtime: Runtime,
+async function storeSpans(
+  decoded: ReturnType<typeof decodeTraceRequest>,
+  db: Db,
+  key: AuthenticatedKey,
   timing: OtlpTiming,
   format: OtlpFormat,
+  contentType: string,
   fail: (status: number, code: number, message: string, headers?: Record<string, string>) => Response,
 ): Promise<Response> {
-  const requestType = req.headers.get("content-type");
-  const contentType = responseContentType(requestType);
-
-  if (req.method !== "POST") return fail(405, GRPC.UNIMPLEMENTED, "Use POST", { allow: "POST" });
-
-  const db = runtime.database.db;
-  const token = bearerToken(req);
-  if (!token) return fail(401, GRPC.UNAUTHENTICATED, "Missing API key: send Authorization: Bearer <key>");
-  let key;
-  try {
-    key = await authenticateApiKey(db, token);
-  } catch (err) {
-    if (!isDatabaseUnavailable(err)) throw err;
-    return fail(503, GRPC.UNAVAILABLE, "Database unavailable; retry shortly", { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) });
-  }
-  if (!key) return fail(401, GRPC.UNAUTHENTICATED, "Invalid or revoked API key");
-  const limited = await consumeRateLimit(key.keyId);
-  if (limited) {
-    return fail(429, GRPC.RESOURCE_EXHAUSTED, `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s`, { "retry-after": String(limited.retryAfterSeconds) });
-  }
-
-  if (!formatOf(requestType)) {
-    return fail(415, GRPC.INVALID_ARGUMENT, "Unsupported Content-Type: send application/json or application/x-protobuf");
-  }
-
-  const raw = await readLimitedBody(req);
-  if (raw === "too_large") return fail(413, GRPC.RESOURCE_EXHAUSTED, "Request body exceeds 1 MiB");
-
-  let decoded;
-  try {
-    const body = await decodeContentEncoding(raw, req.headers.get("content-encoding"));
-    decoded = decodeTraceRequest(body, format);
-  } catch (err) {
-    if (err instanceof OtlpRequestError) {
-      return fail(err.status, err.status === 413 ? GRPC.RESOURCE_EXHAUSTED : GRPC.INVALID_ARGUMENT, err.message);
-    }
-    throw err;
-  }
-
   const receivedAt = Date.now();
   const scope = { workspaceId: key.workspaceId, organizationId: key.organizationId };
   // A span that cannot be mapped on its own is reported (and not stored); the rest is acknowledged.

@@ -11,12 +11,12 @@
  * one PGlite, one cache.
  */
 import { getRuntime } from "@/server/runtime";
-import { handleTrpcRequest, TRPC_ENDPOINT, trpcOverloadResponse } from "@/server/trpc/handler";
-import { atCapacity } from "./capacity";
-import { handleTrpcCall, type DirectCall, type RawAnswer } from "@/server/trpc/direct-call";
-import { handleHookRequest, HOOK_CLIS } from "@/server/hooks/handler";
+import { handleTrpcRequest, TRPC_ENDPOINT, trpcOverloadResponse } from "@/server/agent-api/trpc";
+import { atCapacity } from "@/server/http/capacity";
+import { handleTrpcCall, type DirectCall, type RawAnswer } from "@/server/agent-api/trpc-direct-call";
+import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
 import type { CliName } from "@/server/hooks/shared";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 import { handleHealth } from "./health";
 
 /**

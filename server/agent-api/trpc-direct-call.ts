@@ -12,12 +12,12 @@
  * to the adapter (server/trpc/handler.ts), which owns those answers.
  */
 import { getErrorShape, getHTTPStatusCode, getProcedureAtPath, getTRPCErrorFromUnknown, transformTRPCResponse, type TRPCError } from "@trpc/server/unstable-core-do-not-import";
-import { runProcedure } from "./run-procedure";
+import { runProcedure } from "@/server/trpc/run-procedure";
 import type { Runtime } from "@/server/runtime";
 import { MAX_BODY_BYTES } from "@/server/http/limited-body";
-import { appRouter } from "./root";
-import { createContext } from "./init";
-import { serveTrpcRequest, trpcOverloadResponse, trpcResponseMeta, TRPC_ENDPOINT } from "./handler";
+import { appRouter } from "@/server/trpc/root";
+import { createContext } from "@/server/trpc/init";
+import { serveTrpcRequest, trpcOverloadResponse, trpcResponseMeta, TRPC_ENDPOINT } from "./trpc";
 import { withCapacity, type CapacitySlot } from "@/server/http/capacity";
 
 export interface DirectCall {

@@ -5,8 +5,8 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { TRPCError } from "@trpc/server";
 import type { Runtime } from "@/server/runtime";
-import { appRouter } from "./root";
-import { createContext } from "./init";
+import { appRouter } from "@/server/trpc/root";
+import { createContext } from "@/server/trpc/init";
 import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
 import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, withCapacity, type CapacitySlot } from "@/server/http/capacity";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";

@@ -22,7 +22,7 @@ import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
 import { describeApiIssues, issuesOfCause } from "./error-issues";
-import { consumeRateLimit, limitDashboardCalls } from "./rate-limit";
+import { consumeRateLimit, limitDashboardCalls } from "@/server/services/rate-limit";
 import { refuseCrossOriginMutation } from "./same-origin";
 import { InputIssuesError } from "@/server/ingest/schema";
 

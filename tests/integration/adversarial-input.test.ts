@@ -8,7 +8,7 @@
  * backtracking engine fails at a size it survives in seconds rather than at one it would need hours for.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import type { TestApp } from "../support/app";
 import { DATABASE_KINDS } from "../support/databases";

@@ -13,7 +13,7 @@ import { DATABASE_KINDS } from "../support/databases";
 import type { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { agentSession, apiKey, event, failure } from "@/db/schema";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import type { CliName } from "@/server/hooks/shared";
 import { requestsInFlight } from "@/server/http/capacity";
 

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
-import { handleTrpcRequest, MAX_BATCH_CALLS } from "@/server/trpc/handler";
+import { handleTrpcRequest, MAX_BATCH_CALLS } from "@/server/agent-api/trpc";
 
 describe("dashboard request guard", () => {
   const app = useTestApp("pglite");

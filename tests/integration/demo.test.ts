@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { and, eq, sql } from "drizzle-orm";
 import { useTestApp } from "../support/use-test-app";
-import { handleTrpcRequest } from "@/server/trpc/handler";
+import { handleTrpcRequest } from "@/server/agent-api/trpc";
 import { agentSession, patternDetection } from "@/db/schema";
 import { runDemo, type FetchLike } from "@/scripts/demo";
 

@@ -11,8 +11,8 @@ import { DATABASE_KINDS } from "../support/databases";
 import { type TestApp, directCallOf } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { sql } from "drizzle-orm";
-import { handleTrpcCall } from "@/server/trpc/direct-call";
-import { handleTrpcRequest } from "@/server/trpc/handler";
+import { handleTrpcCall } from "@/server/agent-api/trpc-direct-call";
+import { handleTrpcRequest } from "@/server/agent-api/trpc";
 
 interface Case {
   name: string;

@@ -22,10 +22,10 @@ import { TestApp, directCallOf } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { appRouter } from "@/server/trpc/root";
-import { handleTrpcRequest } from "@/server/trpc/handler";
-import { handleTrpcCall } from "@/server/trpc/direct-call";
-import { handleOtlpTraces } from "@/server/otlp/handler";
-import { handleHookRequest, HOOK_CLIS } from "@/server/hooks/handler";
+import { handleTrpcRequest } from "@/server/agent-api/trpc";
+import { handleTrpcCall } from "@/server/agent-api/trpc-direct-call";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
+import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
 import type { CliName } from "@/server/hooks/shared";
 
 const SEED = Number(process.env.VIGIL_FUZZ_SEED ?? 20261113);

@@ -15,7 +15,7 @@ import { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { preparingClient } from "@/db/prepared-client";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import { sessionSnapshots, trustStates } from "@/server/ingest/row-version-cache";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { cachedConfigs } from "@/server/ingest/config-cache";

@@ -12,7 +12,7 @@ import { and, eq } from "drizzle-orm";
 import * as schema from "@/db/schema";
 import { auditLog, keyState, pendingNudge } from "@/db/schema";
 import type { Database, Db } from "@/db/client";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import { createApiKey } from "@/server/services/api-keys";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { deliverPendingNudges, queueOtlpNudges } from "@/server/services/pending-nudges";

@@ -9,7 +9,7 @@ import { DATABASE_KINDS } from "../support/databases";
 import { useTestApp } from "../support/use-test-app";
 import { HOSTILE_SESSION, SECRETS, SECRET_VALUES, XSS, hostileEvents } from "../fixtures/hostile";
 import { STATUS_ERROR, hex, jsonBody, readableSpan } from "../support/otlp-spans";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 import { applyDueTraces } from "@/server/otlp/applier";
 
 function rowsOf(result: unknown): Record<string, unknown>[] {

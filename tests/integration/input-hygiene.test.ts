@@ -8,8 +8,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { appRouter } from "@/server/trpc/root";
 import { MAX_JSON_DEPTH } from "@/server/http/input-hygiene";
-import { handleHookRequest, HOOK_CLIS } from "@/server/hooks/handler";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 import { ExportTraceServiceRequest } from "@/server/otlp/proto";
 import { useTestApp } from "../support/use-test-app";
 import { DATABASE_KINDS } from "../support/databases";

@@ -26,7 +26,7 @@ import { DATABASE_KINDS, createTestDatabase } from "../support/databases";
 import { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { agentSession, event, otlpSpan } from "@/db/schema";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 import { applyDueTraces, endIdleSessions, runOtlpApplier, type OtlpTiming } from "@/server/otlp/applier";
 import { acceptSpans } from "@/server/otlp/store";
 import { pruneWorkspace } from "@/server/services/retention";

@@ -12,7 +12,7 @@ import { STATUS_ERROR, hex, jsonBody, protobufBody, readableSpan, type Spans } f
 import { DATABASE_KINDS } from "../support/databases";
 import { useTestApp } from "../support/use-test-app";
 import { agentSession, event } from "@/db/schema";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 import { decodeExportResponse, decodeStatus } from "@/server/otlp/decode";
 
 /** An agent run the way GenAI-instrumented code reports it: agent → chat → three failing HTTP tool calls. */

@@ -10,9 +10,9 @@ import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { requestsInFlight, setConcurrencyLimit, withCapacity } from "@/server/http/capacity";
 import { eventLoopLagMs, setLagLimit } from "@/server/http/event-loop-lag";
-import { earlyRefusal } from "@/server/http/agent-routes";
-import { handleHookRequest } from "@/server/hooks/handler";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { earlyRefusal } from "@/server/agent-api/routes";
+import { handleHookRequest } from "@/server/agent-api/hooks";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 
 describe.each(DATABASE_KINDS)("overload on %s", (kind) => {
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { and, eq } from "drizzle-orm";
 import { agentSession, event, workspace } from "@/db/schema";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 import { DATABASE_KINDS } from "../support/databases";
 import type { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";

@@ -20,7 +20,7 @@ import { MockLanguageModelV3 } from "ai-v6/test";
 import { z } from "zod";
 import { useTestApp } from "../support/use-test-app";
 import { agentSession, approval, event } from "@/db/schema";
-import { handleTrpcRequest } from "@/server/trpc/handler";
+import { handleTrpcRequest } from "@/server/agent-api/trpc";
 import { claudeCodeSettings } from "@/components/dashboard/connect-configs";
 import type { Runtime } from "@/server/runtime";
 

@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleHealth } from "@/server/http/health";
+import { handleHealth } from "@/server/agent-api/health";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleAuthRequest } from "@/server/http/auth-route";
+import { handleAuthRequest } from "@/server/auth-route";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleHookRequest } from "@/server/hooks/handler";
+import { handleHookRequest } from "@/server/agent-api/hooks";
 
 export const dynamic = "force-dynamic";
 

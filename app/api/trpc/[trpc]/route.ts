@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleTrpcRequest } from "@/server/trpc/handler";
+import { handleTrpcRequest } from "@/server/agent-api/trpc";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleOtlpTraces } from "@/server/otlp/handler";
+import { handleOtlpTraces } from "@/server/agent-api/otlp";
 
 export const dynamic = "force-dynamic";
 
