@@ -423,7 +423,7 @@ export const approval = pgTable(
   {
     workspaceId: text("workspace_id").notNull(),
     id: text("id").notNull(),
-    kind: text("kind").$type<"recovery" | "tool_call">().notNull().default("recovery"),
+    kind: text("kind").$type<"recovery" | "tool_call" | "reset">().notNull().default("recovery"),
     failureKey: text("failure_key").notNull(),
     toolName: text("tool_name").notNull(),
     status: text("status").$type<"pending" | "approved" | "denied">().notNull(),

@@ -7,7 +7,7 @@ import { iso } from "./util";
 
 export interface ApprovalRow {
   id: string;
-  kind: "recovery" | "tool_call";
+  kind: "recovery" | "tool_call" | "reset";
   failureKey: string;
   toolName: string;
   status: "pending" | "approved" | "denied";

@@ -10,9 +10,16 @@ import { loadConfigs } from "@/server/ingest/load";
 import { refreshEffectiveStates } from "@/server/ingest/effective-state";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";
+import { resetKeysInTx } from "./key-reset";
 import { notifyDecisionInTx, releaseLocalWaiters } from "./approval-waiters";
 import { approvalView } from "./tool-call-approvals";
-import { badRequest, notFound } from "./errors";
+import { badRequest, notFound, ServiceError } from "./errors";
+
+/** resetKeysInTx's answer for a key that is gone (its not-found is thrown before any write). */
+function keyGone(error: unknown): { reset: string[] } {
+  if (error instanceof ServiceError && error.code === "NOT_FOUND") return { reset: [] };
+  throw error;
+}
 
 export type ApprovalStatus = "pending" | "approved" | "denied";
 
@@ -54,6 +61,7 @@ export async function resolveApproval(db: Db, input: ResolveApprovalInput) {
     if (!a) throw notFound("Approval");
     if (a.status !== "pending") throw badRequest(`This approval was already ${a.status}`, "approvalId");
     if (a.kind === "tool_call") return resolveToolCall(tx, db, input, a);
+    if (a.kind === "reset") return resolveResetRequest(tx, input, a);
     return resolveRecovery(tx, input, a);
   });
   if (result.kind === "tool_call") releaseLocalWaiters(db, result.id);
@@ -82,6 +90,33 @@ async function resolveToolCall(tx: Tx, db: Db, input: ResolveApprovalInput, a: t
   });
   await notifyDecisionInTx(tx, db, a.id);
   return { id: a.id, kind: "tool_call" as const, status, scope, failureKey: a.failureKey, effects: [] as Effect[] };
+}
+
+/**
+ * Reset request (`keys.requestReset`): approve → the key is reset (as `keys.reset` by this person);
+ * deny → the key stays as it is, and the comment (required) is what the agent's model reads.
+ */
+async function resolveResetRequest(tx: Tx, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {
+  const now = input.now ?? Date.now();
+  const comment = input.comment?.trim() ? redactString(input.comment.trim()) : null;
+  if (input.decision === "deny" && !comment) throw badRequest("A comment is required to deny a reset request (the agent's model reads it)", "comment");
+  const status = input.decision === "approve" ? "approved" : "denied";
+  // A key that no longer exists (retention) has nothing to reset; the approval is still answered.
+  const reset = input.decision === "approve" ? await resetKeysInTx(tx, { ...input, target: { failureKey: a.failureKey } }).catch(keyGone) : { reset: [] };
+  await tx
+    .update(approval)
+    .set({ status, resolvedAt: new Date(now), resolvedBy: input.actor.label, comment })
+    .where(and(eq(approval.workspaceId, input.workspaceId), eq(approval.id, a.id)));
+  await writeAudit(tx, {
+    organizationId: input.organizationId,
+    workspaceId: input.workspaceId,
+    actor: input.actor,
+    action: `approval.reset.${input.decision}`,
+    target: a.failureKey,
+    before: { status: "pending", reason: a.reason },
+    after: { status, comment, reset: reset.reset },
+  });
+  return { id: a.id, kind: "reset" as const, status, scope: null, failureKey: a.failureKey, effects: [] as Effect[] };
 }
 
 async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof approval.$inferSelect) {

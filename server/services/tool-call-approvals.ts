@@ -176,6 +176,8 @@ export function approvalView(r: ApprovalRow) {
     comment: r.comment,
     ...(r.kind === "tool_call"
       ? { callId: r.callId, sessionId: r.sessionId, agent: r.agent, model: r.model, argsPreview: r.argsPreview, reason: r.reason, scope: r.scope }
-      : {}),
+      : r.kind === "reset"
+        ? { reason: r.reason }
+        : {}),
   };
 }

@@ -15,6 +15,7 @@ import { listApprovals, resolveApproval } from "@/server/services/approvals";
 import { getApproval } from "@/server/services/tool-call-approvals";
 import { notFound } from "@/server/services/errors";
 import { resetKeys } from "@/server/services/key-reset";
+import { requestKeyReset } from "@/server/services/reset-requests";
 import { getSessionView, resumeSession, setSessionSettings } from "@/server/services/sessions";
 import { listHolds, pauseAgent, pauseSession, pauseWorkspace, resumeAgent, resumeWorkspace } from "@/server/services/holds";
 import { setKeyState } from "@/server/services/manual-trust";
@@ -26,6 +27,7 @@ export const holdReason = z.string().trim().min(1, "Give a reason").max(1000);
 export const holdGuidance = z.string().max(4000).optional();
 export const agentName = z.string().trim().min(1).max(200);
 export const manualKeyState = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), state: z.enum(["escalated", "blocked"]), reason: holdReason });
+export const resetRequest = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), reason: z.string().trim().min(1, "Give a reason").max(2000) });
 export const messageText = z.string().trim().min(1, "The message is empty").max(MAX_MESSAGE_LENGTH);
 
 export const ingestRouter = router({
@@ -95,6 +97,13 @@ export const keysRouter = router({
     .mutation(({ ctx, input }) =>
       resetKeys(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, target: input, actor: ctx.actor }),
     ),
+  /** Agent scope (SPEC 7.6): a person approves the reset in the approvals queue. */
+  requestReset: apiKeyProcedure
+    .input(resetRequest)
+    .mutation(async ({ ctx, input }) => {
+      const { approvalId } = await requestKeyReset(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor });
+      return { approvalId };
+    }),
   setState: adminApiKeyProcedure
     .input(manualKeyState)
     .mutation(({ ctx, input }) => setKeyState(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, ...input, actor: ctx.actor })),
