@@ -68,7 +68,10 @@ test("a viewer sees no approve or reset buttons and the server refuses them", as
 
   await vp.goto(`/w/${slug}/tools/${encodeURIComponent("http_request|domain=api.example.com|path_prefix=v1")}`);
   await expect(vp.getByRole("heading", { level: 1 })).toContainText("http_request");
-  await expect(vp.getByRole("button", { name: "Reset" })).toHaveCount(0);
+  // A key's controls show to a viewer, disabled, saying why (the server refuses them too).
+  await expect(vp.getByRole("button", { name: "Reset" })).toBeDisabled();
+  await expect(vp.getByRole("button", { name: /Block/ })).toBeDisabled();
+  await expect(vp.getByTitle("Needs the member role or higher").first()).toBeVisible();
 
   // Direct tRPC calls with the viewer's session are refused.
   const reset = await post(viewer.request, "/api/trpc/ws.keys.reset", { workspaceSlug: slug, all: true });
