@@ -93,6 +93,7 @@ function pagesOf({ slug, keyPages }: Seed): string[] {
     `${w}/approvals`,
     `${w}/approvals?status=resolved`,
     ...SETTINGS_TABS.map((t) => `${w}/settings?tab=${t}`),
+    `${w}/policies`,
     `${w}/audit`,
     `${w}/connect`,
     // Time windows (issue 11.2): the picker and the windowed columns and charts fit too.
@@ -104,6 +105,7 @@ function pagesOf({ slug, keyPages }: Seed): string[] {
     "/org/workspaces",
     "/org/members",
     "/org/defaults",
+    "/org/policies",
     "/org/patterns",
   ];
 }
