@@ -41,8 +41,8 @@ export function ApprovalsQueue({
     ),
   );
   const all = q.data ?? initial;
-  // Waiting tool calls have their own live list (ToolCallQueue); this one is the recoveries.
-  const recoveries = all.approvals.filter((a) => a.kind === "recovery");
+  // Waiting tool calls have their own live list (ToolCallQueue); this one is the recoveries and the agents' reset requests.
+  const recoveries = all.approvals.filter((a) => a.kind === "recovery" || a.kind === "reset");
   const data = { count: all.count - (all.approvals.length - recoveries.length), approvals: recoveries };
 
   // When the queue changes (someone else resolved one, or a new one arrived) refresh the history below.
@@ -99,14 +99,16 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
     } catch (err) {
       throw new Error(errorMessage(err));
     }
-    toast.success(decision === "approve" ? "Recovery approved — key is trusted" : "Recovery denied — key escalated again", a.failureKey);
+    if (a.kind === "reset") toast.success(decision === "approve" ? "Reset approved — key is trusted" : "Reset denied — the agent reads your comment", a.failureKey);
+    else toast.success(decision === "approve" ? "Recovery approved — key is trusted" : "Recovery denied — key escalated again", a.failureKey);
     setComment("");
     await queryClient.invalidateQueries({ queryKey: trpc.ws.approvals.pending.pathKey() });
     router.refresh();
   };
 
   return (
-    <article className="card approval-card" aria-label={`Pending recovery of ${a.failureKey}`}>
+    <article className="card approval-card" aria-label={a.kind === "reset" ? `Reset requested for ${a.failureKey}` : `Pending recovery of ${a.failureKey}`}>
+      {a.kind === "reset" && <p className="text-sm">An agent asks for this key to be reset: {a.reason ?? "no reason given"}</p>}
       <div className="card-head">
         <div className="stack" style={{ gap: 4, minWidth: 0 }}>
           <Link href={`/w/${slug}/tools/${encodeURIComponent(a.failureKey)}`} className="approval-key">
@@ -171,7 +173,7 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
         onOpenChange={(o) => {
           if (!o) setDecision(null);
         }}
-        title={decision === "approve" ? "Approve this recovery?" : "Deny this recovery?"}
+        title={a.kind === "reset" ? (decision === "approve" ? "Reset this key?" : "Deny this reset request?") : decision === "approve" ? "Approve this recovery?" : "Deny this recovery?"}
         tone={decision === "deny" ? "danger" : "primary"}
         confirmLabel={decision === "approve" ? "Approve" : "Deny"}
         description={
@@ -181,7 +183,15 @@ function ApprovalCard({ slug, approval: a, canOperate }: { slug: string; approva
             </>
           ) : (
             <>
-              <span className="mono">{a.failureKey}</span> goes back to <strong>escalated</strong> with a fresh escalation window.
+              {a.kind === "reset" ? (
+                <>
+                  <span className="mono">{a.failureKey}</span> stays as it is; the agent reads your comment (required).
+                </>
+              ) : (
+                <>
+                  <span className="mono">{a.failureKey}</span> goes back to <strong>escalated</strong> with a fresh escalation window.
+                </>
+              )}
             </>
           )
         }
