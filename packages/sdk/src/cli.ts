@@ -7,6 +7,8 @@ import { readFile } from "node:fs/promises";
 import { VigilApiError, VigilUnreachableError } from "./errors.js";
 import { Transport, SDK_VERSION } from "./transport.js";
 import { connect, CONNECT_TARGETS } from "./connect.js";
+import { DEFAULT_WAIT_SECONDS, runMcpProxy } from "./mcp-proxy.js";
+import { runMcpStdio } from "./mcp-stdio.js";
 
 type Options = NonNullable<ParseArgsConfig["options"]>;
 type Values = Record<string, string | boolean | undefined>;
@@ -27,6 +29,7 @@ interface Context {
   json: boolean;
   api: () => Transport;
   url: () => string;
+  apiKey: () => string;
   out: (text: string) => void;
 }
 
@@ -243,6 +246,29 @@ const COMMANDS: Record<string, Command> = {
       c.out(table([["DECISION", "POLICY"], [out.decision, rule]]));
     },
   },
+  "mcp-proxy": {
+    summary: "guard a stdio MCP server's tool calls with Vigil (stdio in and out; logs on stderr)",
+    usage: "vigil mcp-proxy [--agent NAME] [--session ID] [--wait SECONDS] [--fail open|closed] -- <command> [args…]",
+    options: { agent: { type: "string" }, session: { type: "string" }, wait: { type: "string" }, fail: { type: "string" } },
+    run: async (c) => {
+      const [command, ...args] = c.positionals;
+      if (!command) throw new UsageError("give the MCP server's command after --");
+      const { agent, session, wait, fail } = c.values as { agent?: string; session?: string; wait?: string; fail?: string };
+      const waitSeconds = wait === undefined ? DEFAULT_WAIT_SECONDS : Number(wait);
+      if (!Number.isInteger(waitSeconds) || waitSeconds < 0 || waitSeconds > 120) throw new UsageError("--wait takes whole seconds from 0 to 120");
+      if (fail !== undefined && fail !== "open" && fail !== "closed") throw new UsageError("--fail takes open or closed");
+      const status = await runMcpProxy({ url: c.url(), apiKey: c.apiKey(), command, args, agent, sessionId: session, waitSeconds, fail: fail as "open" | "closed" | undefined });
+      if (status !== 0) throw new CliError(`${command} exited before the client disconnected`);
+    },
+  },
+  mcp: {
+    summary: "Vigil's own MCP tools (reliability_status, …) over stdio, for clients without remote MCP",
+    usage: "vigil mcp",
+    run: async (c) => {
+      noPositionals(c);
+      await runMcpStdio({ url: c.url(), apiKey: c.apiKey() });
+    },
+  },
   connect: {
     summary: "merge Vigil's hooks into a coding CLI's settings (keeps yours, backs the file up)",
     usage: `vigil connect ${CONNECT_TARGETS.join(" | ")} [--agent NAME] [--scope user|project] [--wait SECONDS] [--file PATH] [--dry-run]`,
@@ -397,13 +423,14 @@ export async function main(argv: string[], io: { out?: (text: string) => void; e
     if (!/^https?:\/\//.test(value)) throw new UsageError(`VIGIL_URL must start with http:// or https:// (got ${value})`);
     return value.replace(/\/+$/, "");
   };
-  const api = () => {
-    const apiKey = env.VIGIL_API_KEY;
-    if (!apiKey) throw new UsageError("set VIGIL_API_KEY to an API key (Settings → API keys)");
-    return new Transport({ url: url(), apiKey, maxRetries: 2, maxRetryDelayMs: 5000 });
+  const apiKey = () => {
+    const value = env.VIGIL_API_KEY;
+    if (!value) throw new UsageError("set VIGIL_API_KEY to an API key (Settings → API keys)");
+    return value;
   };
+  const api = () => new Transport({ url: url(), apiKey: apiKey(), maxRetries: 2, maxRetryDelayMs: 5000 });
   try {
-    await command.run({ positionals, values, json: Boolean(values.json), api, url, out });
+    await command.run({ positionals, values, json: Boolean(values.json), api, url, apiKey, out });
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
