@@ -17,6 +17,7 @@ import { handleTrpcCall, type DirectCall, type RawAnswer } from "@/server/agent-
 import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
 import type { CliName } from "@/server/hooks/shared";
 import { handleOtlpTraces } from "@/server/agent-api/otlp";
+import { handleMcpRequest, MCP_ENDPOINT } from "@/server/mcp/handler";
 import { handleHealth } from "./health";
 
 /**
@@ -41,6 +42,7 @@ export function agentRouteFor(method: string, pathname: string): AgentRoute | nu
     const cli = hookRoutes.get(pathname);
     if (cli) return async (req) => handleHookRequest(req, await getRuntime(), cli);
     if (pathname === "/api/otlp/v1/traces") return async (req) => handleOtlpTraces(req, await getRuntime());
+    if (pathname === MCP_ENDPOINT) return async (req) => handleMcpRequest(req, await getRuntime());
   }
   if (pathname === "/api/health" && method === "GET") return () => handleHealth(getRuntime);
   return null;

@@ -1,0 +1,114 @@
+/**
+ * `POST /api/mcp` (SPEC 7.7): Vigil's tools over MCP Streamable HTTP, stateless, JSON answers.
+ * The agent-request checks come first, in the order of every agent route — capacity (503), API key
+ * (401), rate limit (429 + Retry-After), body size (413) — then `Origin` (403: a browser page of
+ * another site must not drive the tools with a key it found), then the MCP SDK answers.
+ */
+import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
+import type { Runtime } from "@/server/runtime";
+import { checkAgentKey } from "@/server/services/agent-key";
+import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
+import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
+import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import { createVigilMcpServer, type McpCaller } from "./tools";
+
+export const MCP_ENDPOINT = "/api/mcp";
+
+/** A JSON-RPC error answer with an HTTP status, as MCP clients read a refused request. */
+function refusal(status: number, message: string, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** The dashboard's origin as the client reached it (VIGIL_BASE_URL wins), for links and the Origin check. */
+function publicOrigin(req: Request): string {
+  if (process.env.VIGIL_BASE_URL) return process.env.VIGIL_BASE_URL.replace(/\/+$/, "");
+  const url = new URL(req.url);
+  const host = req.headers.get("x-forwarded-host")?.split(",")[0].trim() || req.headers.get("host") || url.host;
+  const proto = req.headers.get("x-forwarded-proto")?.split(",")[0].trim() || url.protocol.replace(/:$/, "");
+  return `${proto}://${host}`;
+}
+
+/** Local MCP clients send no Origin; one that is sent must be Vigil's own. */
+function originAllowed(req: Request, own: string): boolean {
+  const origin = req.headers.get("origin");
+  if (origin === null) return true;
+  const allowed = new Set([own, new URL(req.url).origin]);
+  if (process.env.VIGIL_BASE_URL) allowed.add(process.env.VIGIL_BASE_URL.replace(/\/+$/, ""));
+  return allowed.has(origin);
+}
+
+const callerOf = (extra: Record<string, unknown> | undefined) => extra?.caller as McpCaller;
+
+/** The 2026 revision's per-request serving; the caller rides in authInfo, which the SDK passes through as it is. */
+const modernHandler = createMcpHandler((ctx) => createVigilMcpServer(callerOf(ctx.authInfo?.extra)), {
+  legacy: "reject",
+  responseMode: "json",
+  maxRequestBodySize: MAX_BODY_BYTES,
+  onerror: (error) => console.warn("[vigil] MCP request refused:", error.message),
+});
+
+/** 2025-era clients (most today): a fresh server and transport per request, answering in JSON. */
+async function serveLegacy(req: Request, caller: McpCaller, parsedBody: unknown): Promise<Response> {
+  const server = createVigilMcpServer(caller);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(req, { parsedBody });
+  } finally {
+    void server.close().catch(() => {});
+  }
+}
+
+export function handleMcpRequest(req: Request, runtime: Runtime): Promise<Response> {
+  return withCapacity(
+    () => serveMcpRequest(req, runtime),
+    (retryAfter) => refusal(503, OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
+  );
+}
+
+async function serveMcpRequest(req: Request, runtime: Runtime): Promise<Response> {
+  // Stateless: no SSE stream to open (GET) and no session to end (DELETE).
+  if (req.method !== "POST") return refusal(405, "Method not allowed: this MCP endpoint is stateless; use POST", { allow: "POST" });
+  const db = runtime.database.db;
+  // Not from the key cache: the tools read and write without a round trip that would re-check it.
+  const checked = await checkAgentKey(db, req, { cached: false });
+  if (!checked.ok) return refusal(checked.status, checked.message, checked.status === 429 ? { "retry-after": String(checked.retryAfterSeconds) } : {});
+  const { key } = checked;
+  const origin = publicOrigin(req);
+  if (!originAllowed(req, origin)) return refusal(403, `Origin ${req.headers.get("origin")} may not call this endpoint`);
+  const raw = await readLimitedBody(req);
+  if (raw === "too_large") return refusal(413, "Request body exceeds 1 MiB");
+
+  let parsedBody: unknown;
+  try {
+    parsedBody = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON" }, id: null }), {
+      status: 400,
+      headers: { "content-type": "application/json" },
+    });
+  }
+  const issue = inputProblem(parsedBody);
+  if (issue) return refusal(400, new InputHygieneError(issue).message);
+
+  const caller: McpCaller = {
+    db,
+    workspaceId: key.workspaceId,
+    organizationId: key.organizationId,
+    workspaceSlug: key.workspaceSlug,
+    actor: { type: "api_key", id: key.keyId, label: key.prefix },
+    origin,
+  };
+  // The body was read here; the SDK gets it parsed and a request it need not read again.
+  const request = new Request(req.url, { method: "POST", headers: req.headers, signal: req.signal });
+  try {
+    if (await isLegacyRequest(request, parsedBody)) return await serveLegacy(request, caller, parsedBody);
+    return await modernHandler.fetch(request, { parsedBody, authInfo: { token: key.prefix, clientId: key.keyId, scopes: [key.scope], extra: { caller } } });
+  } catch (error) {
+    console.error("[vigil] MCP request failed:", error);
+    return refusal(500, "Internal server error");
+  }
+}
