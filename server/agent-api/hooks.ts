@@ -88,7 +88,7 @@ async function runHook(req: Request, { db, key: authenticated, keyFromCache, slo
       return empty();
     }
     if (!isObject(payload)) return empty();
-    const issue = inputProblem(payload);
+    const issue = inputProblem(payload, { strings: false });
     if (issue) return json(400, { error: new InputHygieneError(issue).message, issues: [issue] });
     const url = new URL(req.url);
     const origin = publicOrigin(req);

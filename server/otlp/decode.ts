@@ -132,7 +132,7 @@ export async function decodeContentEncoding(body: Uint8Array, contentEncoding: s
 
 /** The export, unless a string in it holds a NUL byte or lone surrogate or it nests too deep (400 naming the field). */
 function checkedInput(value: unknown): unknown {
-  const issue = inputProblem(value);
+  const issue = inputProblem(value, { strings: false });
   if (issue) throw new OtlpRequestError(400, new InputHygieneError(issue).message);
   return value;
 }

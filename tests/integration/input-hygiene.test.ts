@@ -10,7 +10,6 @@ import { appRouter } from "@/server/trpc/root";
 import { MAX_JSON_DEPTH } from "@/server/http/input-hygiene";
 import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
 import { handleOtlpTraces } from "@/server/agent-api/otlp";
-import { ExportTraceServiceRequest } from "@/server/otlp/proto";
 import { useTestApp } from "../support/use-test-app";
 import { DATABASE_KINDS } from "../support/databases";
 
@@ -108,19 +107,17 @@ describe.each(DATABASE_KINDS)("input hygiene (%s)", (kind) => {
   const hook = (cli: string, body: string) =>
     handleHookRequest(new Request(`http://localhost/api/hooks/${cli}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body }), app.runtime, cli as never);
 
-  it.each(HOOK_CLIS)("hooks (%s): NUL, lone surrogate and 3,000-deep payloads are a 400 naming the field", async (cli) => {
+  // A coding agent lets its tool call through when the hook is refused, so a hook never refuses a
+  // payload for a character the agent sent: unstorable ones are stored as U+FFFD (fuzz.test.ts).
+  it.each(HOOK_CLIS)("hooks (%s): a 3,000-deep payload is a 400 naming the field; NUL and lone surrogates are answered", async (cli) => {
     const base = { hook_event_name: "PreToolUse", session_id: "hyg-s", tool_name: "Bash", tool_input: { command: "ls" }, cwd: "/tmp" };
-    const bodies: [string, string[]][] = [
-      [JSON.stringify({ ...base, session_id: "s\u0000" }), ["session_id"]],
-      [JSON.stringify({ ...base, tool_input: { command: "ls \ud83d" } }), ["tool_input", "command"]],
-      [JSON.stringify({ ...base, tool_input: nested(3_000) }), ["tool_input"]],
-    ];
-    for (const [body, field] of bodies) {
-      const res = await hook(cli, body);
-      expect(res.status).toBe(400);
-      const answer = (await res.json()) as { error: string; issues: { path: string[] }[] };
-      expect(answer.issues[0].path.slice(0, field.length)).toEqual(field);
-      expect(answer.error).toContain(field.join("."));
+    const deep = await hook(cli, JSON.stringify({ ...base, tool_input: nested(3_000) }));
+    expect(deep.status).toBe(400);
+    const answer = (await deep.json()) as { error: string; issues: { path: string[] }[] };
+    expect(answer.issues[0].path.slice(0, 1)).toEqual(["tool_input"]);
+    expect(answer.error).toContain("tool_input");
+    for (const body of [JSON.stringify({ ...base, session_id: "s\u0000" }), JSON.stringify({ ...base, tool_input: { command: "ls \ud83d" } })]) {
+      expect((await hook(cli, body)).status).toBe(200);
     }
   });
 
@@ -135,20 +132,13 @@ describe.each(DATABASE_KINDS)("input hygiene (%s)", (kind) => {
   const otlp = (body: BodyInit, contentType: string) =>
     handleOtlpTraces(new Request("http://localhost/api/otlp/v1/traces", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": contentType }, body }), app.runtime);
 
-  it("OTLP (JSON and protobuf): NUL, lone surrogate and 3,000-deep exports are a 400 naming the field", async () => {
+  // An exporter does not retry a 400, so one unstorable character would drop its whole batch: OTLP
+  // stores it as U+FFFD (fuzz.test.ts) and refuses only input nested beyond the limit.
+  it("OTLP (JSON): a 3,000-deep export is a 400 naming the field", async () => {
     const spanPath = "resourceSpans.0.scopeSpans.0.spans.0";
-    const json: [unknown, string][] = [
-      [otlpSpan("a\u0000b"), `${spanPath}.name`],
-      [otlpSpan("ok", [{ key: "x\ud800", value: { stringValue: "v" } }]), `${spanPath}.attributes.0.key`],
-      [otlpSpan("ok", [{ key: "deep", value: { arrayValue: { values: nested(3_000) } } }]), `${spanPath}.attributes.0.value.arrayValue.values`],
-    ];
-    for (const [body, field] of json) {
-      const res = await otlp(JSON.stringify(body), "application/json");
-      expect(res.status).toBe(400);
-      expect(((await res.json()) as { message: string }).message).toContain(field);
-    }
-    const proto = ExportTraceServiceRequest.encode(ExportTraceServiceRequest.fromObject(otlpSpan("a\u0000b") as never)).finish();
-    const res = await otlp(proto as BodyInit, "application/x-protobuf");
+    const res = await otlp(JSON.stringify(otlpSpan("ok", [{ key: "deep", value: { arrayValue: { values: nested(3_000) } } }])), "application/json");
     expect(res.status).toBe(400);
+    expect(((await res.json()) as { message: string }).message).toContain(`${spanPath}.attributes.0.value.arrayValue.values`);
+    expect((await otlp(JSON.stringify(otlpSpan("a\u0000b")), "application/json")).status).toBe(200);
   });
 });
