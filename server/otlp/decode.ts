@@ -130,7 +130,7 @@ export async function decodeContentEncoding(body: Uint8Array, contentEncoding: s
 // Decoding
 // ---------------------------------------------------------------------------
 
-/** The export, unless a string in it holds a NUL byte or lone surrogate or it nests too deep (400 naming the field). */
+/** The export, unless it nests too deep (400 naming the field); unstorable characters are stored as U+FFFD later. */
 function checkedInput(value: unknown): unknown {
   const issue = inputProblem(value, { strings: false });
   if (issue) throw new OtlpRequestError(400, new InputHygieneError(issue).message);
