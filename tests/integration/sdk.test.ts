@@ -4,14 +4,11 @@
  * SDK adapter runs real `ai` 7 and 6 loops with their mock models; the `vigil` CLI runs as a process.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { and, eq } from "drizzle-orm";
 import { generateText, stepCountIs, tool } from "ai";
 import { MockLanguageModelV4 } from "ai/test";
@@ -19,78 +16,16 @@ import { generateText as generateTextV6, stepCountIs as stepCountIsV6, tool as t
 import { MockLanguageModelV3 } from "ai-v6/test";
 import { z } from "zod";
 import { useTestApp } from "../support/use-test-app";
+import { HttpError, closedPort, installPackedSdk, serveAgentApi } from "../support/packed-sdk";
 import { agentSession, approval, event } from "@/db/schema";
-import { handleTrpcRequest } from "@/server/agent-api/trpc";
 import { claudeCodeSettings } from "@/components/dashboard/connect-configs";
-import type { Runtime } from "@/server/runtime";
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, "../..");
 const URL_V1 = "https://api.example.com/v1/users";
 const KEY_V1 = "http_request|domain=api.example.com|path_prefix=v1";
 
 type Sdk = typeof import("../../packages/sdk/src/index");
 type SdkAi = typeof import("../../packages/sdk/src/ai");
-
-/** Packs packages/sdk and installs the tarball into a new project, with `ai` 7 and 6 beside it. */
-async function installPackedSdk() {
-  const dir = await mkdtemp(path.join(tmpdir(), "vigil-sdk-"));
-  const packDir = path.join(dir, "pack");
-  await mkdir(packDir);
-  // prepack builds dist/ with tsc; the tarball holds what `files` lists.
-  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", packDir], { cwd: path.join(ROOT, "packages/sdk") });
-  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf("[")));
-  const project = path.join(dir, "app");
-  await mkdir(project);
-  await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "scratch-agent", private: true, type: "module" }));
-  await run("npm", ["install", path.join(packDir, filename), "--offline", "--no-audit", "--no-fund", "--ignore-scripts"], { cwd: project });
-  // The optional peer: the repository's installed copies (npm would fetch them from the registry).
-  await symlink(path.join(ROOT, "node_modules/ai"), path.join(project, "node_modules/ai"), "dir");
-  await symlink(path.join(ROOT, "node_modules/ai-v6"), path.join(project, "node_modules/ai-v6"), "dir");
-  await writeFile(path.join(project, "entry.mjs"), 'export * as core from "@vigil/sdk";\nexport * as ai from "@vigil/sdk/ai";\n');
-  const entry = (await import(/* @vite-ignore */ pathToFileURL(path.join(project, "entry.mjs")).href)) as { core: Sdk; ai: SdkAi };
-  return { dir, project, tarball: filename as string, bin: path.join(project, "node_modules/@vigil/sdk/bin/vigil.js"), ...entry };
-}
-
-/** The agent API over HTTP (what `next start` serves at /api/trpc). Under /busy/ the first request is answered 429 with Retry-After: 1, as Vigil's rate limit answers. */
-async function serveAgentApi(runtime: Runtime) {
-  let busyAnswered = 0;
-  const busyRequests: number[] = [];
-  const server = http.createServer(async (req, res) => {
-    let url = req.url ?? "/";
-    if (url.startsWith("/busy/")) {
-      busyRequests.push(Date.now());
-      url = url.slice("/busy".length);
-      if (busyAnswered++ === 0) {
-        res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
-        res.end(JSON.stringify({ error: { message: "Rate limit exceeded; retry in 1s", code: -32029, data: { code: "TOO_MANY_REQUESTS", httpStatus: 429 } } }));
-        return;
-      }
-    }
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
-    const response = await handleTrpcRequest(
-      new Request(`http://localhost${url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined }),
-      runtime,
-    );
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, busyRequests, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-/** A port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const s = http.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
 const toolCall = (id: string, toolName: string, input: unknown) => ({
@@ -112,21 +47,13 @@ function scriptedModel(steps: unknown[]) {
   return { prompts, v7: new MockLanguageModelV4({ modelId: "scripted-model", doGenerate: doGenerate as never }), v6: new MockLanguageModelV3({ modelId: "scripted-model", doGenerate: doGenerate as never }) };
 }
 
-class HttpError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-  ) {
-    super(message);
-  }
-}
-
 describe("@vigil/sdk, packed and installed", () => {
   const app = useTestApp("pglite");
-  let sdk: Awaited<ReturnType<typeof installPackedSdk>>;
+  const packedSdk = () => installPackedSdk<{ core: Sdk; ai: SdkAi }>({ peers: ["ai", "ai-v6"], entries: { core: "@vigil/sdk", ai: "@vigil/sdk/ai" } });
+  let sdk: Awaited<ReturnType<typeof packedSdk>>;
   let api: Awaited<ReturnType<typeof serveAgentApi>>;
   beforeAll(async () => {
-    [sdk, api] = await Promise.all([installPackedSdk(), serveAgentApi(app.runtime)]);
+    [sdk, api] = await Promise.all([packedSdk(), serveAgentApi(app.runtime)]);
   }, 120_000);
   afterAll(async () => {
     await api?.close();
