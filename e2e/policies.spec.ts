@@ -7,7 +7,7 @@
  */
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
-import { freshWorkspace, query, signIn, trpc } from "./support";
+import { query, signIn, trpc } from "./support";
 
 const SHOTS = process.env.POLICIES_SCREENSHOTS ?? "/tmp/shots";
 
@@ -15,6 +15,18 @@ async function workspaceDocument(page: Page, slug: string): Promise<Record<strin
   const res = await query(page.request, "wsConfig.get", { workspaceSlug: slug });
   expect(res.status).toBe(200);
   return res.body.result.data.document;
+}
+
+/** A fresh workspace of the owner's organization with an admin API key. */
+async function freshWorkspace(page: Page, prefix: string) {
+  const me = await page.request.get("/api/trpc/account.me");
+  expect(me.status()).toBe(200);
+  const organizationId = (await me.json()).result.data.organizations[0].id as string;
+  const slug = `${prefix}-${Date.now().toString(36)}`;
+  expect((await trpc(page.request, "organization.createWorkspace", { organizationId, slug })).status).toBe(200);
+  const key = await trpc(page.request, "apiKeys.create", { workspaceSlug: slug, name: "e2e agent", scope: "admin" });
+  expect(key.status).toBe(200);
+  return { slug, key: key.body.result.data.value as string };
 }
 
 async function shoot(page: Page, name: string) {
@@ -29,6 +41,8 @@ async function shoot(page: Page, name: string) {
 }
 
 test("policies: add a policy with validation as you type, test rm -rf ~, switch a risk rule, watch banner", async ({ page }) => {
+  // Two screenshot widths per step on a shared, slow machine.
+  test.setTimeout(240_000);
   await signIn(page);
   const { slug, key } = await freshWorkspace(page, "policies");
   await page.goto(`/w/${slug}/policies`);
@@ -45,7 +59,7 @@ test("policies: add a policy with validation as you type, test rm -rf ~, switch 
   await form.getByLabel("Kind").selectOption("regex");
   const pattern = form.getByLabel("Pattern");
   await pattern.fill("git push .*--force(");
-  const patternField = form.locator(".field", { has: pattern });
+  const patternField = form.locator(".field", { has: page.getByLabel("Pattern") });
   await expect(patternField.locator(".field-error")).toBeVisible();
   await expect(pattern).toHaveAttribute("aria-invalid", "true");
   await form.getByRole("button", { name: "Add policy" }).click();

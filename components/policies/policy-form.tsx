@@ -98,7 +98,8 @@ export function validateDraft(doc: SnakeConfigDocument, index: number, d: Policy
     for (const issue of parsed.issues) {
       const seg = issue.segments ?? [];
       if (seg[0] !== "policies" || seg[1] !== index) continue;
-      const message = issue.message.replace(/^[^:]*: /, "");
+      const bare = issue.message.replace(/^[^:]*: /, "");
+      const message = bare.charAt(0).toUpperCase() + bare.slice(1);
       let key: string = String(seg[2] ?? "");
       if (key === "args" && seg[3] !== undefined) {
         const row = d.args.findIndex((a) => a.path.trim() === seg[3]);

@@ -136,6 +136,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
     return (
       <div className="stack stack-lg">
         <PageHeader title="Tools" description="Every failure key Vigil tracks, with its trust state." />
+        <WatchCounts workspaceId={ws.id} window={keyWindow} scopeLabel={window.label} />
         <ConnectAgent baseUrl={await getBaseUrl()} slug={ws.slug} canConfigure={page.permissions.canConfigure} />
       </div>
     );
