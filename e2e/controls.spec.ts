@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
-import { freshWorkspace, signIn, trpc } from "./support";
+import { signIn, trpc } from "./support";
 
 /**
  * Operator controls in the dashboard (SPEC 4.6, 8): the kill switch and its banner, pausing and
@@ -22,8 +22,13 @@ async function shot(page: Page, name: string) {
 test("kill switch, session pause and message, a manual block reset with its tool level", async ({ page }) => {
   test.setTimeout(180_000);
   await signIn(page);
-  const { slug, key } = await freshWorkspace(page, "controls");
   const id = Date.now().toString(36);
+  // A workspace of its own: the kill switch must not hold another spec's agents.
+  const slug = `controls-${id}`;
+  expect((await trpc(page.request, "account.createOrganization", { name: `Controls ${id}`, workspaceSlug: slug })).status).toBe(200);
+  const created = await trpc(page.request, "apiKeys.create", { workspaceSlug: slug, name: "e2e agent", scope: "admin" });
+  expect(created.status).toBe(200);
+  const key = created.body.result.data.value as string;
   const [s1, s2] = [`ops-${id}`, `build-${id}`];
   const ingest = (events: unknown[]) => trpc(page.request, "ingest.events", { events }, key);
   const check = async (sessionId: string, toolName = "read_file", args: Record<string, unknown> = { path: "/src/app.ts" }) => {
@@ -86,7 +91,7 @@ test("kill switch, session pause and message, a manual block reset with its tool
   expect((await check(s2)).decision).toBe("allow");
 
   // A message: queued, then delivered with the next check.
-  await page.getByLabel("Message").fill("Open a PR instead of pushing to main");
+  await page.getByRole("textbox", { name: "Message" }).fill("Open a PR instead of pushing to main");
   await page.getByRole("button", { name: "Send" }).click();
   await expect(page.getByTestId("message-waiting")).toBeVisible();
   await check(s2);

@@ -49,7 +49,7 @@ export function KillSwitch({ slug, canOperate, initial }: Props) {
           <Icon name="play" /> Resume agents
         </GatedButton>
       ) : (
-        <GatedButton allowed={canOperate} size="sm" variant="danger" onClick={() => setOpen(true)} data-testid="kill-switch" title="Pause every agent of this workspace now">
+        <GatedButton allowed={canOperate} size="sm" variant="danger" onClick={() => setOpen(true)} data-testid="kill-switch" title="Pause every agent of this workspace now" aria-label="Pause all agents">
           <Icon name="pause" /> <span className="controls-kill-label">Pause all agents</span>
         </GatedButton>
       )}
