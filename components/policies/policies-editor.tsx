@@ -48,12 +48,32 @@ function ArgsSummary({ args }: { args: Policy["args"] }) {
   );
 }
 
-function HitsCell({ hit }: { hit: HitMap[string] | undefined }) {
+/** A rule's one-line description: `code` spans (the docs' markdown) shown in monospace. */
+function MatchesText({ text }: { text: string }) {
+  return (
+    <>
+      {text.split("`").map((part, i) =>
+        i % 2 === 1 ? (
+          <code key={i} className="pol-code">
+            {part}
+          </code>
+        ) : (
+          part
+        ),
+      )}
+    </>
+  );
+}
+
+function HitsCell({ hit, unit = false }: { hit: HitMap[string] | undefined; unit?: boolean }) {
   const n = hit?.hits ?? 0;
   const would = (hit?.wouldAsk ?? 0) + (hit?.wouldDeny ?? 0);
   return (
     <span className="pol-hits">
-      <span className={n ? "num strong" : "num subtle"}>{n.toLocaleString("en-US")}</span>
+      <span className={n ? "num strong" : "num subtle"}>
+        {n.toLocaleString("en-US")}
+        {unit ? (n === 1 ? " hit" : " hits") : ""}
+      </span>
       {would > 0 && (
         <span className="text-xs subtle" title="Calls answered allow in watch mode that this policy would have stopped">
           {hit!.wouldDeny ? `${hit!.wouldDeny} would deny` : `${hit!.wouldAsk} would ask`}
@@ -333,9 +353,11 @@ function RiskRulesSection({ riskRules, hits, rangeLabel }: { riskRules: RiskRule
                   <DecisionBadge decision={r.decision} />
                   <Badge tone="outline">{r.appliesTo === "shell" ? "shell tools" : "file tools"}</Badge>
                 </span>
-                <span className="text-sm muted">{r.matches}</span>
+                <span className="text-sm muted">
+                  <MatchesText text={r.matches} />
+                </span>
               </div>
-              <HitsCell hit={hit} />
+              <HitsCell hit={hit} unit />
               <Guarded canEdit={canEdit}>
                 <Toggle
                   aria-label={`${r.name} ${on ? "on" : "off"}`}
