@@ -10,6 +10,8 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "typecheck"
 npx tsc --noEmit
+# No import circle; server/'s folders import only downward (docs/architecture.md "The layers").
+node scripts/check-imports.mjs
 
 step "unit tests"
 npx vitest run --project unit

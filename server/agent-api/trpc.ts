@@ -1,14 +1,16 @@
 /**
  * The HTTP entry of the tRPC API, independent of Next.js so integration tests can drive it with
- * plain Request objects. Enforces the 1 MiB body limit (413) before anything is parsed.
+ * plain Request objects. The agent-request steps (./agent-request.ts: capacity, batch size, the 1 MiB
+ * body limit) before anything is parsed; each procedure checks its own key or session.
  */
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { TRPCError } from "@trpc/server";
 import type { Runtime } from "@/server/runtime";
 import { appRouter } from "@/server/trpc/root";
 import { createContext } from "@/server/trpc/init";
-import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
-import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, withCapacity, type CapacitySlot } from "@/server/http/capacity";
+import { MAX_BODY_BYTES } from "@/server/http/limited-body";
+import { handleAgentRequest, type AgentRefusal, type AgentRequestSteps } from "./agent-request";
+import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, type CapacitySlot } from "@/server/http/capacity";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
 export { MAX_BODY_BYTES };
@@ -48,25 +50,39 @@ export function trpcResponseMeta(errors: readonly TRPCError[]): { status?: numbe
 }
 
 export function handleTrpcRequest(req: Request, runtime: Runtime): Promise<Response> {
-  return withCapacity((slot) => serveTrpcRequest(req, runtime, slot), trpcOverloadResponse);
+  return handleAgentRequest(req, runtime, trpcSteps);
 }
 
 /** The adapter's answer, without the capacity check (the caller holds `slot`). */
-export async function serveTrpcRequest(req: Request, runtime: Runtime, slot: CapacitySlot | null = null): Promise<Response> {
-  const calls = batchSize(req.url);
-  if (calls > MAX_BATCH_CALLS) return errorResponse(400, "BAD_REQUEST", `A batch may carry at most ${MAX_BATCH_CALLS} calls; this one has ${calls}`);
-  let request = req;
-  if (req.method !== "GET" && req.method !== "HEAD") {
-    const body = await readLimitedBody(req);
-    if (body === "too_large") return errorResponse(413, "PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB");
-    request = new Request(req.url, { method: req.method, headers: req.headers, body: body as BodyInit });
-  }
-  return fetchRequestHandler({
-    endpoint: TRPC_ENDPOINT,
-    req: request,
-    router: appRouter,
-    createContext: (opts) => createContext(runtime, opts, slot),
-    maxBatchSize: MAX_BATCH_CALLS,
-    responseMeta: ({ errors }) => trpcResponseMeta(errors),
-  });
+export function serveTrpcRequest(req: Request, runtime: Runtime, slot: CapacitySlot | null = null): Promise<Response> {
+  return handleAgentRequest(req, runtime, trpcSteps, slot);
 }
+
+/** One endpoint serves the agent's procedures and the dashboard's: each procedure checks its own access. */
+const trpcSteps: AgentRequestSteps<Request> = {
+  refuse: (r) => errorResponse(r.status, REFUSAL_CODE[r.reason], r.message, r.headers),
+  key: "in-procedure",
+  check: (req) => {
+    const calls = batchSize(req.url);
+    return calls > MAX_BATCH_CALLS ? errorResponse(400, "BAD_REQUEST", `A batch may carry at most ${MAX_BATCH_CALLS} calls; this one has ${calls}`) : null;
+  },
+  parse: (body, req) => (body ? new Request(req.url, { method: req.method, headers: req.headers, body: body as BodyInit }) : req),
+  run: (request, _req, ctx) =>
+    fetchRequestHandler({
+      endpoint: TRPC_ENDPOINT,
+      req: request,
+      router: appRouter,
+      createContext: (opts) => createContext(ctx.runtime, opts, ctx.slot),
+      maxBatchSize: MAX_BATCH_CALLS,
+      responseMeta: ({ errors }) => trpcResponseMeta(errors),
+    }),
+};
+
+const REFUSAL_CODE: Record<AgentRefusal["reason"], string> = {
+  overloaded: "SERVICE_UNAVAILABLE",
+  method_not_allowed: "METHOD_NOT_SUPPORTED",
+  unauthenticated: "UNAUTHORIZED",
+  rate_limited: "TOO_MANY_REQUESTS",
+  too_large: "PAYLOAD_TOO_LARGE",
+  database_unavailable: "SERVICE_UNAVAILABLE",
+};

@@ -7,8 +7,10 @@
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { keyState } from "@/db/schema";
+import { TRUST_STATE_ORDER } from "@/server/engine/vocabulary";
 
-export const TRUST_STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
+/** The states in the order pages list them. */
+export const TRUST_STATES = TRUST_STATE_ORDER;
 export type TrustStateName = (typeof TRUST_STATES)[number];
 
 export interface KeyStateCounts {

@@ -5,7 +5,7 @@
  * (server/engine/registry.ts) describes every setting and rule field with these. Pure.
  */
 import { z } from "zod";
-import { SEVERITIES, type Severity } from "./types";
+import { SEVERITIES, type Severity } from "./vocabulary";
 
 export type FieldSpec =
   | { readonly kind: "enum"; readonly values: readonly [string, ...string[]] }

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { fieldSchema, type FieldSpec, type ValueOf } from "./field-spec";
-import { NUDGE_LEVELS } from "./types";
+import { NUDGE_LEVELS } from "./vocabulary";
 
 /** What the dashboard shows next to a field. */
 export interface FieldLabels {

@@ -2,6 +2,7 @@
  * Trust state machine (SPEC 4.3, 4.4). Pure: plain functions from (state, outcome, rule, now) to
  * (new state, effects). Inputs are never mutated.
  */
+import { TRUST_STATE_RANK } from "./vocabulary";
 import { countFailuresInWindow, effectiveFailures, failureRate } from "./decay";
 import { REPEATED_AUTH_WINDOW_MS, failureWeight } from "./classify";
 import type {
@@ -281,7 +282,7 @@ export function fmtCount(n: number): string {
   return String(Number(n.toFixed(2)));
 }
 
-const STATE_RANK: Record<TrustState, number> = { trusted: 0, recovering: 1, escalated: 2, blocked: 3 };
+const STATE_RANK = TRUST_STATE_RANK;
 
 /** The strictest of several states (blocked > escalated > recovering > trusted); trusted for none. */
 export function effectiveState(states: ReadonlyArray<TrustState | KeyState | null | undefined>): TrustState {

@@ -11,35 +11,16 @@ import type { RegistryModelSwitchConfig, RegistryRuleInput, RegistrySettingValue
 import type { PatternSeverity, PatternThresholds as StallPatternThresholds, PatternType } from "./stall-patterns";
 import type { ToolClasses } from "./stall-patterns/tracks";
 
-export const SEVERITIES = [
-  "transient",
-  "not_found",
-  "invalid_input",
-  "permission",
-  "validation",
-  "timeout",
-  "server_error",
-  "crash",
-  "corruption",
-  "security",
-  "repeated_auth",
-] as const;
-export type Severity = (typeof SEVERITIES)[number];
-
-export const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
-export type TrustState = (typeof TRUST_STATES)[number];
+export { SEVERITIES, TRUST_STATES, NUDGE_LEVELS, DECISIONS, type Severity, type TrustState, type NudgeLevel, type NudgeType, type Decision } from "./vocabulary";
+import type { Severity, TrustState, NudgeLevel, NudgeType, Decision } from "./vocabulary";
 
 /** The stall patterns' names (SPEC 5 table order) and severities: server/engine/stall-patterns/. */
 export { PATTERN_SEVERITIES, PATTERN_TYPES, type PatternSeverity, type PatternType } from "./stall-patterns";
 
-export const NUDGE_LEVELS = ["off", "gentle", "direct", "interrupt"] as const;
-export type NudgeLevel = (typeof NUDGE_LEVELS)[number];
-export type NudgeType = "gentle" | "direct" | "interrupt" | "guidance";
 
 export type RecoveryMode = SettingValues["recoveryMode"];
 export type ModelSwitchStrategy = SettingValues["modelSwitchStrategy"];
 export type BlockedDecision = SettingValues["blockedDecision"];
-export type Decision = "allow" | "ask" | "deny" | "pause";
 
 export type ExtractorKind = "path" | "url" | "command" | "mcp" | "hash";
 

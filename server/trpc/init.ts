@@ -15,14 +15,15 @@ import { isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
 import type { Runtime } from "@/server/runtime";
 import type { CapacitySlot } from "@/server/http/capacity";
-import { authenticateApiKey, authenticateApiKeyCached, forgetCachedApiKey, type AuthenticatedKey } from "@/server/services/api-keys";
+import { forgetCachedApiKey } from "@/server/services/api-keys";
+import { checkAgentKey, INVALID_KEY_MESSAGE } from "@/server/services/agent-key";
 import { ApiKeyRevokedError } from "@/server/ingest/api-key-revoked";
 import type { Actor } from "@/server/services/audit";
 import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
 import { describeApiIssues, issuesOfCause } from "./error-issues";
-import { consumeRateLimit, limitDashboardCalls } from "@/server/services/rate-limit";
+import { limitDashboardCalls } from "@/server/services/rate-limit";
 import { refuseCrossOriginMutation } from "./same-origin";
 import { InputIssuesError } from "@/server/ingest/schema";
 
@@ -148,25 +149,18 @@ export function protectedOrgProcedure(minRole: Role = "viewer") {
   });
 }
 
-/** The value of `Authorization: Bearer <value>`, or null. */
-export function bearerToken(req: Request): string | null {
-  const header = req.headers.get("authorization");
-  if (!header) return null;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match ? match[1] : null;
+/** The agent's key (fresh or from memory) and rate limit, as every agent route checks them (server/services/agent-key.ts). */
+async function agentKey(ctx: Context, cached: boolean) {
+  const checked = await checkAgentKey(ctx.db, ctx.req, { cached });
+  if (checked.ok) return checked;
+  if (checked.status === 401) throw new TRPCError({ code: "UNAUTHORIZED", message: checked.message });
+  ctx.resHeaders.set("Retry-After", String(checked.retryAfterSeconds));
+  throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: checked.message });
 }
 
 /** Agents: `Authorization: Bearer vgl_…`. Missing/unknown/revoked → 401; over the limit → 429 + Retry-After. */
 export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx.req);
-  if (!token) throw new TRPCError({ code: "UNAUTHORIZED", message: "Missing API key: send Authorization: Bearer <key>" });
-  const key: AuthenticatedKey | null = await authenticateApiKey(ctx.db, token);
-  if (!key) throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
-  const limited = await consumeRateLimit(key.keyId);
-  if (limited) {
-    ctx.resHeaders.set("Retry-After", String(limited.retryAfterSeconds));
-    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` });
-  }
+  const { key } = await agentKey(ctx, false);
   const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
   return next({ ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId } });
 });
@@ -177,23 +171,14 @@ export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
  * guard.check does; see authenticateApiKeyCached). Use only where that holds.
  */
 export const cachedApiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
-  const token = bearerToken(ctx.req);
-  if (!token) throw new TRPCError({ code: "UNAUTHORIZED", message: "Missing API key: send Authorization: Bearer <key>" });
-  const found = await authenticateApiKeyCached(ctx.db, token);
-  if (!found) throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
-  const { key } = found;
-  const limited = await consumeRateLimit(key.keyId);
-  if (limited) {
-    ctx.resHeaders.set("Retry-After", String(limited.retryAfterSeconds));
-    throw new TRPCError({ code: "TOO_MANY_REQUESTS", message: `Rate limit exceeded; retry in ${limited.retryAfterSeconds}s` });
-  }
+  const { key, cached } = await agentKey(ctx, true);
   const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
   const result = await next({
-    ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId, recheckApiKeyId: found.cached ? key.keyId : null },
+    ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId, recheckApiKeyId: cached ? key.keyId : null },
   });
   if (!result.ok && result.error.cause instanceof ApiKeyRevokedError) {
     forgetCachedApiKey(ctx.db, key.keyId);
-    throw new TRPCError({ code: "UNAUTHORIZED", message: "Invalid or revoked API key" });
+    throw new TRPCError({ code: "UNAUTHORIZED", message: INVALID_KEY_MESSAGE });
   }
   return result;
 });
