@@ -35,8 +35,8 @@ import {
   type SessionBehaviour,
   type StretchCall,
 } from "./behaviour-state";
-import { STALL_PATTERNS, STALL_PATTERN_BY_NAME } from "./stall-patterns";
-import type { Found } from "./stall-patterns/pattern";
+import { STALL_PATTERNS } from "./stall-patterns";
+import type { Found, StallPattern } from "./stall-patterns/pattern";
 import { identityOf, inToolClass } from "./stall-patterns/tracks";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
 import { dictionaryWith } from "./dictionary";
@@ -418,14 +418,15 @@ export function detectPatterns(stored: SessionBehaviour, cfg: PatternConfig): De
   const s = upgradeSessionBehaviour(stored, stored.sessionId);
   const out: Detection[] = [];
   let seq: string[] | null = null;
-  let type: PatternType = STALL_PATTERNS[0].name;
+  let pattern: StallPattern<PatternType> = STALL_PATTERNS[0];
   const found: Found = (count, toolName, args = "", identity = null) => {
-    if (count < STALL_PATTERN_BY_NAME[type].minCount) return;
+    if (count < pattern.minCount) return;
+    const type = pattern.name;
     const severity = severityFor(count, cfg.thresholds[type]);
     if (severity) out.push({ patternType: type, severity, count, toolName, args, identity, toolSequence: (seq ??= toolSequence(s)) });
   };
   for (const p of STALL_PATTERNS) {
-    type = p.name;
+    pattern = p;
     p.detect(s, cfg, found);
   }
   return out;
