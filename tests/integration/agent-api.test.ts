@@ -201,17 +201,19 @@ describe.each(DATABASE_KINDS)("agent API on %s", (kind) => {
     expect((await status(key, "bash")).map((k) => k.failureKey).sort()).toEqual(["bash|command=git", "bash|command=rm"]);
   });
 
-  it("accepts NUL characters in text and args (stored as U+FFFD) instead of failing the batch", async () => {
+  // The agent API refuses what PostgreSQL cannot store rather than changing it (hooks and OTLP, whose
+  // senders cannot be told, store U+FFFD): a 400 naming the field, and nothing of the batch written.
+  it("refuses NUL characters in text and args with a 400 naming the field, writing nothing", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const s = uid("s");
     const res = await ingest(key, [
       { type: "model.text", id: uid(), sessionId: s, text: "binary\u0000output" },
       result(s, "bash", { command: "cat a\u0000b" }, { success: false, error: "bad\u0000byte" }),
     ]);
-    expect(res.status).toBe(200);
-    expect(res.body.result!.data.accepted).toBe(2);
+    expect(res.status).toBe(400);
+    expect(res.body.error!.data.issues![0].path).toEqual(["events", "0", "text"]);
     const rows = await app.db.select().from(event).where(eq(event.workspaceId, workspaceId));
-    expect(JSON.stringify(rows.map((r) => r.payload))).toContain("binary\uFFFDoutput");
+    expect(rows).toHaveLength(0);
   });
 
   it("an approval requested and superseded within one batch is not left pending", async () => {
