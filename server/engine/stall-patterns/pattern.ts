@@ -3,17 +3,10 @@
  * this folder, and `index.ts` lists them. The engine (detection, nudges, configuration), the
  * settings editor, the Patterns page and the docs table all read the registry.
  */
+import type { PatternSeverity, PatternThresholds } from "./severity";
 import type { Tracks, ToolClasses } from "./tracks";
 
-export const PATTERN_SEVERITIES = ["minor", "moderate", "severe"] as const;
-export type PatternSeverity = (typeof PATTERN_SEVERITIES)[number];
-
-/** The counts at which a pattern is reported as minor, moderate and severe (strictly increasing). */
-export interface PatternThresholds {
-  minor: number;
-  moderate: number;
-  severe: number;
-}
+export { PATTERN_SEVERITIES, type PatternSeverity, type PatternThresholds } from "./severity";
 
 /**
  * What a detector reports: the count its ladder judges, the tool the nudge names (`{tool_name}`),

@@ -4,7 +4,7 @@
  * behaviour fold (patterns.ts) updates them; each pattern's detector reads them. Plain JSON,
  * part of the stored state (behaviour-state.ts).
  */
-import type { PatternSeverity } from "./pattern";
+import type { PatternSeverity } from "./severity";
 
 /** One tool call of the session, as the engine identified it. */
 export interface StretchCall {

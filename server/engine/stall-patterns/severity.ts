@@ -1,0 +1,10 @@
+/** A stall's severities and the ladder that maps a count to one (SPEC 5). */
+export const PATTERN_SEVERITIES = ["minor", "moderate", "severe"] as const;
+export type PatternSeverity = (typeof PATTERN_SEVERITIES)[number];
+
+/** The counts at which a pattern is reported as minor, moderate and severe (strictly increasing). */
+export interface PatternThresholds {
+  minor: number;
+  moderate: number;
+  severe: number;
+}
