@@ -27,7 +27,7 @@ describe("the Python client (clients/python)", () => {
     const prefix = `py-${Date.now()}`;
     const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", VIGIL_URL: api.url, VIGIL_API_KEY: ws.key, VIGIL_TEST_SESSION_PREFIX: prefix, PYTHONDONTWRITEBYTECODE: "1" };
     const outcome = await new Promise<{ code: number; output: string }>((resolve) => {
-      execFile(PYTHON, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "clients/python/tests"], { cwd: ROOT, env, timeout: 120_000 }, (error, stdout, stderr) =>
+      execFile(PYTHON, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "clients/python/tests"], { cwd: ROOT, env: env as unknown as NodeJS.ProcessEnv, timeout: 120_000 }, (error: Error | null, stdout: string, stderr: string) =>
         resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
       );
     });

@@ -32,11 +32,14 @@ class ScriptedModel implements Model {
     const output = this.turns[this.inputs.length - 1] ?? [message("done")];
     return { usage: new Usage(), output, responseId: `r${this.inputs.length}` };
   }
-  async *getStreamedResponse(request: ModelRequest) {
-    const response = await this.getResponse(request);
-    yield { type: "response_started" as const };
-    for (const item of response.output) if (item.type === "message") for (const part of item.content) if (part.type === "output_text") yield { type: "output_text_delta" as const, delta: part.text };
-    yield { type: "response_done" as const, response: { id: response.responseId!, usage: { requests: 1, inputTokens: 0, outputTokens: 0, totalTokens: 0 }, output: response.output } };
+  getStreamedResponse(request: ModelRequest): AsyncIterable<any> {
+    const respond = () => this.getResponse(request);
+    return (async function* () {
+      const response = await respond();
+      yield { type: "response_started" };
+      for (const item of response.output as any[]) if (item.type === "message") for (const part of item.content) if (part.type === "output_text") yield { type: "output_text_delta", delta: part.text };
+      yield { type: "response_done", response: { id: response.responseId!, usage: { requests: 1, inputTokens: 0, outputTokens: 0, totalTokens: 0 }, output: response.output } };
+    })();
   }
 }
 const functionCall = (callId: string, name: string, args: unknown) => ({ type: "function_call" as const, id: callId, callId, name, status: "completed" as const, arguments: JSON.stringify(args) });

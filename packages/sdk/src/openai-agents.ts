@@ -66,6 +66,9 @@ interface FunctionToolLike {
   [key: string]: any;
 }
 
+/** Any FunctionTool, as the caller's types see it. */
+type AnyFunctionTool = { type: "function"; name: string; invoke: unknown; [key: string]: any };
+
 /** What `tool()` takes; `execute` is wrapped so its result or thrown error is reported. */
 type ToolOptionsLike = Parameters<typeof functionTool>[0];
 
@@ -109,7 +112,7 @@ export class VigilAgents {
    * result, or the thrown error as a failure); given a FunctionTool (e.g. `agent.asTool()`), wraps it
    * (its output reported). Either way `needsApproval` and an input guardrail come from guard.check.
    */
-  tool(definition: ToolOptionsLike | FunctionToolLike): any {
+  tool(definition: ToolOptionsLike | AnyFunctionTool): any {
     if (isFunctionTool(definition)) return this.guardFunctionTool(definition, true);
     const options = definition as ToolOptionsLike & { name?: string; execute: (input: any, runContext?: any, details?: any) => unknown };
     const name = options.name ?? options.execute.name;
@@ -125,7 +128,7 @@ export class VigilAgents {
   }
 
   /** Each of `tools` through `tool()`. */
-  tools(tools: (ToolOptionsLike | FunctionToolLike)[]): any[] {
+  tools(tools: (ToolOptionsLike | AnyFunctionTool)[]): any[] {
     return tools.map((t) => this.tool(t));
   }
 
