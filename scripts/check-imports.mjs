@@ -37,7 +37,6 @@ const SERVER_LAYERS = [
  * below both).
  */
 const KNOWN = new Set([
-  "import circle: server/engine/stall-patterns/pattern.ts ↔ server/engine/stall-patterns/tracks.ts",
   "import circle: server/engine/policies.ts ↔ server/engine/types.ts",
   "upward import: server/http/input-hygiene.ts → server/trpc/error-issues.ts",
   "upward import: server/ingest/apply.ts → server/metrics/index.ts",
