@@ -21,6 +21,7 @@ import { MAX_WAIT_SECONDS } from "./limits";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
 import { foldHold, holdsOver } from "@/server/services/holds";
 import { deliverPendingNudges } from "@/server/services/pending-nudges";
+import { noteBatch } from "@/server/metrics";
 
 export { MAX_WAIT_SECONDS };
 
@@ -225,10 +226,11 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
         holdsOver(tx, ctx.scope.workspaceId, stored?.agent ?? "default"),
       ]);
       const session = stored ? foldHold(stored, hold) : null;
-      return { effects: [...batch.effects, ...delivered], paused: session?.paused ?? hold !== null, pauseReason: session?.pauseReason ?? hold?.reason ?? null, accepted: batch.accepted };
+      return { effects: [...batch.effects, ...delivered], paused: session?.paused ?? hold !== null, pauseReason: session?.pauseReason ?? hold?.reason ?? null, accepted: batch.accepted, metrics: batch.metrics };
     }),
   );
   noteEventsWritten(db, result.accepted);
+  noteBatch(ctx.scope.workspaceId, result, "hooks");
   for (const e of events) if (e.type === "session.start") rememberStart(db, ctx.scope.workspaceId, e.id);
   return {
     ...EMPTY_VERDICT,

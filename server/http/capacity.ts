@@ -11,6 +11,7 @@
  * async hooks for every promise of the process, ~10 % of the server's CPU per guard.check.
  */
 import { lagging } from "./event-loop-lag";
+import { noteRejected } from "@/server/metrics";
 
 export const DEFAULT_MAX_CONCURRENT_REQUESTS = 64;
 export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
@@ -59,7 +60,10 @@ export function atCapacity(): boolean {
  * The handler gets its slot, to give it back early (releaseSlot) when it is about to wait.
  */
 export async function withCapacity<T>(handler: (slot: CapacitySlot) => Promise<T>, refuse: (retryAfterSeconds: number) => T): Promise<T> {
-  if (atCapacity()) return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
+  if (atCapacity()) {
+    noteRejected(limit > 0 && inFlight >= limit ? "capacity" : "lag");
+    return refuse(OVERLOAD_RETRY_AFTER_SECONDS);
+  }
   inFlight++;
   const slot: CapacitySlot = { held: true };
   try {

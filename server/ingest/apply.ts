@@ -33,6 +33,7 @@ import { ApiKeyRevokedError } from "./api-key-revoked";
 import { writeTrustPhase, writeSessionPhase, writeSharedCounters } from "./persist";
 import { rememberSessions } from "./row-version-cache";
 import type { BatchScope } from "./scope";
+import { batchMetrics, type BatchMetrics } from "@/server/metrics";
 
 export type { BatchScope } from "./scope";
 export { callInfo } from "@/server/engine/batch";
@@ -60,6 +61,8 @@ export interface BatchResult {
    * as the last statement of its transaction (see writeSharedCounters).
    */
   writeSharedCounters: () => Promise<void>;
+  /** What the metrics count once the transaction committed (noteBatch); absent when nothing was new. */
+  metrics?: BatchMetrics;
 }
 
 export interface ApplyOptions {
@@ -155,6 +158,7 @@ export async function applyBatch(tx: Tx, scope: BatchScope, events: AgentEvent[]
     pendingNudgeSessions,
     notificationChannels,
     writeSharedCounters: options.deferSharedCounters ? counters : nothingToWrite,
+    metrics: batchMetrics(outcome),
   };
 }
 

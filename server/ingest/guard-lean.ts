@@ -490,6 +490,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       pauseReason: stored?.pause_reason ?? null,
       settings: (stored?.settings ?? {}) as SessionSettingsInput,
       callCount: (stored?.call_count ?? 0) + 1,
+      agent: stored?.agent ?? DEFAULT_AGENT,
     };
     // A hold over the session pauses this decision; the row keeps its own pause (`fields` below).
     const hold = applicableHold(inputs.holds, stored?.agent ?? DEFAULT_AGENT);
@@ -521,6 +522,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
       first_event_at: stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : at,
       event_count: (stored?.event_count ?? 0) + 1,
       call_count: (stored?.call_count ?? 0) + 1,
+      agent: stored?.agent,
     };
     const write = writerFor(db, scope).submit({
       session_id: ev.sessionId,

@@ -1,6 +1,7 @@
 /** guard.check's decision from its inputs (pure): one implementation for the lean and the full path. */
 import { resolveRule } from "@/server/engine/rules";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, escalationInfo, guardOutcome, strictestState, type EscalationInfo } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, escalationInfo, guardOutcome, strictestState, type EscalationInfo, type GuardDecisionCause } from "@/server/engine/trust";
+import { DEFAULT_AGENT } from "@/server/engine/decay";
 import { evaluatePolicies, policiesOf, type PolicyHit } from "@/server/engine/policies";
 import { extractFailureKey } from "@/server/engine/failure-key";
 import { resolveSettings } from "@/server/engine/settings";
@@ -26,6 +27,10 @@ export interface GuardVerdict {
   wouldDecide: Decision | null;
   /** Set when this call spends the session's tool-call budget and enforcement pauses the session: the pause's reason. */
   pausesSession: string | null;
+  /** What decided (for the metrics); `none` in watch mode, where nothing did. */
+  cause: GuardDecisionCause;
+  /** The session's agent (for the metrics). */
+  agent: string;
 }
 
 /** The reason of a pause by the tool-call budget (SPEC 4.6). */
@@ -36,7 +41,7 @@ export function guardVerdict(input: {
   /** The call's `guardLevelKeys` under these configs: the caller computed them to read the states. */
   keys: ReturnType<typeof guardLevelKeys>;
   /** `callCount`: the session's tool calls including this one (for the budget). */
-  session: { paused: boolean; pauseReason: string | null; settings: SessionSettingsInput; callCount?: number };
+  session: { paused: boolean; pauseReason: string | null; settings: SessionSettingsInput; callCount?: number; agent?: string };
   configs: WorkspaceConfigs;
   /** The level keys' trust states (the decision needs no history: failures and results stay in the database). */
   states: Map<string, KeyState>;
@@ -75,6 +80,8 @@ export function guardVerdict(input: {
     policy: policies.policy,
     wouldDecide: watching ? decision : null,
     pausesSession: cause === "budget" && !watching ? reason : null,
+    cause: watching ? "none" : cause,
+    agent: session.agent ?? DEFAULT_AGENT,
   };
 }
 

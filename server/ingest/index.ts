@@ -14,7 +14,7 @@ import { applyBatch, type BatchResult, type BatchScope } from "./apply";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { errorCode, isUniqueViolation } from "./sql-errors";
 import { transactionCommittedBehind } from "./pipeline";
-import { guardAnswer, guardLevelKeys, guardVerdict } from "./guard-verdict";
+import { guardAnswer, guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
 import { leanGuardCheck } from "./guard-lean";
 import { guardRecord, recordGuardDecision } from "./guard-record";
 import { normalizeEvents, type EventInput, type GuardInput } from "./schema";
@@ -22,6 +22,7 @@ import { noteEventsWritten } from "@/server/services/planner-statistics";
 import type { CapacitySlot } from "@/server/http/capacity";
 import { foldHold, type HoldRow } from "@/server/services/holds";
 import { deliverPendingNudges } from "@/server/services/pending-nudges";
+import { metricCause, noteApprovalWait, noteBatch, noteGuardCheck, type BatchMetrics } from "@/server/metrics";
 
 /**
  * Retries a transaction that lost a race on a unique insert or (defensively) a deadlock. `fn` gets
@@ -77,11 +78,13 @@ export async function ingestEvents(
  */
 async function ingestGroup(db: Db, scope: BatchScope, requests: AgentEvent[][], recheckApiKeyId: string | null): Promise<IngestOutput[]> {
   const events = requests.length === 1 ? requests[0] : requests.flat();
-  return withRetry((attempt) =>
+  let counted: { accepted: number; metrics?: BatchMetrics } = { accepted: 0 };
+  const shares = await withRetry((attempt) =>
     transactionCommittedBehind(db, async (tx) => {
       // A re-sent batch fails its first try at the claims (a unique violation) and is applied again,
       // its repeated ids skipped: most batches are new, and a plain insert costs PostgreSQL less.
       const r = await applyBatch(tx, scope, events, { recheckApiKeyId, db, claimsFailOnDuplicates: attempt === 1 });
+      counted = r;
       const shares = requestShares(requests, r);
       // Nudges a person (or OTLP) left for these sessions: each in the answer of the first request of its session.
       if (r.pendingNudgeSessions.size) {
@@ -93,6 +96,8 @@ async function ingestGroup(db: Db, scope: BatchScope, requests: AgentEvent[][], 
       return shares;
     }),
   );
+  noteBatch(scope.workspaceId, counted, "trpc");
+  return shares;
 }
 
 /** Each request's part of a group's batch: its events applied (the rest were duplicates) and the effects they produced. */
@@ -161,20 +166,39 @@ export interface GuardOptions {
  * `waitForApprovalSeconds > 0`, then waits for a person's decision with nothing held (SPEC 7.2).
  */
 export async function guardCheck(db: Db, scope: BatchScope, input: GuardInput, receivedAt = Date.now(), options: GuardOptions = {}): Promise<GuardOutput> {
-  const { waitFor, ...out } = await decideGuard(db, scope, input, receivedAt, options.apiKeyId ?? null);
+  const started = performance.now();
+  const { waitFor, cause, agent, batch, ...out } = await decideGuard(db, scope, input, receivedAt, options.apiKeyId ?? null);
+  const decidedIn = (performance.now() - started) / 1000;
   noteEventsWritten(db, 1);
-  if (!waitFor) return out;
+  if (batch) noteBatch(scope.workspaceId, batch);
+  if (!waitFor) {
+    noteGuardCheck(scope.workspaceId, agent, input.toolName, out.decision, metricCause(cause), decidedIn);
+    return out;
+  }
   const deadline = receivedAt + (input.waitForApprovalSeconds ?? 0) * 1000;
+  const waitStarted = performance.now();
   const decided = await awaitToolCallDecision(db, scope.workspaceId, waitFor, deadline, options.signal, options.capacitySlot ?? null);
-  return decided ? { ...out, ...decided } : out;
+  noteApprovalWait(scope.workspaceId, !decided ? "timeout" : decided.decision === "deny" ? "denied" : "approved", (performance.now() - waitStarted) / 1000);
+  const answer = decided ? { ...out, ...decided } : out;
+  noteGuardCheck(scope.workspaceId, agent, input.toolName, answer.decision, metricCause(cause), decidedIn);
+  return answer;
 }
 
-async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receivedAt: number, apiKeyId: string | null): Promise<GuardOutput & { waitFor: string | null }> {
+/** What decideGuard hands guardCheck besides the answer: for the wait and the metrics. */
+interface GuardDecided {
+  waitFor: string | null;
+  cause: GuardVerdict["cause"];
+  agent: string;
+  /** The full path's batch, counted once committed. */
+  batch: BatchResult | null;
+}
+
+async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receivedAt: number, apiKeyId: string | null): Promise<GuardOutput & GuardDecided> {
   const { waitForApprovalSeconds = 0, ...call } = input;
   const [ev] = normalizeEvents([{ ...call, type: "tool.call" }], receivedAt, []) as Extract<AgentEvent, { type: "tool.call" }>[];
   // The common answer (no person to ask, no behaviour effect) in two round trips; else the full path.
   const lean = await withRetry(() => leanGuardCheck(db, scope, ev, apiKeyId));
-  if (lean) return { ...guardAnswer(lean, { approvalId: null, effects: [] }), waitFor: null };
+  if (lean) return { ...guardAnswer(lean, { approvalId: null, effects: [] }), waitFor: null, cause: lean.cause, agent: lean.agent, batch: null };
   return withRetry(() =>
     transactionCommittedBehind(db, async (tx) => {
       // The lean path may have decided from memory without checking the key: the batch checks it (same round trip).
@@ -216,7 +240,7 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
         { ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason },
         { approvalId: settled?.approvalId ?? null, effects: [...batch.effects, ...delivered, ...budgetPause, ...(settled?.effects ?? [])] },
       );
-      return { ...answer, waitFor: settled?.waitFor ?? null };
+      return { ...answer, waitFor: settled?.waitFor ?? null, cause: verdict.cause, agent: verdict.agent, batch };
     }),
   );
 }

@@ -58,6 +58,8 @@ export interface SessionFields {
   first_event_at: string | null;
   event_count: number;
   call_count: number;
+  /** The session's agent, when known (the metrics' label of a check decided from memory). */
+  agent?: string;
 }
 
 /** A session row as the lean path wrote it: what guard.check needs of it, whole. */
@@ -134,6 +136,7 @@ export function rememberSessions(
         first_event_at: s.firstEventAt === null ? null : new Date(s.firstEventAt).toISOString(),
         event_count: s.eventCount,
         call_count: s.callCount,
+        agent: s.agent,
       },
       // No call yet (e.g. only its start): as guard.check would begin it.
       behaviour: s.behaviour ?? createSessionBehaviour(s.sessionId),

@@ -20,6 +20,7 @@ import { normalizeEvents } from "@/server/ingest/schema";
 import { mapTrace, OTEL_ID_PREFIX } from "./map";
 import { spanFromJson, type StoredSpanJson } from "./store";
 import { noteEventsWritten } from "@/server/services/planner-statistics";
+import { noteBatch, type BatchMetrics } from "@/server/metrics";
 
 /** The default of `VIGIL_OTLP_TRACE_SETTLE_SECONDS`, in ms. */
 export const DEFAULT_SETTLE_MS = 10_000;
@@ -51,6 +52,7 @@ export interface TraceRef {
  * events applied, or null when the trace was not claimed (not due, nothing pending, or locked).
  */
 export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settleMs = DEFAULT_SETTLE_MS): Promise<number | null> {
+  let counted: { accepted: number; metrics?: BatchMetrics } = { accepted: 0 };
   const applied = await withRetry(() =>
     db.transaction(async (tx) => {
       const [trace] = await tx
@@ -77,6 +79,7 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settle
       if (events.length) {
         const batch = await applyBatch(tx, { workspaceId: trace.workspaceId, organizationId: trace.organizationId }, normalizeEvents(events, now), { db });
         accepted = batch.accepted;
+        counted = batch;
         // An OTLP answer carries no effects: the nudges wait for the session's next check or hook answer (SPEC 4.6).
         await queueOtlpNudges(tx, trace.workspaceId, batch.effects);
       }
@@ -114,6 +117,7 @@ export async function applyTrace(db: Db, ref: TraceRef, now = Date.now(), settle
     }),
   );
   noteEventsWritten(db, applied ?? 0);
+  noteBatch(ref.workspaceId, counted, "otlp");
   return applied;
 }
 
