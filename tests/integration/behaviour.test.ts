@@ -218,6 +218,10 @@ describe.each(DATABASE_KINDS)("behaviour, settings, models and promotion on %s",
         blockedDecision: { value: "deny", source: "organization" },
         patternDetectionEnabled: { value: true, source: "default" },
         nudgeEnabled: { value: true, source: "default" },
+        enforcement: { value: "enforce", source: "default" },
+        maxToolCallsPerSession: { value: null, source: "default" },
+        openCallSeconds: { value: 600, source: "default" },
+        sessionIdleMinutes: { value: 30, source: "default" },
       };
       expect(set.body.result!.data).toEqual(expected);
       expect((await sessionView(key, s)).effectiveSettings).toEqual(expected);
