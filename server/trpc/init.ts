@@ -106,7 +106,14 @@ const serviceErrors = t.middleware(async ({ next }) => {
  * byte or a lone surrogate, or nesting beyond MAX_JSON_DEPTH, is a 400 naming the field.
  */
 const inputHygiene = t.middleware(async ({ getRawInput, next }) => {
-  const issue = inputProblem(await getRawInput());
+  let raw: unknown;
+  try {
+    raw = await getRawInput();
+  } catch {
+    // Input that is not JSON: the procedure's own parser answers it as before (one without an input ignores it).
+    return next();
+  }
+  const issue = inputProblem(raw);
   if (issue) {
     const cause = new InputHygieneError(issue);
     throw new TRPCError({ code: "BAD_REQUEST", message: cause.message, cause });
