@@ -1,100 +1,27 @@
 /**
  * The configuration the Connect page hands out, per agent kind (SPEC 7.5). Pure: the page and
- * docs/coding-agents.md show the same snippets. The API key is never written into a snippet, only the
- * `VIGIL_API_KEY` environment variable.
+ * docs/coding-agents.md show the same snippets. The coding CLIs' hook blocks come from the SDK's
+ * generator (packages/sdk/src/connect-config.ts), so `vigil connect` writes exactly what the page
+ * shows. The API key is never written into a configuration, only the `VIGIL_API_KEY` variable.
  */
+import { CONNECT_TARGETS, HOOK_TIMEOUT_SECONDS, PERMISSION_WAIT_SECONDS, hookConfig, type ConnectTarget, type HookConfigOptions } from "@/packages/sdk/src/connect-config";
 
-export interface ConnectOptions {
-  baseUrl: string;
-  /** `agent` query parameter (empty = the CLI's name). */
-  agent: string;
-  /** Seconds a tool call waits for a person in Vigil's Approvals (0 = never waits). */
-  waitSeconds: number;
-}
-
-/** Normal hooks answer within a second; 10 s keeps a slow network from failing open too soon. */
-export const HOOK_TIMEOUT_SECONDS = 10;
-/** PermissionRequest waits for a person when Vigil asks: one minute, within the hook's timeout. */
-export const PERMISSION_WAIT_SECONDS = 60;
-
-function hookUrl(o: ConnectOptions, cli: string, wait: number): string {
-  const params = new URLSearchParams();
-  if (o.agent.trim()) params.set("agent", o.agent.trim());
-  if (wait > 0) params.set("wait", String(wait));
-  const q = params.toString();
-  return `${o.baseUrl}/api/hooks/${cli}${q ? `?${q}` : ""}`;
-}
+export type ConnectOptions = HookConfigOptions;
+export { CONNECT_TARGETS, HOOK_TIMEOUT_SECONDS, PERMISSION_WAIT_SECONDS, type ConnectTarget };
 
 /** Claude Code: `"type": "http"` hooks, nothing to install on the agent's machine. */
 export function claudeCodeSettings(o: ConnectOptions): string {
-  const hook = (wait: number) => ({
-    type: "http",
-    url: hookUrl(o, "claude-code", wait),
-    // Claude Code waits 600 s by default and then fails open: answer fast or not at all.
-    timeout: wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS,
-    headers: { Authorization: "Bearer $VIGIL_API_KEY" },
-    allowedEnvVars: ["VIGIL_API_KEY"],
-  });
-  const tools = (wait = 0) => [{ matcher: "*", hooks: [hook(wait)] }];
-  const lifecycle = [{ hooks: [hook(0)] }];
-  const settings = {
-    hooks: {
-      UserPromptSubmit: lifecycle,
-      PreToolUse: tools(o.waitSeconds),
-      PermissionRequest: tools(Math.max(o.waitSeconds, PERMISSION_WAIT_SECONDS)),
-      PostToolUse: tools(),
-      PostToolUseFailure: tools(),
-      PostToolBatch: lifecycle,
-      SubagentStop: lifecycle,
-      SessionEnd: lifecycle,
-    },
-  };
-  return JSON.stringify(settings, null, 2);
-}
-
-function curlCommand(o: ConnectOptions, cli: string, maxTime: number, wait = 0): string {
-  return `curl -s --max-time ${maxTime} -X POST --data-binary @- -H 'content-type: application/json' -H "authorization: Bearer $VIGIL_API_KEY" '${hookUrl(o, cli, wait)}'`;
+  return JSON.stringify(hookConfig("claude-code", o), null, 2);
 }
 
 /** Codex CLI: command hooks (Claude-Code-shaped `hooks.json` in CODEX_HOME) piping to curl. */
 export function codexHooks(o: ConnectOptions): string {
-  const entry = (wait = 0, matcher = false) => [
-    {
-      ...(matcher ? { matcher: "*" } : {}),
-      hooks: [{ type: "command", command: curlCommand(o, "codex", wait > 0 ? wait + 5 : 5, wait), timeout: wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS }],
-    },
-  ];
-  const hooks = {
-    hooks: {
-      SessionStart: entry(),
-      UserPromptSubmit: entry(),
-      PreToolUse: entry(o.waitSeconds, true),
-      PostToolUse: entry(0, true),
-      SessionEnd: entry(),
-    },
-  };
-  return JSON.stringify(hooks, null, 2);
+  return JSON.stringify(hookConfig("codex", o), null, 2);
 }
 
 /** Gemini CLI: command hooks in `.gemini/settings.json` (timeouts in milliseconds). */
 export function geminiSettings(o: ConnectOptions): string {
-  const entry = (wait = 0, matcher = false) => [
-    {
-      ...(matcher ? { matcher: ".*" } : {}),
-      hooks: [{ type: "command", command: curlCommand(o, "gemini", wait > 0 ? wait + 5 : 5, wait), timeout: (wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS) * 1000 }],
-    },
-  ];
-  const settings = {
-    hooksConfig: { enabled: true },
-    hooks: {
-      SessionStart: entry(),
-      BeforeAgent: entry(),
-      BeforeTool: entry(o.waitSeconds, true),
-      AfterTool: entry(0, true),
-      SessionEnd: entry(),
-    },
-  };
-  return JSON.stringify(settings, null, 2);
+  return JSON.stringify(hookConfig("gemini", o), null, 2);
 }
 
 /** OpenTelemetry exporters (SPEC 7.4). */

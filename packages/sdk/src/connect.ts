@@ -1,15 +1,14 @@
 /**
- * `vigil connect`: the hook blocks the dashboard's Connect page hands out
- * (components/dashboard/connect-configs.ts in the app; tests hold the two equal), merged into the
- * CLI's own settings file. The person's other settings and hooks stay; Vigil's earlier hooks are
+ * `vigil connect`: the hook blocks of connect-config.ts (the dashboard's Connect page shows the
+ * same ones) merged into the CLI's own settings file. The person's other settings and hooks stay; Vigil's earlier hooks are
  * replaced; the old file is kept as a backup. The API key is never written, only `$VIGIL_API_KEY`.
  */
 import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { CONNECT_TARGETS, hookConfig, type ConnectTarget } from "./connect-config.js";
 
-export const CONNECT_TARGETS = ["claude-code", "codex", "gemini"] as const;
-export type ConnectTarget = (typeof CONNECT_TARGETS)[number];
+export { CONNECT_TARGETS, type ConnectTarget };
 
 export interface ConnectOptions {
   target: ConnectTarget;
@@ -39,65 +38,9 @@ export interface ConnectReport {
   files: ConnectFileReport[];
 }
 
-const HOOK_TIMEOUT_SECONDS = 10;
-const PERMISSION_WAIT_SECONDS = 60;
-
-function hookUrl(o: ConnectOptions, cli: string, wait: number): string {
-  const params = new URLSearchParams();
-  if (o.agent.trim()) params.set("agent", o.agent.trim());
-  if (wait > 0) params.set("wait", String(wait));
-  const q = params.toString();
-  return `${o.baseUrl}/api/hooks/${cli}${q ? `?${q}` : ""}`;
-}
-
-function curlCommand(o: ConnectOptions, cli: string, maxTime: number, wait = 0): string {
-  return `curl -s --max-time ${maxTime} -X POST --data-binary @- -H 'content-type: application/json' -H "authorization: Bearer $VIGIL_API_KEY" '${hookUrl(o, cli, wait)}'`;
-}
-
-/** The settings block for the CLI: `{ hooks, … }` exactly as the Connect page writes it. */
+/** The settings block for the CLI: `{ hooks, … }` exactly as the Connect page shows it. */
 export function hookSettings(o: ConnectOptions): Record<string, any> {
-  if (o.target === "claude-code") {
-    const hook = (wait: number) => ({
-      type: "http",
-      url: hookUrl(o, "claude-code", wait),
-      timeout: wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS,
-      headers: { Authorization: "Bearer $VIGIL_API_KEY" },
-      allowedEnvVars: ["VIGIL_API_KEY"],
-    });
-    const tools = (wait = 0) => [{ matcher: "*", hooks: [hook(wait)] }];
-    const lifecycle = [{ hooks: [hook(0)] }];
-    return {
-      hooks: {
-        UserPromptSubmit: lifecycle,
-        PreToolUse: tools(o.waitSeconds),
-        PermissionRequest: tools(Math.max(o.waitSeconds, PERMISSION_WAIT_SECONDS)),
-        PostToolUse: tools(),
-        PostToolUseFailure: tools(),
-        PostToolBatch: lifecycle,
-        SubagentStop: lifecycle,
-        SessionEnd: lifecycle,
-      },
-    };
-  }
-  if (o.target === "codex") {
-    const entry = (wait = 0, matcher = false) => [
-      {
-        ...(matcher ? { matcher: "*" } : {}),
-        hooks: [{ type: "command", command: curlCommand(o, "codex", wait > 0 ? wait + 5 : 5, wait), timeout: wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS }],
-      },
-    ];
-    return { hooks: { SessionStart: entry(), UserPromptSubmit: entry(), PreToolUse: entry(o.waitSeconds, true), PostToolUse: entry(0, true), SessionEnd: entry() } };
-  }
-  const entry = (wait = 0, matcher = false) => [
-    {
-      ...(matcher ? { matcher: ".*" } : {}),
-      hooks: [{ type: "command", command: curlCommand(o, "gemini", wait > 0 ? wait + 5 : 5, wait), timeout: (wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS) * 1000 }],
-    },
-  ];
-  return {
-    hooksConfig: { enabled: true },
-    hooks: { SessionStart: entry(), BeforeAgent: entry(), BeforeTool: entry(o.waitSeconds, true), AfterTool: entry(0, true), SessionEnd: entry() },
-  };
+  return hookConfig(o.target, o);
 }
 
 /** The settings file of the CLI for the scope. */
