@@ -50,6 +50,8 @@ export async function patternStats(
     from?: Date;
     to?: Date;
     now?: number;
+    /** Only this model's detections and nudges (`unknown`: those without a model, as the charts label them). */
+    model?: string;
     /** Unused since effectiveness is stored with the nudge; kept for callers. */ actionTools?: string[];
   },
 ): Promise<PatternStats> {
@@ -59,8 +61,11 @@ export async function patternStats(
   const until = input.to;
   const ws = input.workspaceId;
   const window = (col: typeof patternDetection.ts | typeof nudge.ts): SQL[] => [gte(col, since), ...(until ? [lt(col, until)] : [])];
-  const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts));
-  const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``}`;
+  // The model is a residual filter on the (workspace, ts) index range; null models are labelled `unknown`.
+  const ofModel = (col: typeof patternDetection.model | typeof nudge.model): SQL[] =>
+    input.model === undefined ? [] : [sql`coalesce(${col}, 'unknown') = ${input.model}`];
+  const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts), ...ofModel(patternDetection.model));
+  const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``} ${input.model === undefined ? sql`` : sql`and coalesce(n.model, 'unknown') = ${input.model}`}`;
 
   const [typeRows, modelRows, sevRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
     db
@@ -85,7 +90,7 @@ export async function patternStats(
     db
       .select({ n: count(), interrupts: sql<number>`count(*) filter (where ${nudge.nudgeType} = 'interrupt')` })
       .from(nudge)
-      .where(and(eq(nudge.workspaceId, ws), ...window(nudge.ts))),
+      .where(and(eq(nudge.workspaceId, ws), ...window(nudge.ts), ...ofModel(nudge.model))),
     // Per model from the window's nudges (same definition as per pattern), not the all-time profiles.
     db.execute(sql`
       select coalesce(n.model, 'unknown') as model, count(*)::int as sent,

@@ -8,7 +8,7 @@ import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
 import { invitationsRouter } from "./routers/invitations";
 import { orgPoliciesRouter, workspacePoliciesRouter } from "./routers/policies-dashboard";
-import { agentsRouter, approvalsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
+import { agentsRouter, approvalsRouter, modelsRouter, patternsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
 
 export const appRouter = router({
   // Agent API (SPEC 7) — fixed names.
@@ -22,6 +22,8 @@ export const appRouter = router({
   agents: agentsRouter,
   workspace: workspaceHoldsRouter,
   policies: policiesRouter,
+  patterns: patternsRouter,
+  models: modelsRouter,
   // Dashboard.
   account: accountRouter,
   organization: organizationRouter,

@@ -207,6 +207,8 @@ const PROCEDURES: Record<string, Spec> = {
   "workspace.holds": { access: { kind: "key", scope: "admin", foreign: "own" }, input: none },
   "workspace.pause": { access: { kind: "key", scope: "admin", foreign: "own" }, input: () => ({ reason: "probe" }) },
   "workspace.resume": { access: { kind: "key", scope: "admin", foreign: "own" }, input: () => ({}) },
+  "patterns.summary": { access: { kind: "key", scope: "agent", foreign: "own" }, input: () => ({ range: "all" }) },
+  "models.list": { access: { kind: "key", scope: "agent", foreign: "own" }, input: none },
   // Dashboard.
   "account.me": { access: { kind: "user" }, input: none },
   "account.createOrganization": { access: { kind: "user" }, input: () => ({ name: "Probe Org", workspaceSlug: uid("probe").toLowerCase() }) },

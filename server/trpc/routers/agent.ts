@@ -20,6 +20,7 @@ import { getSessionView, resumeSession, setSessionSettings } from "@/server/serv
 import { listHolds, pauseAgent, pauseSession, pauseWorkspace, resumeAgent, resumeWorkspace } from "@/server/services/holds";
 import { setKeyState } from "@/server/services/manual-trust";
 import { MAX_MESSAGE_LENGTH, queueSessionMessage } from "@/server/services/pending-nudges";
+import { RANGE_IDS, modelList, patternSummary } from "@/server/dashboard/agent-summaries";
 
 const sessionId = z.string().min(1).max(128);
 /** Operator controls (SPEC 4.6): what a person types, read by the agent and kept in the audit log. */
@@ -66,6 +67,18 @@ export const policiesRouter = router({
       const verdict = evaluatePolicies(compilePolicies(workspaceDoc, orgDoc), input.toolName, input.args);
       return { decision: verdict.decision ?? "allow", policy: verdict.policy, riskRule: verdict.riskRule };
     }),
+});
+
+/** `patterns.summary` (SPEC 7.6): the Patterns page's numbers for a window (the page's range vocabulary), one model or all. */
+export const patternsRouter = router({
+  summary: apiKeyProcedure
+    .input(z.strictObject({ range: z.enum(RANGE_IDS).optional(), model: z.string().trim().min(1).max(256).optional() }).optional())
+    .query(({ ctx, input }) => patternSummary(ctx.db, ctx.workspaceId, input ?? {})),
+});
+
+/** `models.list` (SPEC 7.6): the Models page's behavioural profiles and tool success rates. */
+export const modelsRouter = router({
+  list: apiKeyProcedure.query(({ ctx }) => modelList(ctx.db, ctx.workspaceId)),
 });
 
 export const approvalsRouter = router({
