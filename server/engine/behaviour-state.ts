@@ -79,9 +79,11 @@ export function newStretch(id: number, startedAt: number | null): Stretch {
     callCount: 0,
     seenResults: [],
     readIdentities: [],
+    callIdentities: [],
     rereads: 0,
     lastReread: null,
     announcements: 0,
+    announcement: null,
     mentions: {},
   };
 }
@@ -151,9 +153,11 @@ export function copyStretch(st: Stretch): Stretch {
     callCount: st.callCount,
     seenResults: st.seenResults,
     readIdentities: st.readIdentities,
+    callIdentities: st.callIdentities,
     rereads: st.rereads,
     lastReread: st.lastReread,
     announcements: st.announcements,
+    announcement: st.announcement,
     mentions: st.mentions,
   };
 }
@@ -170,6 +174,9 @@ export function ownedSessionBehaviour(s: SessionBehaviour): SessionBehaviour {
   own.stretch = copyStretch(s.stretch);
   own.stretch.seenResults = [...s.stretch.seenResults];
   own.stretch.readIdentities = [...s.stretch.readIdentities];
+  // States stored before revision 3 have neither.
+  own.stretch.callIdentities = s.stretch.callIdentities ? [...s.stretch.callIdentities] : [];
+  own.stretch.announcement ??= null;
   own.stretch.mentions = { ...s.stretch.mentions };
   own.calls = [...s.calls];
   if (s.textRun) own.textRun = { ...s.textRun, hashes: [...s.textRun.hashes] };

@@ -271,7 +271,8 @@ describe("resume and guidance", () => {
 describe("nudge effectiveness", () => {
   it("a nudge followed by a successful action-tool result is effective", () => {
     const s = new Session();
-    s.feed(text("Proceeding now"), text("Let me do it")); // announce minor → gentle nudge
+    // Two announcements followed by no call (each counts at the next text): announce minor → gentle nudge.
+    s.feed(text("Proceeding now"), text("Let me do it"), text("Running it"));
     expect(s.stats.nudgesSent).toBe(1);
     s.feed(call("readFile", "x")); // same pattern, no new report: still open
     s.feed(call("writeFile", "w"));

@@ -151,8 +151,12 @@ describe("stored state upgrade", () => {
     expect(s).toMatchObject({ pendingGuidance: "use the backup", currentTurn: 3, modelSuggestions: ['["k","m"]'] });
     expect(s.stretch).toMatchObject({ id: 7, announcements: 2, mentions: { bash: { toolName: "bash", count: 1 } } });
     expect(upgradeSessionBehaviour(s, SID)).toBe(s); // idempotent
-    // The next announcement continues the stretch: 3rd → moderate (minor was already reported in v1).
-    const r = observeSessionEvent(v1 as unknown as SessionBehaviour, text("Proceeding now."), { patterns: BUILTIN_PATTERN_CONFIG, settings: { nudgeLevel: "interrupt", nudgeEnabled: true, patternDetectionEnabled: true } }, 6000);
+    // The next announcement continues the stretch: followed by no call before the next text, it is the
+    // 3rd → moderate (minor was already reported in v1).
+    const cfg = { patterns: BUILTIN_PATTERN_CONFIG, settings: { nudgeLevel: "interrupt" as const, nudgeEnabled: true, patternDetectionEnabled: true } };
+    const announced = observeSessionEvent(v1 as unknown as SessionBehaviour, text("Proceeding now."), cfg, 6000);
+    expect(announced.effects).toEqual([]);
+    const r = observeSessionEvent(announced.state, text("Still working on it."), cfg, 6500);
     expect(r.effects.filter((e) => e.type === "pattern")).toMatchObject([{ patternType: "announce_no_action", severity: "moderate", count: 3 }]);
     expect(r.verdicts).toEqual([{ patternType: "announce_no_action", sentAt: 4000, effective: false }]);
     expect(activePatterns(r.state).map((p) => p.patternType)).toEqual(["announce_no_action"]);

@@ -286,12 +286,25 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
 
   const stretch = s.stretch;
   stretch.callCount += 1;
-  if (inToolClass(cfg.readOnlyTools, ev.toolName)) {
-    if (stretch.readIdentities.includes(id)) {
+  const readOnly = inToolClass(cfg.readOnlyTools, ev.toolName);
+  const seenInStretch = readOnly ? stretch.readIdentities.includes(id) : stretch.callIdentities.includes(id);
+  if (stretch.announcement !== null) {
+    // SPEC 5.1: an announcement followed by an action or by a call of something new is progress.
+    const bringsNew = inToolClass(cfg.actionTools, ev.toolName) || (!introspection && !seenInStretch);
+    if (bringsNew) {
+      if (stretch.announcement === "counted") stretch.announcements -= 1;
+      stretch.announcement = null;
+    } else if (stretch.announcement === "open") {
+      stretch.announcements += 1;
+      stretch.announcement = "counted";
+    }
+  }
+  if (readOnly) {
+    if (seenInStretch) {
       stretch.rereads += 1;
       stretch.lastReread = ev.toolName;
     } else pushBounded(stretch.readIdentities, id, STRETCH_IDENTITIES_KEPT);
-  }
+  } else if (!seenInStretch) pushBounded(stretch.callIdentities, id, STRETCH_IDENTITIES_KEPT);
   const key = ev.toolName.toLowerCase();
   if (stretch.mentions[key]) delete stretch.mentions[key];
 
@@ -397,7 +410,9 @@ function onText(s: SessionBehaviour, ev: { text: string; reasoningOnly?: boolean
     }
   }
   s.emptyRun = null;
-  if (isAnnouncement(ev.text, cfg.announcePhrases)) s.stretch.announcements += 1;
+  // The previous announcement was followed by no call before this text: it brought nothing new.
+  if (s.stretch.announcement === "open") s.stretch.announcements += 1;
+  s.stretch.announcement = isAnnouncement(ev.text, cfg.announcePhrases) ? "open" : null;
 }
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,9 @@
-/** Announcing an action ("let me…") without calling an action tool. The texts are the seed's. */
+/**
+ * Announcing an action ("let me…") and then not doing it (SPEC 5.1): the fold counts only the
+ * announcements followed by nothing new — no call before the next text, or only repeated or
+ * introspection calls. "Let me look at the test" and a read of the test is progress. The texts are
+ * the seed's.
+ */
 import { stallPattern } from "./pattern";
 import { inToolClass, lastCall } from "./tracks";
 
@@ -7,7 +12,7 @@ const RECENT_CALLS_CHECKED = 3;
 
 export const announceNoAction = stallPattern({
   name: "announce_no_action",
-  counts: "\"let me…\" announcements with no action among the last 3 calls",
+  counts: "\"let me…\" announcements followed by nothing new (no call, or only repeated or introspection calls)",
   ladder: { minor: 2, moderate: 3, severe: 4 },
   minCount: 2,
   nudges: {

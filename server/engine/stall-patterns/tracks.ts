@@ -72,11 +72,22 @@ export interface Stretch {
   seenResults: string[];
   /** Read-only call identities of the stretch (bounded). */
   readIdentities: string[];
+  /** The other call identities of the stretch (bounded): with `readIdentities`, what it has already called. */
+  callIdentities: string[];
   /** Read-only calls that repeated an earlier read-only identity of the stretch. */
   rereads: number;
   lastReread: string | null;
-  /** `model.text` events of the stretch that contain an announce phrase. */
+  /**
+   * Announcements of the stretch that brought nothing new (SPEC 5.1): followed by no call before the
+   * next text, or only by calls that repeat a call identity of the stretch or are introspection.
+   */
   announcements: number;
+  /**
+   * The latest announcement while its calls are coming in: `open` before any call, `counted` once a
+   * call brought nothing new (a later new call before the next text takes it back); null when
+   * resolved as progress or when the latest text announced nothing.
+   */
+  announcement: "open" | "counted" | null;
   /** Per action tool (lower-cased name): texts naming it since it was last called. */
   mentions: Record<string, { toolName: string; count: number }>;
 }
