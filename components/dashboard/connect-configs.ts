@@ -24,9 +24,48 @@ export function geminiSettings(o: ConnectOptions): string {
   return JSON.stringify(hookConfig("gemini", o), null, 2);
 }
 
+/** Where the key goes in a snippet: the key just created on the page, else a placeholder. */
+export const KEY_PLACEHOLDER = "vgl_…";
+
+/** Each CLI's name as people know it, and a prompt that makes it call a tool (so every hook fires). */
+export const CLI_INFO: Record<ConnectTarget, { label: string; trigger: string; settingsFile: string }> = {
+  "claude-code": { label: "Claude Code", trigger: `claude -p "List the files in this folder"`, settingsFile: "~/.claude/settings.json" },
+  codex: { label: "Codex CLI", trigger: `codex exec "List the files in this folder"`, settingsFile: "~/.codex/hooks.json (+ [features] hooks = true in config.toml)" },
+  gemini: { label: "Gemini CLI", trigger: `gemini -p "List the files in this folder"`, settingsFile: "~/.gemini/settings.json" },
+};
+
+/** `vigil connect <cli>` with the flags the page's options set. */
+export function connectCommand(target: ConnectTarget, o: ConnectOptions): string {
+  const flags = [o.agent.trim() ? ` --agent ${shellQuote(o.agent.trim())}` : "", o.waitSeconds > 0 ? ` --wait ${o.waitSeconds}` : ""].join("");
+  return `vigil connect ${target}${flags}`;
+}
+
+/**
+ * The one step: the environment the hooks read (`VIGIL_API_KEY` on every call, so it belongs in the
+ * shell profile) and the command that merges the hooks into the CLI's settings.
+ */
+export function connectSteps(target: ConnectTarget, o: ConnectOptions, apiKey: string | null): string {
+  return [`export VIGIL_URL=${o.baseUrl}`, `export VIGIL_API_KEY=${apiKey ?? KEY_PLACEHOLDER}`, connectCommand(target, o)].join("\n");
+}
+
+function shellQuote(value: string): string {
+  return /^[A-Za-z0-9._\/-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Vigil's own MCP tools (docs/mcp.md) in each client's configuration. */
+export function mcpConfigs(o: ConnectOptions): { file: string; text: string }[] {
+  const url = `${o.baseUrl}/api/mcp`;
+  return [
+    { file: "Claude Code (command line)", text: `claude mcp add --transport http vigil ${url} --header "Authorization: Bearer $VIGIL_API_KEY"` },
+    { file: "Codex CLI: ~/.codex/config.toml", text: [`[mcp_servers.vigil]`, `url = "${url}"`, `bearer_token_env_var = "VIGIL_API_KEY"`].join("\n") },
+    { file: "Gemini CLI: ~/.gemini/settings.json", text: JSON.stringify({ mcpServers: { vigil: { httpUrl: url, headers: { Authorization: "Bearer $VIGIL_API_KEY" } } } }, null, 2) },
+    { file: "Cursor: ~/.cursor/mcp.json", text: JSON.stringify({ mcpServers: { vigil: { url, headers: { Authorization: "Bearer ${env:VIGIL_API_KEY}" } } } }, null, 2) },
+  ];
+}
+
 /** OpenTelemetry exporters (SPEC 7.4). */
-export function otelEnv(o: ConnectOptions): string {
-  return [`export VIGIL_API_KEY=vgl_…   # Settings → API keys`, `export OTEL_EXPORTER_OTLP_ENDPOINT=${o.baseUrl}/api/otlp`, `export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20$VIGIL_API_KEY"`].join("\n");
+export function otelEnv(o: ConnectOptions, apiKey: string | null = null): string {
+  return [apiKey ? `export VIGIL_API_KEY=${apiKey}` : `export VIGIL_API_KEY=${KEY_PLACEHOLDER}   # Settings → API keys`, `export OTEL_EXPORTER_OTLP_ENDPOINT=${o.baseUrl}/api/otlp`, `export OTEL_EXPORTER_OTLP_HEADERS="Authorization=Bearer%20$VIGIL_API_KEY"`].join("\n");
 }
 
 /** Plain HTTP: guard.check before a tool call, ingest.events after it. */

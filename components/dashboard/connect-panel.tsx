@@ -1,19 +1,32 @@
 "use client";
 
 /**
- * The Connect page's interactive part: agent name and approval wait, one tab per agent kind with
- * its configuration ready to paste (and a copy button), and the live "last event received" check.
+ * The Connect page's interactive part: an API key created inline (shown once, filled into the
+ * commands), agent name and approval wait, one tab per agent kind — the one-step `vigil connect`
+ * command and a check that turns green when THAT CLI's first event arrives — Vigil's MCP tools, and
+ * the configuration of the other kinds ready to paste.
  */
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
 import { Button, Field, NumberInput, TextInput } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { RelativeTime } from "@/components/relative-time";
 import { Tabs } from "@/components/tabs";
-import { useTRPC } from "@/lib/trpc/client";
-import type { LastEvent } from "@/server/dashboard/connect";
+import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
+import type { CliLastEvents, LastEvent } from "@/server/dashboard/connect";
 import { MAX_WAIT_SECONDS } from "@/server/hooks/limits";
-import { claudeCodeSettings, codexHooks, geminiSettings, httpExample, otelEnv, type ConnectOptions } from "./connect-configs";
+import {
+  CLI_INFO,
+  claudeCodeSettings,
+  codexHooks,
+  connectSteps,
+  geminiSettings,
+  httpExample,
+  mcpConfigs,
+  otelEnv,
+  type ConnectOptions,
+  type ConnectTarget,
+} from "./connect-configs";
 
 export const LAST_EVENT_POLL_MS = 3000;
 
@@ -55,6 +68,24 @@ function Snippet({ file, text, children }: { file: string; text: string; childre
   );
 }
 
+function EventSummary({ slug, last }: { slug: string; last: LastEvent }) {
+  return (
+    <>
+      <RelativeTime date={last.receivedAt} />: <span className="mono">{last.type}</span>
+      {last.toolName ? (
+        <>
+          {" "}
+          (<span className="mono">{last.toolName}</span>)
+        </>
+      ) : null}{" "}
+      from <span className="mono">{last.agent ?? "an agent"}</span>, session{" "}
+      <a className="mono" href={`/w/${slug}/sessions/${encodeURIComponent(last.sessionId)}`} title={last.sessionId}>
+        {last.sessionId.length > 40 ? `${last.sessionId.slice(0, 40)}…` : last.sessionId}
+      </a>
+    </>
+  );
+}
+
 function LastEventCheck({ slug, initial }: { slug: string; initial: LastEvent | null }) {
   const trpc = useTRPC();
   const q = useQuery(
@@ -66,17 +97,7 @@ function LastEventCheck({ slug, initial }: { slug: string; initial: LastEvent | 
       <span className="connect-live-dot" aria-hidden="true" />
       {last ? (
         <span>
-          Last event received <RelativeTime date={last.receivedAt} />: <span className="mono">{last.type}</span>
-          {last.toolName ? (
-            <>
-              {" "}
-              (<span className="mono">{last.toolName}</span>)
-            </>
-          ) : null}{" "}
-          from <span className="mono">{last.agent ?? "an agent"}</span>, session{" "}
-          <a className="mono" href={`/w/${slug}/sessions/${encodeURIComponent(last.sessionId)}`}>
-            {last.sessionId.length > 40 ? `${last.sessionId.slice(0, 40)}…` : last.sessionId}
-          </a>
+          Last event received from any agent <EventSummary slug={slug} last={last} />
         </span>
       ) : (
         <span>No event received yet — waiting for the first one (checked every {LAST_EVENT_POLL_MS / 1000} s).</span>
@@ -85,91 +106,274 @@ function LastEventCheck({ slug, initial }: { slug: string; initial: LastEvent | 
   );
 }
 
-export function ConnectPanel({ slug, baseUrl, canConfigure, initialLastEvent }: { slug: string; baseUrl: string; canConfigure: boolean; initialLastEvent: LastEvent | null }) {
+/** Green once an event came through this CLI's hooks (not any agent's): the CLI is connected. */
+function CliEventCheck({ slug, cli, initial }: { slug: string; cli: ConnectTarget; initial: CliLastEvents }) {
+  const trpc = useTRPC();
+  const q = useQuery(
+    trpc.ws.connect.cliLastEvents.queryOptions({ workspaceSlug: slug }, { refetchInterval: LAST_EVENT_POLL_MS, staleTime: 0, initialData: initial }),
+  );
+  const last = q.data?.[cli] ?? null;
+  const { label, trigger } = CLI_INFO[cli];
+  return (
+    <div className={`connect-live ${last ? "connect-live-ok" : ""}`} role="status" aria-live="polite" data-testid={`cli-check-${cli}`} data-state={last ? "connected" : "waiting"}>
+      <span className="connect-live-dot" aria-hidden="true" />
+      {last ? (
+        <span>
+          <strong>{label} is connected.</strong> Last {label} event <EventSummary slug={slug} last={last} />
+        </span>
+      ) : (
+        <span className="stack stack-sm connect-live-waiting">
+          <span>
+            <strong>Waiting for the first {label} event…</strong> (checked every {LAST_EVENT_POLL_MS / 1000} s)
+          </span>
+          <span>
+            To send one, run {label} in a project, e.g. <code className="mono connect-trigger">{trigger}</code>
+          </span>
+        </span>
+      )}
+    </div>
+  );
+}
+
+/** Step 1: an agent-scope key, created here and shown once; viewers and members see who can make one. */
+function KeyStep({
+  slug,
+  canConfigure,
+  created,
+  onCreated,
+}: {
+  slug: string;
+  canConfigure: boolean;
+  created: { name: string; value: string } | null;
+  onCreated: (key: { name: string; value: string }) => void;
+}) {
+  const trpc = useTRPC();
+  const create = useMutation(trpc.apiKeys.create.mutationOptions());
+  const [name, setName] = useState("coding agents");
+  const errs = fieldErrors(create.error);
+  if (!canConfigure) {
+    return (
+      <div className="callout" role="note" data-testid="key-step">
+        <Icon name="key" />
+        <div className="text-sm">
+          <strong>API keys are made by admins.</strong> Your role can see this page but not create keys: ask an admin or owner of the
+          organization for an <span className="mono">agent</span> key (Settings → API keys), then put it in place of{" "}
+          <span className="mono">vgl_…</span> below.
+        </div>
+      </div>
+    );
+  }
+  if (created) {
+    return (
+      <div className="callout" data-tone="warning" role="status" data-testid="new-api-key">
+        <Icon name="alert" />
+        <div className="stack stack-sm" style={{ minWidth: 0, flex: 1 }}>
+          <strong>Key “{created.name}” created — it is filled into the commands below. Copy them now: the key is shown only once.</strong>
+          <div className="row row-wrap">
+            <code className="code connect-key-value">{created.value}</code>
+            <CopyButton text={created.value} label="API key" />
+          </div>
+          <span className="text-sm muted">
+            Agent scope: events, guard checks and sessions. Revoke it in <a href={`/w/${slug}/settings?tab=api-keys`}>Settings → API keys</a>.
+          </span>
+        </div>
+      </div>
+    );
+  }
+  return (
+    <form
+      className="connect-key-form"
+      noValidate
+      data-testid="key-step"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        try {
+          const r = await create.mutateAsync({ workspaceSlug: slug, name, scope: "agent" });
+          onCreated({ name: name.trim(), value: r.value });
+        } catch {
+          /* shown below */
+        }
+      }}
+    >
+      <Field label="API key" hint="An agent-scope key for the CLI, shown once and filled into the commands below." error={errs.name ?? (create.error ? errorMessage(create.error) : undefined)}>
+        <TextInput value={name} onChange={(e) => setName(e.target.value)} maxLength={100} aria-label="Key name" />
+      </Field>
+      <Button type="submit" variant="primary" loading={create.isPending}>
+        <Icon name="plus" /> Create key
+      </Button>
+    </form>
+  );
+}
+
+function CliTab({ slug, cli, o, apiKey, initial, config }: { slug: string; cli: ConnectTarget; o: ConnectOptions; apiKey: string | null; initial: CliLastEvents; config: ReactNode }) {
+  const { label, settingsFile } = CLI_INFO[cli];
+  return (
+    <div className="stack connect-cli">
+      <Snippet file={`Connect ${label} in one step`} text={connectSteps(cli, o, apiKey)}>
+        <p>
+          <span className="mono">vigil connect</span> merges Vigil&apos;s hooks into <span className="mono">{settingsFile}</span>: your other settings
+          and hooks stay, the old file is kept as a backup (<span className="mono">--dry-run</span> shows the diff first,{" "}
+          <span className="mono">--scope project</span> writes the project&apos;s file). The hooks read <span className="mono">VIGIL_API_KEY</span> each
+          time {label} runs: put the two <span className="mono">export</span> lines in your shell profile.
+        </p>
+        <p className="muted">
+          No <span className="mono">vigil</span> command yet? It comes with the SDK: in the Vigil repository,{" "}
+          <span className="mono">cd packages/sdk &amp;&amp; npm pack &amp;&amp; npm install -g ./vigil-sdk-0.1.0.tgz</span>.
+        </p>
+      </Snippet>
+      <CliEventCheck slug={slug} cli={cli} initial={initial} />
+      <details className="connect-manual">
+        <summary>Or paste the hooks by hand</summary>
+        {config}
+      </details>
+    </div>
+  );
+}
+
+export function ConnectPanel({
+  slug,
+  baseUrl,
+  canConfigure,
+  initialLastEvent,
+  initialCliEvents,
+}: {
+  slug: string;
+  baseUrl: string;
+  canConfigure: boolean;
+  initialLastEvent: LastEvent | null;
+  initialCliEvents: CliLastEvents;
+}) {
   const [agent, setAgent] = useState("");
   const [wait, setWait] = useState(0);
+  const [createdKey, setCreatedKey] = useState<{ name: string; value: string } | null>(null);
+  const apiKey = createdKey?.value ?? null;
   const o: ConnectOptions = { baseUrl, agent, waitSeconds: Math.max(0, Math.min(MAX_WAIT_SECONDS, Math.floor(wait || 0))) };
-  const keyHint = canConfigure ? (
-    <>
-      Create a key in <a href={`/w/${slug}/settings?tab=api-keys`}>Settings → API keys</a> and export it as <span className="mono">VIGIL_API_KEY</span> where the agent runs.
-    </>
-  ) : (
-    <>
-      Ask an admin for an API key and export it as <span className="mono">VIGIL_API_KEY</span> where the agent runs.
-    </>
-  );
+  const keyHint = <>Export the key as <span className="mono">VIGIL_API_KEY</span> where the agent runs.</>;
 
   const items = [
     {
       id: "claude-code",
       label: "Claude Code",
       content: (
-        <Snippet file="~/.claude/settings.json (or .claude/settings.json in the project)" text={claudeCodeSettings(o)}>
-          <p>
-            Claude Code posts each hook straight to Vigil (<span className="mono">&quot;type&quot;: &quot;http&quot;</span>): nothing to install. Merge
-            this into your settings. {keyHint}
-          </p>
-          <p>
-            Hooks time out after 10 s (Claude Code&apos;s default is 600 s, after which it lets the tool run anyway). A PermissionRequest waits up to{" "}
-            {Math.max(o.waitSeconds, 60)} s for a person in Approvals when Vigil holds a call back.
-          </p>
-        </Snippet>
+        <CliTab
+          slug={slug}
+          cli="claude-code"
+          o={o}
+          apiKey={apiKey}
+          initial={initialCliEvents}
+          config={
+            <Snippet file="~/.claude/settings.json (or .claude/settings.json in the project)" text={claudeCodeSettings(o)}>
+              <p>
+                Claude Code posts each hook straight to Vigil (<span className="mono">&quot;type&quot;: &quot;http&quot;</span>): nothing to install.
+                Merge this into your settings. {keyHint}
+              </p>
+              <p>
+                Hooks time out after 10 s (Claude Code&apos;s default is 600 s, after which it lets the tool run anyway). A PermissionRequest waits up
+                to {Math.max(o.waitSeconds, 60)} s for a person in Approvals when Vigil holds a call back.
+              </p>
+            </Snippet>
+          }
+        />
       ),
     },
     {
       id: "codex",
       label: "Codex CLI",
       content: (
-        <Snippet file="$CODEX_HOME/hooks.json (~/.codex/hooks.json)" text={codexHooks(o)}>
-          <p>
-            Codex runs command hooks: <span className="mono">curl</span> pipes each payload to Vigil and prints the answer. {keyHint}
-          </p>
-          <p>
-            Turn hooks on in <span className="mono">$CODEX_HOME/config.toml</span> (<span className="mono">[features]</span>{" "}
-            <span className="mono">hooks = true</span>); Codex runs them in trusted projects once you have trusted them (automation that vets its
-            hooks can pass <span className="mono">--dangerously-bypass-hook-trust</span>).
-          </p>
-          <p>Codex ignores &quot;ask&quot;: a call Vigil holds back is denied with Vigil&apos;s reason, which the model reads.</p>
-        </Snippet>
+        <CliTab
+          slug={slug}
+          cli="codex"
+          o={o}
+          apiKey={apiKey}
+          initial={initialCliEvents}
+          config={
+            <Snippet file="$CODEX_HOME/hooks.json (~/.codex/hooks.json)" text={codexHooks(o)}>
+              <p>
+                Codex runs command hooks: <span className="mono">curl</span> pipes each payload to Vigil and prints the answer. {keyHint}
+              </p>
+              <p>
+                Turn hooks on in <span className="mono">$CODEX_HOME/config.toml</span> (<span className="mono">[features]</span>{" "}
+                <span className="mono">hooks = true</span>; <span className="mono">vigil connect codex</span> does it). Codex runs them in trusted
+                projects once you have trusted them (automation that vets its hooks can pass{" "}
+                <span className="mono">--dangerously-bypass-hook-trust</span>).
+              </p>
+              <p>Codex ignores &quot;ask&quot;: a call Vigil holds back is denied with Vigil&apos;s reason, which the model reads.</p>
+            </Snippet>
+          }
+        />
       ),
     },
     {
       id: "gemini",
       label: "Gemini CLI",
       content: (
-        <Snippet file=".gemini/settings.json (or ~/.gemini/settings.json)" text={geminiSettings(o)}>
-          <p>
-            Gemini CLI runs command hooks (timeouts in milliseconds): <span className="mono">curl</span> pipes each payload to Vigil. {keyHint}
-          </p>
-        </Snippet>
+        <CliTab
+          slug={slug}
+          cli="gemini"
+          o={o}
+          apiKey={apiKey}
+          initial={initialCliEvents}
+          config={
+            <Snippet file=".gemini/settings.json (or ~/.gemini/settings.json)" text={geminiSettings(o)}>
+              <p>
+                Gemini CLI runs command hooks (timeouts in milliseconds): <span className="mono">curl</span> pipes each payload to Vigil. {keyHint}
+              </p>
+            </Snippet>
+          }
+        />
+      ),
+    },
+    {
+      id: "mcp",
+      label: "MCP tools",
+      content: (
+        <div className="stack">
+          <div className="text-sm stack connect-snippet-notes">
+            <p>
+              Vigil&apos;s own MCP server at <span className="mono">{baseUrl}/api/mcp</span> lets the model ask how reliable its tools are (
+              <span className="mono">reliability_status</span>, <span className="mono">reliability_session</span>) and ask a person for a reset (
+              <span className="mono">reliability_request_reset</span>, answered in Approvals). It adds to the hooks; it does not replace them. Same{" "}
+              <span className="mono">VIGIL_API_KEY</span>.
+            </p>
+          </div>
+          {mcpConfigs(o).map((c) => (
+            <Snippet key={c.file} file={c.file} text={c.text} />
+          ))}
+        </div>
       ),
     },
     {
       id: "otel",
       label: "OpenTelemetry",
       content: (
-        <Snippet file="environment of the instrumented agent" text={otelEnv(o)}>
-          <p>Any OTLP/HTTP trace exporter (JSON or protobuf): tool spans become tool calls and results, agent spans start sessions.</p>
-        </Snippet>
+        <div className="stack">
+          <Snippet file="environment of the instrumented agent" text={otelEnv(o, apiKey)}>
+            <p>Any OTLP/HTTP trace exporter (JSON or protobuf): tool spans become tool calls and results, agent spans start sessions.</p>
+          </Snippet>
+          <LastEventCheck slug={slug} initial={initialLastEvent} />
+        </div>
       ),
     },
     {
       id: "http",
       label: "Plain HTTP",
       content: (
-        <Snippet file="any HTTP client" text={httpExample(o)}>
-          <p>
-            Every procedure is tRPC over plain JSON (no transformer). See <span className="mono">docs/agent-api.md</span> in the Vigil repository for the
-            full contract.
-          </p>
-        </Snippet>
+        <div className="stack">
+          <Snippet file="any HTTP client" text={httpExample(o)}>
+            <p>
+              Every procedure is tRPC over plain JSON (no transformer). See <span className="mono">docs/agent-api.md</span> in the Vigil repository for
+              the full contract. {keyHint}
+            </p>
+          </Snippet>
+          <LastEventCheck slug={slug} initial={initialLastEvent} />
+        </div>
       ),
     },
   ];
 
   return (
     <div className="stack connect-page">
-      <LastEventCheck slug={slug} initial={initialLastEvent} />
+      <KeyStep slug={slug} canConfigure={canConfigure} created={createdKey} onCreated={setCreatedKey} />
       <div className="connect-options">
         <Field label="Agent name" hint="Sessions are grouped under it (default: the CLI's name).">
           <TextInput value={agent} onChange={(e) => setAgent(e.target.value)} placeholder="e.g. release-bot" maxLength={200} />

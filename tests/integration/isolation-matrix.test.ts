@@ -231,6 +231,7 @@ const PROCEDURES: Record<string, Spec> = {
   "ws.holds.resumeWorkspace": { access: { kind: "workspace", role: "member" }, input: (w) => ws(w, {}) },
   "ws.overview.live": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w) },
   "ws.connect.lastEvent": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w) },
+  "ws.connect.cliLastEvents": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w) },
   "wsConfig.get": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w) },
   "wsConfig.put": { access: { kind: "workspace", role: "admin" }, input: (w) => ws(w, { document: { settings: { nudge_level: "gentle" } } }) },
   "wsConfig.explainRule": { access: { kind: "workspace", role: "viewer" }, input: (w) => ws(w, { toolName: "http_request" }) },

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { protectedWorkspaceProcedure, router } from "../init";
 import { listPendingApprovals } from "@/server/dashboard/approvals";
 import { getLiveCounts } from "@/server/dashboard/overview";
-import { getLastEvent } from "@/server/dashboard/connect";
+import { getCliLastEvents, getLastEvent } from "@/server/dashboard/connect";
 import { resolveApproval } from "@/server/services/approvals";
 import { resetKeys } from "@/server/services/key-reset";
 import { setKeyState } from "@/server/services/manual-trust";
@@ -86,5 +86,7 @@ export const workspaceRouter = router({
   connect: router({
     /** The newest event received, polled by the Connect page to show a connection working. */
     lastEvent: protectedWorkspaceProcedure("viewer").query(({ ctx }) => getLastEvent(ctx.db, ctx.workspaceId)),
+    /** The newest event from each coding CLI's hooks, polled by the Connect page's per-CLI checks. */
+    cliLastEvents: protectedWorkspaceProcedure("viewer").query(({ ctx }) => getCliLastEvents(ctx.db, ctx.workspaceId)),
   }),
 });
