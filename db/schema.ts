@@ -291,9 +291,12 @@ export const failure = pgTable(
     errorMessage: text("error_message"),
     httpStatus: integer("http_status"),
     argsHash: text("args_hash"),
+    /** The error message's failure group (server/engine/failure-fingerprint.ts), set at ingest. */
+    fingerprint: text("fingerprint"),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.id] }),
+    index("failure_ws_fingerprint_time_idx").on(t.workspaceId, t.fingerprint, t.ts),
     index("failure_ws_key_time_idx").on(t.workspaceId, t.failureKey, t.ts),
     index("failure_ws_domain_time_idx").on(t.workspaceId, t.domain, t.ts),
     index("failure_ws_time_idx").on(t.workspaceId, t.ts),

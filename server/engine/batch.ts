@@ -16,6 +16,7 @@
  */
 import { classifyFailure, errorMessage, failureWeight, httpStatusOf, isFailure, matchSecurityPattern } from "./classify";
 import { extractFailureKey, sameCanonicalJson, type FailureKeyInfo } from "./failure-key";
+import { fingerprintError } from "./failure-fingerprint";
 import { boundForRedaction, redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
 import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
@@ -221,6 +222,8 @@ export interface FailureRecord {
   errorMessage: string | null;
   httpStatus: number | null;
   argsHash: string;
+  /** Failure group of the stored message (failure-fingerprint.ts). */
+  fingerprint: string;
 }
 export interface TransitionRecord {
   workspaceId: string;
@@ -789,6 +792,7 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
     for (const effect of applied.effects) trustEffects.push({ at: step.at, effect });
 
     if (step.failed && severity) {
+      const errorMessage = storedErrorMessage(e);
       writes.failures.push({
         workspaceId,
         eventId: e.id,
@@ -801,9 +805,10 @@ export function applyTrustPhase(loaded: TrustPhaseInput, sessionPhase: SessionPh
         sessionId: e.sessionId,
         agent: step.agent,
         model: step.model,
-        errorMessage: storedErrorMessage(e),
+        errorMessage,
         httpStatus: httpStatusOf(e),
         argsHash: info.argsHash,
+        fingerprint: fingerprintError(errorMessage).fingerprint,
       });
     }
   }
