@@ -3,6 +3,7 @@ import { and, asc, desc, eq, gte, ilike, isNull, lt, sql, type SQL } from "drizz
 import { likeEscape } from "./util";
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
+import { fingerprintError } from "@/server/engine/failure-fingerprint";
 
 // One list of severities: the engine's (SPEC 3).
 export { SEVERITIES } from "@/server/engine/types";
@@ -18,6 +19,8 @@ export interface FailureQuery {
   failureKey?: string;
   /** Part of the error message (case-insensitive). */
   text?: string;
+  /** A failure group (failure-fingerprint.ts). */
+  fingerprint?: string;
   from?: Date;
   to?: Date;
   page?: number;
@@ -46,6 +49,7 @@ function failureFilters(workspaceId: string, q: FailureQuery): SQL {
   const conds: SQL[] = [eq(failure.workspaceId, workspaceId)];
   if (q.failureKey) conds.push(eq(failure.failureKey, q.failureKey));
   if (q.tool) conds.push(eq(failure.toolName, q.tool));
+  if (q.fingerprint) conds.push(eq(failure.fingerprint, q.fingerprint));
   if (q.severity) conds.push(eq(failure.severity, q.severity));
   if (q.model === NO_MODEL) conds.push(isNull(failure.model));
   else if (q.model) conds.push(eq(failure.model, q.model));
@@ -127,4 +131,67 @@ export function resolveTimeRange(range: string | undefined, fromIso?: string, to
   if (from || to) return { range: "custom", from, to };
   if (range && range in TIME_RANGES) return { range: range as TimeRange, from: new Date(now.getTime() - TIME_RANGES[range as keyof typeof TIME_RANGES]) };
   return { range: "all" };
+}
+
+/** One failure group (SPEC 7.6 `failures.groups`, 8): failures whose messages normalize alike. */
+export interface FailureGroup {
+  fingerprint: string;
+  /** The normalized message (ids, numbers, paths… as placeholders). */
+  sample: string;
+  count: number;
+  toolNames: string[];
+  failureKeys: string[];
+  /** Distinct sessions the group's failures happened in. */
+  sessions: number;
+  agents: string[];
+  firstSeen: string;
+  lastSeen: string;
+}
+
+/** Most groups returned; most names listed per group (the counts stay exact). */
+export const MAX_GROUPS = 100;
+export const MAX_GROUP_NAMES = 20;
+
+/**
+ * Failure groups of a window, largest first. One aggregate over failure_ws_time_idx (or the tool's
+ * index); failures recorded before fingerprints were stored have none and are left out.
+ */
+export async function listFailureGroups(
+  db: Db,
+  workspaceId: string,
+  q: { from?: Date; to?: Date; toolName?: string; limit?: number } = {},
+): Promise<FailureGroup[]> {
+  const conds: SQL[] = [eq(failure.workspaceId, workspaceId), sql`${failure.fingerprint} is not null`];
+  if (q.toolName) conds.push(eq(failure.toolName, q.toolName));
+  if (q.from) conds.push(gte(failure.ts, q.from));
+  if (q.to) conds.push(lt(failure.ts, q.to));
+  const rows = await db
+    .select({
+      fingerprint: failure.fingerprint,
+      message: sql<string | null>`max(${failure.errorMessage})`,
+      count: sql<number>`count(*)::int`,
+      toolNames: sql<string[]>`array_agg(distinct ${failure.toolName})`,
+      failureKeys: sql<string[]>`array_agg(distinct ${failure.failureKey})`,
+      agents: sql<string[]>`array_agg(distinct ${failure.agent})`,
+      sessions: sql<number>`count(distinct ${failure.sessionId})::int`,
+      firstSeen: sql<Date>`min(${failure.ts})`,
+      lastSeen: sql<Date>`max(${failure.ts})`,
+    })
+    .from(failure)
+    .where(and(...conds))
+    .groupBy(failure.fingerprint)
+    .orderBy(sql`count(*) desc`, sql`max(${failure.ts}) desc`)
+    .limit(Math.min(MAX_GROUPS, Math.max(1, q.limit ?? MAX_GROUPS)));
+  const date = (d: Date | string) => (d instanceof Date ? d : new Date(d)).toISOString();
+  return rows.map((r) => ({
+    fingerprint: r.fingerprint!,
+    sample: fingerprintError(r.message).sample,
+    count: r.count,
+    toolNames: r.toolNames.slice(0, MAX_GROUP_NAMES),
+    failureKeys: r.failureKeys.slice(0, MAX_GROUP_NAMES),
+    sessions: r.sessions,
+    agents: r.agents.slice(0, MAX_GROUP_NAMES),
+    firstSeen: date(r.firstSeen),
+    lastSeen: date(r.lastSeen),
+  }));
 }

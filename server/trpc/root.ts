@@ -8,7 +8,7 @@ import { orgConfigRouter } from "./routers/org-config";
 import { notificationsRouter } from "./routers/notifications";
 import { invitationsRouter } from "./routers/invitations";
 import { orgPoliciesRouter, workspacePoliciesRouter } from "./routers/policies-dashboard";
-import { agentsRouter, approvalsRouter, modelsRouter, patternsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
+import { agentsRouter, approvalsRouter, failuresRouter, modelsRouter, patternsRouter, policiesRouter, configRouter as agentConfigRouter, guardRouter, ingestRouter, keysRouter, reliabilityRouter, sessionsRouter, workspaceHoldsRouter } from "./routers/agent";
 
 export const appRouter = router({
   // Agent API (SPEC 7) — fixed names.
@@ -24,6 +24,7 @@ export const appRouter = router({
   policies: policiesRouter,
   patterns: patternsRouter,
   models: modelsRouter,
+  failures: failuresRouter,
   // Dashboard.
   account: accountRouter,
   organization: organizationRouter,

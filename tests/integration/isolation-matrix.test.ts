@@ -209,6 +209,7 @@ const PROCEDURES: Record<string, Spec> = {
   "workspace.resume": { access: { kind: "key", scope: "admin", foreign: "own" }, input: () => ({}) },
   "patterns.summary": { access: { kind: "key", scope: "agent", foreign: "own" }, input: () => ({ range: "all" }) },
   "models.list": { access: { kind: "key", scope: "agent", foreign: "own" }, input: none },
+  "failures.groups": { access: { kind: "key", scope: "agent", foreign: "own" }, input: () => ({ range: "all" }) },
   // Dashboard.
   "account.me": { access: { kind: "user" }, input: none },
   "account.createOrganization": { access: { kind: "user" }, input: () => ({ name: "Probe Org", workspaceSlug: uid("probe").toLowerCase() }) },

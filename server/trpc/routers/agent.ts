@@ -21,6 +21,7 @@ import { listHolds, pauseAgent, pauseSession, pauseWorkspace, resumeAgent, resum
 import { setKeyState } from "@/server/services/manual-trust";
 import { MAX_MESSAGE_LENGTH, queueSessionMessage } from "@/server/services/pending-nudges";
 import { RANGE_IDS, modelList, patternSummary } from "@/server/dashboard/agent-summaries";
+import { failureGroups } from "@/server/dashboard/failure-groups";
 
 const sessionId = z.string().min(1).max(128);
 /** Operator controls (SPEC 4.6): what a person types, read by the agent and kept in the audit log. */
@@ -79,6 +80,13 @@ export const patternsRouter = router({
 /** `models.list` (SPEC 7.6): the Models page's behavioural profiles and tool success rates. */
 export const modelsRouter = router({
   list: apiKeyProcedure.query(({ ctx }) => modelList(ctx.db, ctx.workspaceId)),
+});
+
+/** `failures.groups` (SPEC 7.6): failures grouped by their normalized message, largest first. */
+export const failuresRouter = router({
+  groups: apiKeyProcedure
+    .input(z.strictObject({ range: z.enum(RANGE_IDS).optional(), toolName: z.string().trim().min(1).max(256).optional() }).optional())
+    .query(({ ctx, input }) => failureGroups(ctx.db, ctx.workspaceId, input ?? {})),
 });
 
 export const approvalsRouter = router({
