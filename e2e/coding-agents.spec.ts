@@ -187,6 +187,7 @@ test("the Connect page hands out this workspace's configuration and shows the fi
   await signIn(page);
   await page.goto(`/w/${ws.slug}/connect`);
   await expect(page.getByRole("heading", { name: "Connect an agent" })).toBeVisible();
+  await page.getByText("Or paste the hooks by hand").first().click();
   await expect(page.getByLabel("~/.claude/settings.json (or .claude/settings.json in the project)", { exact: true })).toContainText(`${vigilUrl}/api/hooks/claude-code`);
   await page.getByLabel("Agent name").fill("nightly");
   await expect(page.getByLabel("~/.claude/settings.json (or .claude/settings.json in the project)", { exact: true })).toContainText("/api/hooks/claude-code?agent=nightly");
@@ -200,6 +201,7 @@ test("the Connect page hands out this workspace's configuration and shows the fi
     data: { session_id: sessionId, hook_event_name: "UserPromptSubmit", prompt: "hello", prompt_id: "p1" },
   });
   expect(res.status()).toBe(200);
-  await expect(page.getByTestId("last-event")).toContainText(sessionId, { timeout: 15_000 });
-  await expect(page.getByTestId("last-event")).toContainText("nightly");
+  await page.getByRole("tab", { name: "Claude Code" }).click();
+  await expect(page.getByTestId("cli-check-claude-code")).toContainText(sessionId, { timeout: 15_000 });
+  await expect(page.getByTestId("cli-check-claude-code")).toContainText("nightly");
 });
