@@ -97,30 +97,38 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
       width: 170,
       cell: (r) => <KeyProgress state={r.state} recovery={r.recovery} escalationExpires={r.escalationExpires} approvalPending={r.approvalPending} now={now} />,
     },
-    {
-      id: "total",
-      header: "Failures / calls",
-      sortKey: "total",
-      align: "right",
-      width: 120,
-      cell: (r) => (
-        <span className="num">
-          {r.totalFailures.toLocaleString("en-US")} <span className="subtle">/ {r.totalCalls.toLocaleString("en-US")}</span>
-        </span>
-      ),
-    },
-    ...(windowed
-      ? [
-          {
-            id: "window",
-            header: "Failures in range",
-            headerTitle: `Failed tool results of this key (or of its domain/tool for a level state), ${window.label}`,
-            align: "right" as const,
-            width: 110,
-            cell: (r: KeyRow) => <span className={r.windowFailures ? "num text-danger" : "num subtle"}>{(r.windowFailures ?? 0).toLocaleString("en-US")}</span>,
-          },
-        ]
-      : []),
+    // Under a time range the failures follow the range, with the all-time figures beside them named
+    // as such, in one column (a second one squeezed the key names). A level row's own counters start
+    // when the level was first tracked, while its range count covers every failure of the domain or tool.
+    windowed
+      ? {
+          id: "window",
+          header: "Failures in range",
+          headerTitle: `Failed tool results of this key (of every key of the domain or tool for a level row), ${window.label}; under it the all-time failures / calls`,
+          align: "right" as const,
+          width: 150,
+          cell: (r: KeyRow) => (
+            <span className="stack" style={{ gap: 2, alignItems: "flex-end" }}>
+              <span className={r.windowFailures ? "num text-danger" : "num subtle"}>{(r.windowFailures ?? 0).toLocaleString("en-US")}</span>
+              <span className="text-xs subtle num" title={r.level === "key" ? "Every failure and call of this key" : "Failures and calls counted on this level since it was first tracked"}>
+                {r.level === "key" ? "all time" : "level, all time"} {r.totalFailures.toLocaleString("en-US")} / {r.totalCalls.toLocaleString("en-US")}
+              </span>
+            </span>
+          ),
+        }
+      : {
+          id: "total",
+          header: "Failures / calls",
+          headerTitle: "All time: failures and calls of this key (a domain- or tool-level row: counted since the level was first tracked)",
+          sortKey: "total",
+          align: "right" as const,
+          width: 120,
+          cell: (r: KeyRow) => (
+            <span className="num">
+              {r.totalFailures.toLocaleString("en-US")} <span className="subtle">/ {r.totalCalls.toLocaleString("en-US")}</span>
+            </span>
+          ),
+        },
     {
       id: "last",
       header: "Last failure",
