@@ -22,11 +22,12 @@ const SERVER_LAYERS = [
   ["trpc"],
   ["dashboard"],
   ["(root)"],
-  ["hooks", "otlp", "metrics"],
+  ["hooks", "otlp"],
   ["ingest"],
   ["services"],
   ["notifications"],
   ["http"],
+  ["metrics"],
   ["engine"],
 ];
 
@@ -39,9 +40,6 @@ const SERVER_LAYERS = [
 const KNOWN = new Set([
   "import circle: server/engine/policies.ts ↔ server/engine/types.ts",
   "upward import: server/http/input-hygiene.ts → server/trpc/error-issues.ts",
-  "upward import: server/ingest/apply.ts → server/metrics/index.ts",
-  "upward import: server/ingest/index.ts → server/metrics/index.ts",
-  "upward import: server/metrics/handler.ts → server/runtime.ts",
   "upward import: server/notifications/channels.ts → server/services/audit.ts",
   "upward import: server/notifications/channels.ts → server/services/errors.ts",
   "upward import: server/services/approvals.ts → server/ingest/load.ts",

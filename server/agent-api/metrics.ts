@@ -7,7 +7,7 @@ import type { Runtime } from "@/server/runtime";
 import { authenticateApiKey } from "@/server/services/api-keys";
 import { bearerToken, INVALID_KEY_MESSAGE } from "@/server/services/agent-key";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
-import { contentTypeFor, renderMetrics } from "./scrape";
+import { contentTypeFor, renderMetrics } from "@/server/metrics/scrape";
 
 export const METRICS_AUTH_MESSAGE = "Send Authorization: Bearer <admin-scope API key or VIGIL_METRICS_TOKEN>";
 export const METRICS_SCOPE_MESSAGE = "Metrics need an admin-scope API key (or VIGIL_METRICS_TOKEN)";

@@ -9,7 +9,7 @@ import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { createApiKey } from "@/server/services/api-keys";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
-import { handleMetrics } from "@/server/metrics/handler";
+import { handleMetrics } from "@/server/agent-api/metrics";
 import { MAX_TOOLS_PER_WORKSPACE } from "@/server/metrics";
 import { setConcurrencyLimit, withCapacity } from "@/server/http/capacity";
 

@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleMetrics } from "@/server/metrics/handler";
+import { handleMetrics } from "@/server/agent-api/metrics";
 
 export const dynamic = "force-dynamic";
 
