@@ -6,6 +6,7 @@ import { agentSession, approval, event, failure, keyState, keyStateSummary, mode
 import type { ManualState } from "@/server/engine/types";
 import { toKeyRow, type KeyRow } from "./tools";
 import { iso } from "./util";
+import { timeToRecover } from "@/server/services/time-to-recover";
 
 /**
  * What a domain- or tool-level state stops (issue: a reset of a key under a blocked tool left the
@@ -35,6 +36,8 @@ export interface KeyDetail {
   transitions: { id: number; fromState: string; toState: string; reason: string | null; actor: string | null; at: string }[];
   models: { model: string; attempts: number; failures: number; successRate: number | null; lastFailureAt: string | null }[];
   pendingApprovalId: string | null;
+  /** Mean time to recover (escalated → trusted), all time: the key's and its tool's; null before a first recovery. */
+  meanTimeToRecover: { keySeconds: number | null; keyRecoveries: number; toolSeconds: number | null };
 }
 
 /** Key state, its level states, timeline (latest 100) and per-model profile. Null when the key is unknown. */
@@ -85,7 +88,7 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
   // Thresholds of the rule in force now, for the key and its levels (one configuration read).
   const shown = await withThresholdsInForce(db, workspaceId, stateRow ? [stateRow, ...levels] : levels);
   const levelRows = stateRow ? shown.slice(1) : shown;
-  const reaches = await Promise.all(levelRows.map((l) => levelReach(db, workspaceId, l)));
+  const [reaches, mttr] = await Promise.all([Promise.all(levelRows.map((l) => levelReach(db, workspaceId, l))), timeToRecover(db, workspaceId, { toolName })]);
   return {
     key: stateRow ? toKeyRow(shown[0]) : null,
     manual: stateRow?.trust.manual ?? null,
@@ -100,6 +103,7 @@ export async function getKeyDetail(db: Db, workspaceId: string, failureKey: stri
       lastFailureAt: iso(m.lastFailureAt),
     })),
     pendingApprovalId: pending[0]?.id ?? null,
+    meanTimeToRecover: { keySeconds: mttr.byKey.get(failureKey) ?? null, keyRecoveries: mttr.recoveries.get(failureKey) ?? 0, toolSeconds: mttr.byTool.get(toolName) ?? null },
   };
 }
 

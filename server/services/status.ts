@@ -4,6 +4,7 @@ import type { Db } from "@/db/client";
 import { failure, keyState, keyStateSummary } from "@/db/schema";
 import { recoveryOf } from "@/server/engine/trust";
 import { withThresholdsInForce } from "./thresholds-in-force";
+import { timeToRecover } from "./time-to-recover";
 
 export async function reliabilityStatus(db: Db, workspaceId: string, opts: { toolName?: string; includeHistory?: boolean }) {
   const rows = await withThresholdsInForce(
@@ -16,8 +17,10 @@ export async function reliabilityStatus(db: Db, workspaceId: string, opts: { too
       .orderBy(keyState.failureKey)
       .limit(10_000),
   );
+  const mttr = await timeToRecover(db, workspaceId, opts.toolName ? { toolName: opts.toolName } : {});
   const keys = rows.map((r) => {
     const st = r.trust;
+    const meanTimeToRecoverSeconds = mttr.byKey.get(r.failureKey);
     return {
       failureKey: r.failureKey,
       toolName: r.toolName,
@@ -31,9 +34,13 @@ export async function reliabilityStatus(db: Db, workspaceId: string, opts: { too
       escalationReason: st.escalationReason,
       escalationExpires: r.escalationExpires ? r.escalationExpires.toISOString() : null,
       recovery: recoveryOf(st),
+      // Escalated → trusted, mean over the key's recoveries; absent until it has recovered once.
+      ...(meanTimeToRecoverSeconds !== undefined ? { meanTimeToRecoverSeconds } : {}),
     };
   });
-  if (!opts.includeHistory) return { keys };
+  const toolMttr = opts.toolName ? mttr.byTool.get(opts.toolName) : undefined;
+  const tool = toolMttr !== undefined ? { meanTimeToRecoverSeconds: toolMttr } : {};
+  if (!opts.includeHistory) return { keys, ...tool };
   const history = await db
     .select({
       failureKey: failure.failureKey,
@@ -50,5 +57,5 @@ export async function reliabilityStatus(db: Db, workspaceId: string, opts: { too
     )
     .orderBy(desc(failure.ts))
     .limit(100);
-  return { keys, history: history.map((h) => ({ ...h, ts: h.ts.toISOString() })) };
+  return { keys, ...tool, history: history.map((h) => ({ ...h, ts: h.ts.toISOString() })) };
 }

@@ -9,7 +9,7 @@ import { StateTimeline } from "@/components/dashboard/state-timeline";
 import { DataTable, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
-import { formatPercent } from "@/components/format";
+import { formatDuration, formatPercent } from "@/components/format";
 import { Icon } from "@/components/icons";
 import { KeyValue } from "@/components/key-value";
 import { Meter } from "@/components/meter";
@@ -163,6 +163,13 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
               <h2 className="card-title">State timeline</h2>
               <p className="card-subtitle">
                 Latest {detail.transitions.length >= 100 ? "100 " : ""}state changes, newest first · {window.label}
+              </p>
+              <p className="card-subtitle" data-testid="mean-time-to-recover">
+                Mean time to recover:{" "}
+                {detail.meanTimeToRecover.keySeconds === null
+                  ? "no recovery yet"
+                  : `${formatDuration(detail.meanTimeToRecover.keySeconds * 1000)} over ${detail.meanTimeToRecover.keyRecoveries} ${detail.meanTimeToRecover.keyRecoveries === 1 ? "recovery" : "recoveries"}`}
+                {detail.meanTimeToRecover.toolSeconds !== null && ` · tool ${formatDuration(detail.meanTimeToRecover.toolSeconds * 1000)}`}
               </p>
             </div>
           </div>
