@@ -54,14 +54,14 @@ describe.each(DATABASE_KINDS)("policies on %s", (kind) => {
     for (const [args, field] of bad) {
       const res = await put({ policies: [{ name: "a", tool: "Bash", decision: "deny" }, { name: "b", tool: "Bash", decision: "ask" }, { name: "c", tool: "Bash", args, decision: "deny" }] });
       expect(res.status, JSON.stringify(args)).toBe(400);
-      expect(res.body.error!.data.issues.map((i: { path: string[] }) => i.path)).toContainEqual([...field]);
+      expect(res.body.error!.data.issues!.map((i: { path: string[] }) => i.path)).toContainEqual([...field]);
     }
     const dup = await put({ policies: [{ name: "a", tool: "x", decision: "deny" }, { name: "a", tool: "y", decision: "deny" }] });
     expect(dup.status).toBe(400);
-    expect(dup.body.error!.data.issues[0].path).toEqual(["policies", "1", "name"]);
+    expect(dup.body.error!.data.issues![0].path).toEqual(["policies", "1", "name"]);
     const rule = await put({ risk_rules: { disabled: ["shell.no_such_rule"] } });
     expect(rule.status).toBe(400);
-    expect(rule.body.error!.data.issues[0].path).toEqual(["risk_rules", "disabled", "0"]);
+    expect(rule.body.error!.data.issues![0].path).toEqual(["risk_rules", "disabled", "0"]);
     expect(await storedConfig()).toEqual(before);
   });
 
