@@ -64,10 +64,10 @@ export function ToolClassesEditor() {
       else vals[s] = n;
     }
     const eff = { ...inherited.thresholds[t], ...vals };
-    // Strictly increasing, as the server requires: an equal step could never be reached.
-    if (!errors[`${t}.moderate`] && vals.moderate !== undefined && eff.minor >= eff.moderate) errors[`${t}.moderate`] = "Must be greater than minor";
-    if (!errors[`${t}.severe`] && vals.severe !== undefined && eff.moderate >= eff.severe) errors[`${t}.severe`] = "Must be greater than moderate";
-    if (!errors[`${t}.minor`] && vals.minor !== undefined && vals.moderate === undefined && eff.minor >= eff.moderate) errors[`${t}.minor`] = "Must be less than moderate";
+    // Non-decreasing, as the server requires (equal levels jump straight to the higher severity).
+    if (!errors[`${t}.moderate`] && vals.moderate !== undefined && eff.minor > eff.moderate) errors[`${t}.moderate`] = "Must be at least minor";
+    if (!errors[`${t}.severe`] && vals.severe !== undefined && eff.moderate > eff.severe) errors[`${t}.severe`] = "Must be at least moderate";
+    if (!errors[`${t}.minor`] && vals.minor !== undefined && vals.moderate === undefined && eff.minor > eff.moderate) errors[`${t}.minor`] = "Must be at most moderate";
     if (Object.keys(vals).length) ladderValues[t] = vals;
   }
   const listValues: Partial<Record<ListKey, string[]>> = {};
@@ -154,7 +154,7 @@ export function ToolClassesEditor() {
         </div>
       </Section>
 
-      <Section title="Pattern thresholds" description="The count at which a pattern is reported as minor, moderate or severe (severe pauses the session). Each ladder must be strictly increasing. Empty cells inherit.">
+      <Section title="Pattern thresholds" description="The count at which a pattern is reported as minor, moderate or severe (severe pauses the session). Each ladder must be non-decreasing; equal levels jump straight to the higher severity. Empty cells inherit.">
         <div className="table-wrap">
           <div className="table-scroll">
             <table className="table dash2-ladder" data-density="compact">

@@ -68,16 +68,19 @@ const FULL = {
 };
 
 describe("parseConfigDocument", () => {
-  it("pattern ladders: unknown pattern names and ladders that are not strictly increasing name the field", () => {
+  it("pattern ladders: unknown pattern names and ladders that decrease name the field", () => {
     const unknown = parseConfigDocument({ patterns: { stuck_forever: { minor: 1 } } });
     expect(unknown).toEqual({
       ok: false,
       issues: [{ path: "patterns.stuck_forever", message: "Unknown field 'patterns.stuck_forever'", segments: ["patterns", "stuck_forever"], code: "unrecognized_keys" }],
     });
-    const equal = parseConfigDocument({ patterns: { repetitive_calls: { minor: 3, moderate: 3, severe: 5 } } });
-    expect(equal.ok).toBe(false);
-    if (!equal.ok) expect(equal.issues.map((i) => i.path)).toEqual(["patterns.repetitive_calls.moderate"]);
-    const down = parseConfigDocument({ patterns: { empty_response: { minor: 1, severe: 1 } } });
+    const decreasing = parseConfigDocument({ patterns: { repetitive_calls: { minor: 3, moderate: 2, severe: 5 } } });
+    expect(decreasing.ok).toBe(false);
+    if (!decreasing.ok) expect(decreasing.issues.map((i) => [i.path, i.message])).toEqual([["patterns.repetitive_calls.moderate", "patterns.repetitive_calls.moderate: moderate must be at least minor"]]);
+    // Equal levels are a jump straight to the higher severity (SPEC 5.1: Roo's limit, Cline's hard threshold).
+    const jump = parseConfigDocument({ patterns: { repetitive_calls: { minor: 4, moderate: 4, severe: 4 } } });
+    expect(jump).toEqual({ ok: true, doc: { patterns: { thresholds: { repetitive_calls: { minor: 4, moderate: 4, severe: 4 } } } } });
+    const down = parseConfigDocument({ patterns: { empty_response: { minor: 2, severe: 1 } } });
     expect(down.ok).toBe(false);
     if (!down.ok) expect(down.issues[0]!.path).toBe("patterns.empty_response.severe");
     const ok = parseConfigDocument({ patterns: { empty_response: { minor: 2, moderate: 3, severe: 4 }, volatile_arg_fields: ["nonce"] } });
@@ -272,6 +275,16 @@ describe("mergeEffectiveConfig", () => {
   it("merged ladders stay monotonic", () => {
     const e = mergeEffectiveConfig({ patterns: { thresholds: { planning_loop: { minor: 9 } } } }, {});
     expect(e.patterns.thresholds.planning_loop).toEqual({ minor: 9, moderate: 10, severe: 11 });
+  });
+
+  it("configured equal levels stay equal; a workspace's minor meets its organization's jump", () => {
+    const jump = mergeEffectiveConfig({ patterns: { thresholds: { repetitive_calls: { minor: 4, moderate: 4, severe: 4 } } } }, {});
+    expect(jump.patterns.thresholds.repetitive_calls).toEqual({ minor: 4, moderate: 4, severe: 4 });
+    const layered = mergeEffectiveConfig(
+      { patterns: { thresholds: { repetitive_calls: { minor: 6 } } } },
+      { patterns: { thresholds: { repetitive_calls: { moderate: 4, severe: 4 } } } },
+    );
+    expect(layered.patterns.thresholds.repetitive_calls).toEqual({ minor: 6, moderate: 6, severe: 6 });
   });
 
   it("default lists are copies", () => {

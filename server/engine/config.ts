@@ -83,13 +83,13 @@ const ladderSchema = z
   .object({ minor: positiveInt.optional(), moderate: positiveInt.optional(), severe: positiveInt.optional() })
   .strict()
   .superRefine((l, ctx) => {
-    // Strictly increasing (SPEC 5): equal steps would make a severity unreachable.
-    if (l.minor !== undefined && l.moderate !== undefined && l.minor >= l.moderate)
-      ctx.addIssue({ code: "custom", path: ["moderate"], message: "moderate must be greater than minor" });
-    if (l.moderate !== undefined && l.severe !== undefined && l.moderate >= l.severe)
-      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be greater than moderate" });
-    if (l.minor !== undefined && l.severe !== undefined && l.moderate === undefined && l.minor >= l.severe)
-      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be greater than minor" });
+    // Non-decreasing (SPEC 5.1): equal levels reach the higher severity directly; a decrease is refused.
+    if (l.minor !== undefined && l.moderate !== undefined && l.minor > l.moderate)
+      ctx.addIssue({ code: "custom", path: ["moderate"], message: "moderate must be at least minor" });
+    if (l.moderate !== undefined && l.severe !== undefined && l.moderate > l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be at least moderate" });
+    if (l.minor !== undefined && l.severe !== undefined && l.moderate === undefined && l.minor > l.severe)
+      ctx.addIssue({ code: "custom", path: ["severe"], message: "severe must be at least minor" });
   });
 
 const toolList = z.array(z.string().min(1).max(256));
@@ -468,7 +468,7 @@ export function toSnakeDocument(d: ConfigDocument): SnakeConfigDocument {
 /**
  * Workspace over organization over built-ins. Lists (extractors, security patterns, tool classes,
  * announce phrases) are replaced as a whole by the most specific level that sets them; ladders and
- * model-switch values merge per field (ladders are then made strictly increasing). Rules stay in the two
+ * model-switch values merge per field (ladders are then made non-decreasing). Rules stay in the two
  * documents and are resolved per call by rules.ts.
  */
 export function mergeEffectiveConfig(
@@ -485,9 +485,13 @@ export function mergeEffectiveConfig(
     const o = org.patterns?.thresholds?.[t] ?? {};
     const dflt = DEFAULT_PATTERN_CONFIG.thresholds[t];
     const minor = w.minor ?? o.minor ?? dflt.minor;
-    // Levels may set parts of a ladder; the merged ladder stays strictly increasing (every step reachable).
-    const moderate = Math.max(minor + 1, w.moderate ?? o.moderate ?? dflt.moderate);
-    const severe = Math.max(moderate + 1, w.severe ?? o.severe ?? dflt.severe);
+    // Levels may set parts of a ladder. A level set by a document may equal the one below it (that
+    // severity is reached directly, SPEC 5.1); a built-in step below a configured one moves above it,
+    // so raising only `minor` never turns a nudge into a pause.
+    const setModerate = w.moderate ?? o.moderate;
+    const moderate = setModerate !== undefined ? Math.max(minor, setModerate) : Math.max(minor + 1, dflt.moderate);
+    const setSevere = w.severe ?? o.severe;
+    const severe = setSevere !== undefined ? Math.max(moderate, setSevere) : Math.max(moderate + 1, dflt.severe);
     thresholds[t] = { minor, moderate, severe };
   }
 

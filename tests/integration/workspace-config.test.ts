@@ -126,9 +126,9 @@ describe.each(DATABASE_KINDS)("workspace configuration on %s", (kind) => {
     expect(await auditCount()).toBe(audits);
   });
 
-  it("pattern ladders: an unknown pattern or a ladder that is not strictly increasing is a 400 naming the field on every path; org defaults still apply", async () => {
+  it("pattern ladders: an unknown pattern or a ladder that decreases is a 400 naming the field on every path; org defaults still apply", async () => {
     const before = await storedWorkspaceConfig();
-    const bad = { patterns: { repetitive_calls: { minor: 3, moderate: 3 } } };
+    const bad = { patterns: { repetitive_calls: { minor: 3, moderate: 2 } } };
     const viaDashboard = await app.mutation("wsConfig.put", { workspaceSlug: ws.slug, document: bad }, { cookie: owner.cookie });
     expect(viaDashboard.status).toBe(400);
     expect(viaDashboard.body.error?.data.issues?.[0].path).toEqual(["patterns", "repetitive_calls", "moderate"]);

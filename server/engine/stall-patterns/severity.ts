@@ -2,7 +2,7 @@
 export const PATTERN_SEVERITIES = ["minor", "moderate", "severe"] as const;
 export type PatternSeverity = (typeof PATTERN_SEVERITIES)[number];
 
-/** The counts at which a pattern is reported as minor, moderate and severe (strictly increasing). */
+/** The counts at which a pattern is reported as minor, moderate and severe (non-decreasing: equal levels reach the higher severity directly). */
 export interface PatternThresholds {
   minor: number;
   moderate: number;

@@ -138,7 +138,7 @@ describe("Roo — tool name interpolation and edge cases", () => {
 
 describe("Roo — explicit Nth call blocking", () => {
   it("should allow the 1st call but block on the 2nd call for limit 1 (Vigil: direct instruction on the 2nd)", () => {
-    // A ladder must be strictly increasing from 1, so limit 1 pauses at the 3rd; the 2nd gets a direct nudge.
+    // This translation keeps a nudge before the block; the exact "block on the 2nd, nothing before" is the ladder {2, 2, 2} (configured-peers.test.ts).
     const t = trace(1);
     expect(check(t, "tool-name")).toEqual({ allowed: true, nudged: false });
     const second = check(t, "tool-name");
