@@ -628,6 +628,7 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
           text === null
             ? {}
             : { text: truncateUtf8(text, MAX_USER_TEXT_STORED), truncated: Buffer.byteLength(text, "utf8") > MAX_USER_TEXT_STORED || boundForRedaction(e.text!, MAX_USER_TEXT_STORED) !== e.text };
+        if (e.automated === true) row.payload.automated = true;
         break;
       }
       case "permission.resolved": {

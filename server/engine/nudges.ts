@@ -76,11 +76,12 @@ export function nudgeMessage(
   severity: PatternSeverity,
   nudgeType: PatternNudgeType,
   vars: TemplateVars,
+  templates: Record<PatternSeverity, string> = NUDGE_TEMPLATES[patternType],
 ): string {
   let sev: PatternSeverity = severity;
   if (nudgeType === "gentle") sev = "minor";
   else if (nudgeType === "direct" && severity === "severe") sev = "moderate";
-  return renderTemplate(NUDGE_TEMPLATES[patternType][sev], vars);
+  return renderTemplate(templates[sev], vars);
 }
 
 // ---------------------------------------------------------------------------

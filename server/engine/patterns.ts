@@ -35,7 +35,7 @@ import {
   type SessionBehaviour,
   type StretchCall,
 } from "./behaviour-state";
-import { STALL_PATTERNS } from "./stall-patterns";
+import { STALL_PATTERNS, STALL_PATTERN_BY_NAME } from "./stall-patterns";
 import type { Found, StallPattern } from "./stall-patterns/pattern";
 import { identityOf, inToolClass } from "./stall-patterns/tracks";
 import { nudgeMessage, nudgeTypeFor, pauseSession, takePendingGuidance } from "./nudges";
@@ -467,7 +467,7 @@ const TABLE_ORDER: Record<PatternType, number> = Object.fromEntries(PATTERN_TYPE
  * - `tool.result`: compares outcomes; a productive action makes every open nudge effective and
  *   starts a new stretch.
  * - `model.text`: counts planning texts, empty responses, announcements and action-tool mentions.
- * - `user.message`: ends every run and the stretch.
+ * - `user.message`: ends every run and the stretch, unless `automated` (a framework's own message).
  * - then every pattern is evaluated; a pattern is reported when it is new in its run or stretch
  *   or its severity rose. Every report → `pattern` effect (and closes the open nudges of that
  *   pattern as ineffective). At most ONE nudge per event: the highest severity, ties by table
@@ -536,7 +536,8 @@ export function foldSessionEvent(
       onText(s, event, cfg);
       break;
     case "user.message":
-      s = restartDetection(s, now);
+      // Only a person's message resets: a framework's own "Please continue" leaves a loop a loop (SPEC 5.1).
+      if (event.automated !== true) s = restartDetection(s, now);
       break;
     default:
       break;
@@ -585,7 +586,9 @@ export function foldSessionEvent(
   const d = candidates[0];
   const nudgeType = d ? nudgeTypeFor(d.severity, level, enabled) : null;
   if (d && nudgeType && !s.paused) {
-    const message = nudgeMessage(d.patternType, d.severity, nudgeType, { toolName: d.toolName, count: d.count, args: d.args });
+    const instead = STALL_PATTERN_BY_NAME[d.patternType].nudgeInstead?.(s) ?? null;
+    const vars = { toolName: d.toolName, count: instead ? instead.count : d.count, args: d.args };
+    const message = nudgeMessage(d.patternType, d.severity, nudgeType, vars, instead?.nudges);
     effects.push({ type: "nudge", nudgeType, message, patternType: d.patternType, sessionId: s.sessionId });
     stats.nudgesSent += 1;
     s.openNudges = [...s.openNudges, { patternType: d.patternType, severity: d.severity, sentAt: now }];

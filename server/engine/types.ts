@@ -68,8 +68,11 @@ export type AgentEvent =
       turnIndex?: number;
     })
   | (EventBase & { type: "model.text"; text: string; reasoningOnly?: boolean; turnIndex?: number })
-  /** A person spoke to the agent: ends every run and the stretch (SPEC 5). */
-  | (EventBase & { type: "user.message"; text?: string; turnIndex?: number })
+  /**
+   * A person spoke to the agent: ends every run and the stretch (SPEC 5). `automated`: a message the
+   * framework sent by itself ("Please continue"), which resets nothing (SPEC 5.1).
+   */
+  | (EventBase & { type: "user.message"; text?: string; automated?: boolean; turnIndex?: number })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;

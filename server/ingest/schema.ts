@@ -57,7 +57,7 @@ export const eventSchema = z.discriminatedUnion("type", [
     turnIndex: turnIndex.optional(),
   }),
   z.strictObject({ ...base, type: z.literal("model.text"), text: z.string(), reasoningOnly: z.boolean().optional(), turnIndex: turnIndex.optional() }),
-  z.strictObject({ ...base, type: z.literal("user.message"), text: z.string().optional(), turnIndex: turnIndex.optional() }),
+  z.strictObject({ ...base, type: z.literal("user.message"), text: z.string().optional(), automated: z.boolean().optional(), turnIndex: turnIndex.optional() }),
   z.strictObject({
     ...base,
     type: z.literal("permission.resolved"),

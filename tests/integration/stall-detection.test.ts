@@ -1,7 +1,8 @@
 /**
- * Stall detection revision 2 through the real agent API (SPEC 5, 7.1): user.message resets runs,
- * one nudge per event, nudge verdicts stored with the nudge, and a session whose behaviour state
- * was stored by the previous engine version keeps working. PGlite and PostgreSQL.
+ * Stall detection through the real agent API (SPEC 5, 5.1, 7.1, 7.6): user.message resets runs
+ * (an automated one does not), one nudge per event, nudge verdicts stored with the nudge, ladders
+ * with equal levels, an investigation left alone, and a session whose behaviour state was stored
+ * by the previous engine version keeps working. PGlite and PostgreSQL.
  */
 import { describe, expect, it } from "vitest";
 import { and, asc, eq } from "drizzle-orm";
@@ -22,7 +23,7 @@ function act(sessionId: string, toolName: string, args: Record<string, unknown>,
 }
 const userMessage = (sessionId: string, text: string, ts: string) => ({ type: "user.message", id: uid(), sessionId, text, ts });
 
-describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
+describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
   const app = useTestApp(kind);
 
   const ingest = (key: string, events: unknown[]) => ingestAccepted(app, key, events);
@@ -106,6 +107,67 @@ describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
     expect(stats.effectivenessByPattern).toEqual([{ patternType: "repetitive_calls", sent: 3, effective: 2, rate: 2 / 3 }]);
   });
 
+  it("revision 3: an investigation — announcements each followed by a new read, then an edit — gets no nudge and no pause", async () => {
+    const { key } = await app.seedWorkspace();
+    const s = uid("s");
+    const say = (text: string, m: number) => ({ type: "model.text", id: uid(), sessionId: s, text, ts: at(base, m) });
+    const r = await ingest(key, [
+      say("Let me look at the failing test.", 0),
+      ...act(s, "Read", { file_path: "src/parser.test.ts" }, { success: true, result: "test" }, at(base, 0)),
+      say("Let me check where parse is defined.", 1),
+      ...act(s, "Grep", { pattern: "function parse" }, { success: true, result: ["src/parser.ts:12"] }, at(base, 1)),
+      say("Let me look at the parser.", 2),
+      ...act(s, "Read", { file_path: "src/parser.ts" }, { success: true, result: "parser" }, at(base, 2)),
+      say("Let me check the tokenizer.", 3),
+      ...act(s, "Read", { file_path: "src/tokenizer.ts" }, { success: true, result: "tokenizer" }, at(base, 3)),
+      say("Let me look at the fixtures.", 4),
+      ...act(s, "Glob", { pattern: "fixtures/*.json" }, { success: true, result: ["fixtures/a.json"] }, at(base, 4)),
+      say("I'll now fix the off-by-one.", 5),
+      ...act(s, "Edit", { file_path: "src/parser.ts", old_string: "<=", new_string: "<" }, { success: true, result: "ok" }, at(base, 5)),
+    ]);
+    expect(r.effects).toEqual([]);
+    const view = await app.query("sessions.get", { sessionId: s }, { key });
+    expect((view.body.result!.data as any).paused).toBe(false);
+  });
+
+  it("revision 3: config.put takes a ladder with equal levels, and the 4th identical call pauses with no nudge before it", async () => {
+    const { key } = await app.seedWorkspace();
+    const put = await app.mutation("config.put", { patterns: { repetitive_calls: { minor: 4, moderate: 4, severe: 4 } } }, { key });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    const decreasing = await app.mutation("config.put", { patterns: { repetitive_calls: { minor: 4, moderate: 3 } } }, { key });
+    expect(decreasing.status).toBe(400);
+    expect(decreasing.body.error?.data.issues?.[0].path).toEqual(["patterns", "repetitive_calls", "moderate"]);
+    const s = uid("s");
+    const ls = (m: number) => act(s, "bash", { command: "ls dist" }, { success: true, result: "index.js" }, at(base, m));
+    const first = await ingest(key, [...ls(0), ...ls(1), ...ls(2)]);
+    expect(first.effects).toEqual([]);
+    const fourth = await ingest(key, ls(3));
+    expect(fourth.effects.map((e) => [e.type, e.patternType ?? null, e.severity ?? e.nudgeType ?? null])).toEqual([
+      ["pattern", "repetitive_calls", "severe"],
+      ["nudge", "repetitive_calls", "interrupt"],
+      ["paused", null, null],
+    ]);
+  });
+
+  it("revision 3: an automated user.message is stored as such and does not end the run; a person's does", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const ls = (m: number) => act(s, "bash", { command: "ls dist" }, { success: true, result: "index.js" }, at(base, m));
+    const automated = { type: "user.message", id: uid(), sessionId: s, text: "Please continue the task.", automated: true, ts: at(base, 2) };
+    const r = await ingest(key, [...ls(0), ...ls(1), automated, ...ls(3)]);
+    expect(r.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity, e.count])).toEqual([["repetitive_calls", "minor", 3]]);
+    const [row] = await app.db.select().from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.sessionId, s), eq(event.type, "user.message")));
+    expect(row!.payload).toMatchObject({ text: "Please continue the task.", automated: true });
+    // A person's message (automated false or absent) still ends the run.
+    const p = uid("s");
+    const lsP = (m: number) => act(p, "bash", { command: "ls dist" }, { success: true, result: "index.js" }, at(base, m));
+    const person = await ingest(key, [...lsP(0), ...lsP(1), { type: "user.message", id: uid(), sessionId: p, text: "go on", automated: false, ts: at(base, 2) }, ...lsP(3)]);
+    expect(person.effects).toEqual([]);
+    const bad = await app.mutation("ingest.events", { events: [{ type: "user.message", id: uid(), sessionId: p, automated: "yes" }] }, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error!.message).toContain("automated");
+  });
+
   it("a session whose behaviour was stored by engine version 1 continues where it was", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const s = uid("s");
@@ -125,8 +187,12 @@ describe.each(DATABASE_KINDS)("stall detection revision 2 on %s", (kind) => {
     };
     await app.db.update(agentSession).set({ behaviour: v1 }).where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, s)));
 
-    // The stretch carries on: the 3rd announcement is moderate (minor was already sent by v1).
-    const r = await ingest(key, [{ type: "model.text", id: uid(), sessionId: s, text: "Proceeding now.", ts: at(base, 1) }]);
+    // The stretch carries on: the 3rd announcement, followed by no call before the next text, is
+    // moderate (minor was already sent by v1).
+    const r = await ingest(key, [
+      { type: "model.text", id: uid(), sessionId: s, text: "Proceeding now.", ts: at(base, 1) },
+      { type: "model.text", id: uid(), sessionId: s, text: "Still on it.", ts: at(base, 1) },
+    ]);
     expect(r.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity, e.count])).toEqual([["announce_no_action", "moderate", 3]]);
     // Old name-based counts are gone: a different grep is not repetitive.
     const g = await ingest(key, act(s, "grep", { pattern: "new" }, { success: true, result: [] }, at(base, 2)));

@@ -37,6 +37,11 @@ export interface StallPattern<Name extends string = string> {
   detect(s: Tracks, classes: ToolClasses, found: Found): void;
   /** The run or stretch a report belongs to: a pattern is reported again in it only when its severity rises. */
   scope(s: Tracks): string | null;
+  /**
+   * Optional: other nudge texts, and the count they name, for the state the pattern was detected in
+   * (identical calls that keep failing are told to read the error). Asked only for the nudge sent.
+   */
+  nudgeInstead?(s: Tracks): { nudges: Record<PatternSeverity, string>; count: number } | null;
 }
 
 /** Declares a pattern, keeping its name's literal type for the registry. */

@@ -16,6 +16,20 @@ describe("repetitive_calls", () => {
     expect(t.paused).toBe(true);
   });
 
+  it("identical failing calls are told to read the error, not to use what the call returned (SPEC 5.1)", () => {
+    const t = new Trace();
+    for (let i = 0; i < 3; i++) t.act("bash", { command: "npm run build" }, { error: "TS2304: Cannot find name 'x'" });
+    const [first] = t.nudges();
+    expect(first).toMatchObject({ nudgeType: "gentle", patternType: "repetitive_calls" });
+    expect(first.message).toBe(
+      'bash {"command":"npm run build"} failed 2 times with the same error. Read the error and change the arguments or the approach instead of retrying unchanged.',
+    );
+    // The same successful call keeps its own text.
+    const ok = new Trace();
+    for (let i = 0; i < 3; i++) ok.act("bash", { command: "ls dist" }, { ok: "index.js" });
+    expect(ok.nudges()[0].message).toContain("Use what it returned");
+  });
+
   it("a different outcome ends the run: polling a changing status draws nothing", () => {
     const t = new Trace();
     for (const status of ["queued", "running", "running 40%", "running 80%", "done"]) t.act("bash", { command: "gh run view 42" }, { ok: { status } });

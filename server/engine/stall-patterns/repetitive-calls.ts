@@ -1,6 +1,7 @@
 /** The identical call (same tool, same arguments without the volatile fields) with the same result, again and again. */
 import { stallPattern } from "./pattern";
-import { identityOf } from "./tracks";
+import { errorRetryLoop } from "./error-retry-loop";
+import { identityOf, isFailedOutcome } from "./tracks";
 
 export const repetitiveCalls = stallPattern({
   name: "repetitive_calls",
@@ -19,4 +20,12 @@ export const repetitiveCalls = stallPattern({
     if (s.run) found(s.run.length, s.run.toolName, s.run.preview, identityOf(s.run.toolName, s.run.argsHash));
   },
   scope: (s) => (s.run ? `r${s.run.start}` : null),
+  // Identical calls that fail: "read the error", not "use what it returned" (SPEC 5.1), naming the failures seen.
+  nudgeInstead(s) {
+    const run = s.run;
+    if (!run || !isFailedOutcome(run.outcome)) return null;
+    const f = s.failureRun;
+    const failures = f && f.toolName === run.toolName && f.argsHash === run.argsHash ? f.count : run.length;
+    return { nudges: errorRetryLoop.nudges, count: failures };
+  },
 });

@@ -119,6 +119,9 @@ export interface ToolClasses {
 /** A call identity: tool name and the hash of its arguments without the volatile fields. */
 export const identityOf = (toolName: string, hash: string) => `${toolName} ${hash}`;
 
+/** Whether an outcome identity is a failure's (`F:` + hash of the error; see outcomeIdentity in patterns.ts). */
+export const isFailedOutcome = (outcome: string | null | undefined) => outcome != null && outcome.startsWith("F:");
+
 /** The session's last call, if any. */
 export function lastCall(s: Tracks): StretchCall | undefined {
   return s.calls[s.calls.length - 1];

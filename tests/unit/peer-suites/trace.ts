@@ -88,6 +88,11 @@ export class Trace {
     return this.feed({ ...this.base(), type: "user.message", text });
   }
 
+  /** A message the framework sends by itself (headless "Please continue"). */
+  automated(text = "Please continue with the task."): Effect[] {
+    return this.feed({ ...this.base(), type: "user.message", text, automated: true });
+  }
+
   turn(turnIndex: number): Effect[] {
     return this.feed({ ...this.base(), type: "turn.start", turnIndex });
   }
