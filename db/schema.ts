@@ -347,7 +347,7 @@ export const keyState = pgTable(
 
 /**
  * The failures a trust state keeps (the engine's FailureRecord, as it made it), one row each,
- * inserted as they come and deleted once the state no longer reads them. Until stop 48 they were a
+ * inserted as they come and deleted once the state no longer reads them. They used to be a
  * list inside `key_state.data`, which every batch touching the key rewrote whole: with 30 % of the
  * bench's results failing in the rule's filter, the 45 keys' lists grew to ~40 KB each within
  * 112,000 events and ingest fell from ~5,400 to ~2,900 events/s. Per state, `seq` order is time

@@ -570,7 +570,7 @@ describe("results kept for the failure rate (property)", () => {
           const upgraded = upgradeKeyContext(copied.state, { results: records }, copied.failures);
           expect(upgraded.results.ts).toEqual(copied.results.ts);
           if (records.length) expect(upgraded).toEqual(copied);
-          // Stored in chunks and read back through JSON; stored whole in `data` as before stop 48,
+          // Stored in chunks and read back through JSON; stored whole in `data` as in the older whole-log form,
           // as gaps and as absolute times (before gaps): the same context.
           const through = <T>(v: T): T => JSON.parse(JSON.stringify(v));
           const chunks = through(resultChunks(copied.results, 0).map((c) => c.log));
@@ -1253,7 +1253,7 @@ describe("the result log as stored: chunks (resultChunks, resultChanges, assembl
           for (const c of write) stored.set(c.chunk, c.log);
           ctx = owned;
           whole = false;
-          // The first batch's log, once, as a row stored before stop 48 would hold it: whole in `data`, no chunks.
+          // The first batch's log, once, as a row in the older whole-log form holds it: whole in `data`, no chunks.
           if (fromWhole && i === 0) {
             stored.clear();
             whole = true;

@@ -115,8 +115,8 @@ export function newKeyContext(failureKey: string, toolName: string, level?: Stat
  * oldest first and the `key_result_chunk` logs in chunk order) as this engine keeps them. `.data`
  * says where the result log begins and the chunks hold it (resultChunks); every earlier form, with
  * the whole log in `.data.results`, still reads:
- * - results stored as gaps (StoredResultLog, stops 29–47);
- * - a ResultLog with absolute times (stored so until stop 29);
+ * - results stored as gaps (StoredResultLog, an intermediate form);
+ * - a ResultLog with absolute times (an earlier form);
  * - one `{ts, failed, seq}` record per result (before results became a ResultLog): their times
  *   are kept from the first one's seq (their seqs ran on, and trimming only ever cut the front),
  *   and which failed is in the failures.
@@ -166,7 +166,7 @@ export function historyOf(ctx: KeyContext): KeyHistory {
 
 /**
  * Results per `key_result_chunk` row. A hot key under a rate rule keeps tens of thousands of
- * results per window; stored whole in `key_state.data` (until stop 48) every batch touching the
+ * results per window; stored whole in `key_state.data` (the older stored form) every batch touching the
  * key rewrote them all (~260 KB of JSON at 36,000). A batch now rewrites the chunks its results
  * fall in — the last, and a new one every 1,024 results — and deletes the ones the window passed.
  */
@@ -220,7 +220,7 @@ export function assembleResults(firstSeq: number, chunks: readonly (StoredResult
 /**
  * What a batch changed in a context's result log, for the `key_result_chunk` rows: the chunks to
  * write (those its results fall in; every chunk of the log when `storedWhole`, a log read from
- * `key_state.data` as stored before stop 48) and the chunk below which every row goes (the window
+ * `key_state.data` in the older whole-log form) and the chunk below which every row goes (the window
  * passed them, or the log emptied: no rate rule). `before` is the context as loaded, undefined for
  * a state the batch created.
  */

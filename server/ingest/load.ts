@@ -328,7 +328,7 @@ interface LockedKeyRow {
 }
 
 /**
- * Contexts whose result log was read from `key_state.data` as stored before stop 48 (whole, not
+ * Contexts whose result log was read from `key_state.data` in the older whole-log form (whole, not
  * in chunks): their next write stores every chunk of it (resultChanges' `storedWhole`).
  */
 export const resultLogsStoredWhole = new WeakSet<KeyContext>();

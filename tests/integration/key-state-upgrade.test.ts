@@ -74,7 +74,7 @@ describe.each(kinds)("key_state stored by earlier versions on %s", (kind) => {
     expect((await failureRows(ws.workspaceId, failureKey)).map((f) => f.seq)).toEqual([3, 4]);
   });
 
-  it("reads a history stored with absolute result times (stop 28's form) and counts its results", async () => {
+  it("reads a history stored with absolute result times (an earlier stored form) and counts its results", async () => {
     await migrateDatabase(app.database); // the latest schema, whichever test ran first
     const ws = await app.seedWorkspace();
     const args = { url: "https://rated-abs.example.com/v1/items/1" };
