@@ -11,6 +11,7 @@ import { loadConfigs, lockSessions } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
 import { FieldIssuesError, badRequest, notFound } from "./errors";
 import { heldOf, holdsOver } from "./holds";
+import { sessionFailureSummary } from "./session-failure-summary";
 
 /** Without a `session_idle_minutes` setting, a session is idle after this long without events. */
 const DEFAULT_IDLE_MINUTES = 30;
@@ -40,6 +41,7 @@ export async function getSessionView(db: Db, workspaceId: string, sessionId: str
     held,
     effectiveSettings,
     activePatterns: activePatterns(behaviour).map((p) => ({ ...p, detectedAt: new Date(p.detectedAt).toISOString() })),
+    failureSummary: await sessionFailureSummary(db, workspaceId, { sessionId, status, endedAt: row.endedAt, failureCount: row.failureCount }),
   };
 }
 
