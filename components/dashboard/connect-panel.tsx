@@ -212,8 +212,8 @@ function CliTab({ slug, cli, o, apiKey, initial, config }: { slug: string; cli: 
       <Snippet file={`Connect ${label} in one step`} text={connectSteps(cli, o, apiKey)}>
         <p>
           <span className="mono">vigil connect</span> merges Vigil&apos;s hooks into <span className="mono">{settingsFile}</span>: your other settings
-          and hooks stay, the old file is kept as a backup (<span className="mono">--dry-run</span> shows the diff first,{" "}
-          <span className="mono">--scope project</span> writes the project&apos;s file). The hooks read <span className="mono">VIGIL_API_KEY</span> each
+          and hooks stay, the old file is kept as a backup (<span className="mono nowrap">--dry-run</span> shows the diff first,{" "}
+          <span className="mono nowrap">--scope project</span> writes the project&apos;s file). The hooks read <span className="mono">VIGIL_API_KEY</span> each
           time {label} runs: put the two <span className="mono">export</span> lines in your shell profile.
         </p>
         <p className="muted">
@@ -295,7 +295,7 @@ export function ConnectPanel({
                 Turn hooks on in <span className="mono">$CODEX_HOME/config.toml</span> (<span className="mono">[features]</span>{" "}
                 <span className="mono">hooks = true</span>; <span className="mono">vigil connect codex</span> does it). Codex runs them in trusted
                 projects once you have trusted them (automation that vets its hooks can pass{" "}
-                <span className="mono">--dangerously-bypass-hook-trust</span>).
+                <span className="mono nowrap">--dangerously-bypass-hook-trust</span>).
               </p>
               <p>Codex ignores &quot;ask&quot;: a call Vigil holds back is denied with Vigil&apos;s reason, which the model reads.</p>
             </Snippet>

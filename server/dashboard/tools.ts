@@ -6,6 +6,8 @@ import type { Db } from "@/db/client";
 import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
 import { recoveryOf } from "@/server/engine/trust";
 import { iso, likeEscape } from "./util";
+// key-detail imports toKeyRow from here; levelReach is only called at request time, so the cycle is harmless.
+import { levelReach, type LevelReach } from "./key-detail";
 
 export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;
 export type KeySort = (typeof KEY_SORTS)[number];
@@ -43,6 +45,8 @@ export interface KeyRow {
   approvalPending: boolean;
   /** Failures inside the list's time window (absent without one). */
   windowFailures?: number;
+  /** A domain- or tool-level row that is not trusted: the keys it covers and the calls and agents it stopped (listKeys only). */
+  reach?: LevelReach;
 }
 
 const STATE_RANK = sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`;
@@ -93,11 +97,17 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
       .offset((page - 1) * pageSize),
   ]);
   const shown = await withThresholdsInForce(db, workspaceId, rows.map((r) => r.k));
+  // A blocked or escalated level stops every key under it: say how far it reaches on its row.
+  const reaches = await Promise.all(shown.map((k) => (k.level !== "key" && k.state !== "trusted" ? levelReach(db, workspaceId, k) : null)));
   return {
     total,
     page,
     pageSize,
-    rows: shown.map((k, i) => ({ ...toKeyRow(k), ...(windowed ? { windowFailures: Number(rows[i].windowFailures) } : {}) })),
+    rows: shown.map((k, i) => ({
+      ...toKeyRow(k),
+      ...(windowed ? { windowFailures: Number(rows[i].windowFailures) } : {}),
+      ...(reaches[i] ? { reach: reaches[i] } : {}),
+    })),
   };
 }
 

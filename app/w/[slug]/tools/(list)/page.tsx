@@ -24,6 +24,8 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Tools" };
 
 const STATES = ["trusted", "recovering", "escalated", "blocked"] as const;
+
+const plural = (n: number, noun: string) => `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 const PAGE_SIZE = 50;
 
 export default async function ToolsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
@@ -60,9 +62,17 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
       sortKey: "key",
       minWidth: 200,
       cell: (r) => (
-        <span className="row" style={{ gap: 6 }}>
-          <FailureKey value={r.failureKey} wrap />
-          <LevelBadge level={r.level} />
+        <span className="stack" style={{ gap: 2 }}>
+          <span className="row" style={{ gap: 6 }}>
+            <FailureKey value={r.failureKey} wrap />
+            <LevelBadge level={r.level} />
+          </span>
+          {r.reach && (
+            <span className="text-xs muted" data-testid="level-reach">
+              {`Stops ${plural(r.reach.keys, "key")} of this ${r.level}`}
+              {r.reach.since ? ` · ${plural(r.reach.stoppedCalls, "call")} from ${plural(r.reach.stoppedAgents, "agent")} since ${r.effectiveState === "blocked" ? "blocked" : "escalated"}` : ""}
+            </span>
+          )}
         </span>
       ),
     },
