@@ -631,6 +631,12 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         if (e.automated === true) row.payload.automated = true;
         break;
       }
+      case "model.error": {
+        // The model's API failed: a row of the session under its model, never a tool failure (SPEC 7.6).
+        const error = redactString(boundForRedaction(e.error, MAX_TEXT_STORED));
+        row.payload = { error: error.length > MAX_TEXT_STORED ? error.slice(0, MAX_TEXT_STORED) : error };
+        break;
+      }
       case "permission.resolved": {
         row.toolName = e.toolName;
         row.callId = e.callId;

@@ -73,6 +73,8 @@ export type AgentEvent =
    * framework sent by itself ("Please continue"), which resets nothing (SPEC 5.1).
    */
   | (EventBase & { type: "user.message"; text?: string; automated?: boolean; turnIndex?: number })
+  /** The model's API call failed (rate limit, bad request, overload): counted per model, never against a tool (SPEC 7.6). */
+  | (EventBase & { type: "model.error"; error: string })
   | (EventBase & {
       type: "permission.resolved";
       callId: string;
@@ -319,7 +321,7 @@ export interface StoredResultLog {
 /**
  * What a context keeps in `key_state.data` (its state is `.trust`, each failure a `key_failure` row,
  * its result log `key_result_chunk` rows): where the result log begins (EMPTY_LOG_SEQ when empty).
- * Rows written before stop 48 hold the whole log here instead (`results`), read until the key's
+ * Rows in the older whole-log form hold the whole log here instead (`results`), read until the key's
  * next batch rewrites it as chunks.
  */
 export type KeyHistory = { resultsFrom: number } | { results: StoredResultLog | ResultLog };

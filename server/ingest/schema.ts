@@ -58,6 +58,7 @@ export const eventSchema = z.discriminatedUnion("type", [
   }),
   z.strictObject({ ...base, type: z.literal("model.text"), text: z.string(), reasoningOnly: z.boolean().optional(), turnIndex: turnIndex.optional() }),
   z.strictObject({ ...base, type: z.literal("user.message"), text: z.string().optional(), automated: z.boolean().optional(), turnIndex: turnIndex.optional() }),
+  z.strictObject({ ...base, type: z.literal("model.error"), error: z.string().min(1).max(65536) }),
   z.strictObject({
     ...base,
     type: z.literal("permission.resolved"),

@@ -9,7 +9,7 @@ import { and, asc, eq } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { at, uid } from "../support/agent";
-import { agentSession, event, nudge } from "@/db/schema";
+import { agentSession, event, failure, nudge } from "@/db/schema";
 import { patternStats } from "@/server/dashboard/patterns-data";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 
@@ -62,6 +62,8 @@ describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
     const r = await ingest(key, [...fail(0), ...fail(1), ...fail(2), ...fail(3)]);
     expect(new Set(r.effects.filter((e) => e.type === "pattern").map((e) => e.patternType))).toEqual(new Set(["repetitive_calls", "error_retry_loop"]));
     expect(r.effects.filter((e) => e.type === "nudge")).toHaveLength(2);
+    // Identical failing calls are told to read the error, not to use what the call returned (SPEC 5.1).
+    for (const n of r.effects.filter((e) => e.type === "nudge")) expect(n.message).toMatch(/read the error|fix what the error says/i);
   });
 
   it("accepts model.text reasoningOnly and stops three empty responses", async () => {
@@ -166,6 +168,29 @@ describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
     const bad = await app.mutation("ingest.events", { events: [{ type: "user.message", id: uid(), sessionId: p, automated: "yes" }] }, { key });
     expect(bad.status).toBe(400);
     expect(bad.body.error!.message).toContain("automated");
+  });
+
+  it("model.error (SPEC 7.6): accepted, stored redacted under its model, never a tool failure; an empty error is a 400", async () => {
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const secret = "sk-ant-api03-" + "y".repeat(40);
+    const r = await ingest(key, [
+      { type: "session.start", id: uid(), sessionId: s, model: "model-a", ts: at(base, 0) },
+      { type: "model.error", id: uid(), sessionId: s, error: `429 rate limited (key ${secret})`, ts: at(base, 1) },
+      { type: "model.error", id: uid(), sessionId: s, error: "529 overloaded", model: "model-b", ts: at(base, 2) },
+    ]);
+    expect(r.effects).toEqual([]);
+    const rows = await app.db.select().from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.sessionId, s), eq(event.type, "model.error"))).orderBy(asc(event.ts));
+    expect(rows.map((row) => [row.model, row.toolName, row.failed])).toEqual([
+      ["model-a", null, null],
+      ["model-b", null, null],
+    ]);
+    expect((rows[0]!.payload as { error: string }).error).toContain("429 rate limited");
+    expect((rows[0]!.payload as { error: string }).error).not.toContain(secret);
+    expect(await app.db.select().from(failure).where(eq(failure.workspaceId, workspaceId))).toEqual([]);
+    const bad = await app.mutation("ingest.events", { events: [{ type: "model.error", id: uid(), sessionId: s, error: "" }] }, { key });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error!.message).toContain("error");
   });
 
   it("a session whose behaviour was stored by engine version 1 continues where it was", async () => {

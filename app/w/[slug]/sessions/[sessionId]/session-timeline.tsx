@@ -306,7 +306,8 @@ function Row({ item, slug }: { item: TimelineItem; slug: string }) {
           <span className="timeline-dot" data-tone="trusted" />
           <div className="dash2-model-text">
             <div className="row text-xs muted" style={{ marginBottom: 2 }}>
-              <Icon name="sessions" size={12} /> Person&apos;s message · stall detection starts over
+              <Icon name="sessions" size={12} />{" "}
+              {p.automated === true ? "Automated message · stall detection continues" : "Person's message · stall detection starts over"}
               {p.truncated === true && <span>· stored truncated</span>}
             </div>
             {text ? <Collapsible text={text} /> : <span className="muted text-sm">(no text)</span>}
@@ -315,6 +316,21 @@ function Row({ item, slug }: { item: TimelineItem; slug: string }) {
         </li>
       );
     }
+    case "model.error":
+      return (
+        <li className="timeline-item" data-kind="model-error">
+          <span className="timeline-dot" data-tone="blocked" />
+          <div className="dash2-model-text">
+            <div className="row text-xs muted" style={{ marginBottom: 2 }}>
+              <Icon name="ban" size={12} /> Model API failed{item.model ? ` · ${item.model}` : ""} · not counted against a tool
+            </div>
+            <div className="dash2-error text-sm">
+              <Collapsible text={str(p.error) ?? ""} mono />
+            </div>
+          </div>
+          {time}
+        </li>
+      );
     case "permission.resolved":
       return (
         <li className="timeline-item" data-kind="permission" data-granted={p.granted === true}>
