@@ -2,7 +2,7 @@
  * A session's failure summary (SPEC 7.6 `sessions.get` `failureSummary`, 8): what failed, the
  * failure groups, the keys its failures escalated, the patterns detected and how it ended.
  */
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, gte, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { failure, patternDetection, stateTransition } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
@@ -77,7 +77,8 @@ export async function sessionFailureSummary(
             eq(stateTransition.workspaceId, workspaceId),
             inArray(stateTransition.failureKey, [...levelKeys]),
             inArray(stateTransition.toState, ["escalated", "blocked"]),
-            sql`${stateTransition.at} >= ${rows[0].ts} and ${stateTransition.at} <= ${rows[rows.length - 1].ts}`,
+            gte(stateTransition.at, rows[0].ts),
+            lte(stateTransition.at, rows[rows.length - 1].ts),
           ),
         )
         .orderBy(asc(stateTransition.at), asc(stateTransition.id))
