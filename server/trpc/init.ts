@@ -5,6 +5,8 @@
  *  - `protectedWorkspaceProcedure(minRole)`: a member of the workspace's organization with at least that role
  *  - `protectedOrgProcedure(minRole)`: same, for organization pages
  *  - `apiKeyProcedure` / `adminApiKeyProcedure`: agents and provisioning scripts (Bearer API key)
+ * Each kind states its access as the procedure's `meta.access` (`ProcedureAccess`), so the access of
+ * every procedure can be read from `appRouter._def.procedures[path]._def.meta`.
  * No transformer: any HTTP client can call the agent API (SPEC 7).
  */
 import { initTRPC, TRPCError } from "@trpc/server";
@@ -56,7 +58,18 @@ export async function createContext(runtime: Runtime, opts: FetchCreateContextFn
 }
 export type Context = Awaited<ReturnType<typeof createContext>>;
 
-const t = initTRPC.context<Context>().create({
+/** Who may call a procedure: anyone, a signed-in user, a member with at least `role`, or an API key of at least `scope`. */
+export type ProcedureAccess =
+  | { kind: "public" }
+  | { kind: "user" }
+  | { kind: "workspace"; role: Role }
+  | { kind: "org"; role: Role }
+  | { kind: "key"; scope: "agent" | "admin" };
+export interface ProcedureMeta {
+  access: ProcedureAccess;
+}
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   errorFormatter({ shape, error }) {
     // One shape for every field problem: data.issues[] = { path: string[], message, code }.
     // (Never for internal errors: a failed output check must not show its internals.)
@@ -123,9 +136,9 @@ const inputHygiene = t.middleware(async ({ getRawInput, next }) => {
 
 export const router = t.router;
 export const createCallerFactory = t.createCallerFactory;
-export const publicProcedure = t.procedure.use(inputHygiene).use(serviceErrors);
+export const publicProcedure = t.procedure.meta({ access: { kind: "public" } }).use(inputHygiene).use(serviceErrors);
 
-export const authedProcedure = publicProcedure.use(async ({ ctx, type, next }) => {
+export const authedProcedure = publicProcedure.meta({ access: { kind: "user" } }).use(async ({ ctx, type, next }) => {
   refuseCrossOriginMutation(ctx.req, type);
   const user = await ctx.getUser();
   if (!user) throw new TRPCError({ code: "UNAUTHORIZED", message: "Sign in first" });
@@ -139,7 +152,7 @@ const roleError = (minRole: Role) =>
 
 /** Membership and role are checked once here; a workspace of another organization is a 404. */
 export function protectedWorkspaceProcedure(minRole: Role = "viewer") {
-  return authedProcedure.input(z.object({ workspaceSlug: z.string().min(1).max(63) })).use(async ({ ctx, input, next }) => {
+  return authedProcedure.meta({ access: { kind: "workspace", role: minRole } }).input(z.object({ workspaceSlug: z.string().min(1).max(63) })).use(async ({ ctx, input, next }) => {
     const access = await getWorkspaceAccess(ctx.db, ctx.user.id, input.workspaceSlug);
     if (!access) throw new TRPCError({ code: "NOT_FOUND", message: "Workspace not found" });
     if (!hasRole(access.role, minRole)) throw roleError(minRole);
@@ -148,7 +161,7 @@ export function protectedWorkspaceProcedure(minRole: Role = "viewer") {
 }
 
 export function protectedOrgProcedure(minRole: Role = "viewer") {
-  return authedProcedure.input(z.object({ organizationId: z.string().min(1).max(64) })).use(async ({ ctx, input, next }) => {
+  return authedProcedure.meta({ access: { kind: "org", role: minRole } }).input(z.object({ organizationId: z.string().min(1).max(64) })).use(async ({ ctx, input, next }) => {
     const membership = await getMembership(ctx.db, ctx.user.id, input.organizationId);
     if (!membership) throw new TRPCError({ code: "NOT_FOUND", message: "Organization not found" });
     if (!hasRole(membership.role, minRole)) throw roleError(minRole);
@@ -166,7 +179,7 @@ async function agentKey(ctx: Context, cached: boolean) {
 }
 
 /** Agents: `Authorization: Bearer vgl_…`. Missing/unknown/revoked → 401; over the limit → 429 + Retry-After. */
-export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const apiKeyProcedure = publicProcedure.meta({ access: { kind: "key", scope: "agent" } }).use(async ({ ctx, next }) => {
   const { key } = await agentKey(ctx, false);
   const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
   return next({ ctx: { apiKey: key, actor, workspaceId: key.workspaceId, organizationId: key.organizationId } });
@@ -177,7 +190,7 @@ export const apiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
  * `ctx.recheckApiKeyId` is set — the procedure MUST re-check it in its own round trip (the lean
  * guard.check does; see authenticateApiKeyCached). Use only where that holds.
  */
-export const cachedApiKeyProcedure = publicProcedure.use(async ({ ctx, next }) => {
+export const cachedApiKeyProcedure = publicProcedure.meta({ access: { kind: "key", scope: "agent" } }).use(async ({ ctx, next }) => {
   const { key, cached } = await agentKey(ctx, true);
   const actor: Actor = { type: "api_key", id: key.keyId, label: key.prefix };
   const result = await next({
@@ -190,7 +203,7 @@ export const cachedApiKeyProcedure = publicProcedure.use(async ({ ctx, next }) =
   return result;
 });
 
-export const adminApiKeyProcedure = apiKeyProcedure.use(async ({ ctx, next }) => {
+export const adminApiKeyProcedure = apiKeyProcedure.meta({ access: { kind: "key", scope: "admin" } }).use(async ({ ctx, next }) => {
   if (ctx.apiKey.scope !== "admin") throw new TRPCError({ code: "FORBIDDEN", message: "This needs an API key with admin scope" });
   return next();
 });

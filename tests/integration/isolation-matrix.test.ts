@@ -16,6 +16,7 @@ import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { agentSession, globalToolPattern, member, type Role } from "@/db/schema";
 import { appRouter } from "@/server/trpc/root";
+import type { ProcedureMeta } from "@/server/trpc/init";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { createApiKey, revokeApiKey } from "@/server/services/api-keys";
 import { createOrganization, createWorkspace } from "@/server/services/tenancy";
@@ -350,7 +351,7 @@ function countDiff(before: Record<string, number>, after: Record<string, number>
 
 // --- The matrix -----------------------------------------------------------------------------------
 
-const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: { type: "query" | "mutation" | "subscription" } }> }).procedures;
+const procedures = (appRouter._def as unknown as { procedures: Record<string, { _def: { type: "query" | "mutation" | "subscription"; meta?: ProcedureMeta } }> }).procedures;
 
 describe("the procedure table", () => {
   it("classifies every procedure of the app router and nothing else", () => {
@@ -359,6 +360,19 @@ describe("the procedure table", () => {
     const stale = Object.keys(PROCEDURES).filter((p) => !(p in procedures));
     expect(unclassified, "procedures without a classification and sample input in PROCEDURES").toEqual([]);
     expect(stale, "PROCEDURES entries that are no longer routed").toEqual([]);
+  });
+
+  it("classifies each procedure with the access its procedure kind declares (init.ts)", () => {
+    const routed = Object.keys(PROCEDURES).filter((path) => path in procedures);
+    const classified = Object.fromEntries(
+      routed.map((path) => {
+        // `foreign` is this test's expectation for another workspace's key, not part of the access.
+        const { foreign: _foreign, ...access } = PROCEDURES[path].access as Access & { foreign?: unknown };
+        return [path, access];
+      }),
+    );
+    const declared = Object.fromEntries(routed.map((path) => [path, procedures[path]._def.meta?.access]));
+    expect(classified, "PROCEDURES access against each procedure's meta.access").toEqual(declared);
   });
 });
 
