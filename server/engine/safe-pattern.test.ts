@@ -1,13 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_REGEX_LENGTH, UnsafePatternError, checkRegexSafe, compileBuiltInRegex, compileGlob, compileSafeRegex } from "./safe-pattern";
 
-/** Milliseconds `f` takes. */
-function timed(f: () => unknown): number {
-  const t = performance.now();
-  f();
-  return performance.now() - t;
-}
-
 describe("checkRegexSafe", () => {
   it.each([
     ["(a)\\1", "backreference"],
@@ -46,13 +39,15 @@ describe("compileSafeRegex", () => {
     expect(compileSafeRegex("^rm$").test("RM")).toBe(false);
   });
 
-  it("runs in linear time on input that makes a backtracking engine exponential", () => {
-    for (const source of ["(a+)+$", "(a|aa)+$", "^(\\w+\\s?)*$", "(.*a){12}$"]) {
-      const re = compileSafeRegex(source);
-      const input = "a".repeat(100_000) + "!";
-      re.test(input); // compiles the automaton's states
-      expect(timed(() => re.test(input)), source).toBeLessThan(100);
-    }
+  // A backtracking engine would not finish these within the test's time-out (the thread-hold bound
+  // itself is measured through the server by tests/integration/adversarial-input.test.ts).
+  it("answers input that makes a backtracking engine exponential", () => {
+    const input = "a".repeat(100_000) + "!";
+    expect(compileSafeRegex("(a+)+$").test(input)).toBe(false);
+    expect(compileSafeRegex("(a|aa)+$").test(input)).toBe(false);
+    expect(compileSafeRegex("^(\\w+\\s?)*$").test(input)).toBe(false);
+    expect(compileSafeRegex("(.*a){12}$").test(input)).toBe(false);
+    expect(compileSafeRegex("(.*a){12}!$").test(input)).toBe(true);
   });
 
   it("replaceAll replaces leftmost matches with their groups, as String.prototype.replace does", () => {
@@ -120,12 +115,11 @@ describe("compileGlob", () => {
     }
   });
 
-  it("compiles once per pattern and options, and stays linear where a regex translation is polynomial", () => {
+  it("compiles once per pattern and options, and answers where a regex translation is polynomial", () => {
     expect(compileGlob("*a*", { star: "any" })).toBe(compileGlob("*a*", { star: "any" }));
     expect(compileGlob("*a*", { star: "any" })).not.toBe(compileGlob("*a*", { star: "path" }));
     const many = compileGlob("*a".repeat(60) + "b", { star: "any" });
-    const name = "a".repeat(100_000);
-    many.test(name);
-    expect(timed(() => many.test(name))).toBeLessThan(100);
+    expect(many.test("a".repeat(100_000))).toBe(false);
+    expect(many.test("a".repeat(100_000) + "b")).toBe(true);
   });
 });
