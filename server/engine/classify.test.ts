@@ -237,17 +237,13 @@ describe("failureWeight", () => {
 });
 
 describe("security patterns never backtrack", () => {
-  it("the rm -rf pattern on a failed command of many flags, and a configured nested quantifier, in linear time", () => {
+  // A backtracking engine would not finish these within the test's time-out; the thread-hold bound
+  // is measured through the server by tests/integration/adversarial-input.test.ts.
+  it("the rm -rf pattern on a failed command of many flags, and a configured nested quantifier, are answered", () => {
     const flags = "rm " + "--a ".repeat(16_000) + "x";
-    matchSecurityPattern(flags, DEFAULT_SECURITY_PATTERNS);
-    let t = performance.now();
     expect(matchSecurityPattern(flags, DEFAULT_SECURITY_PATTERNS)).toBeNull();
-    expect(performance.now() - t).toBeLessThan(50);
     const nested = "a".repeat(10_000) + "!";
-    matchSecurityPattern(nested, ["(a+)+$"]);
-    t = performance.now();
     expect(matchSecurityPattern(nested, ["(a+)+$"])).toBeNull();
-    expect(performance.now() - t).toBeLessThan(50);
     // Still found with many flags before and after the recursive one.
     expect(matchSecurityPattern("rm " + "--verbose ".repeat(200) + "-rf " + "-i ".repeat(50) + "/", DEFAULT_SECURITY_PATTERNS)).toBe(DEFAULT_SECURITY_PATTERNS[1]);
   });
