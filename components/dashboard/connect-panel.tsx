@@ -218,7 +218,7 @@ function CliTab({ slug, cli, o, apiKey, initial, config }: { slug: string; cli: 
         </p>
         <p className="muted">
           No <span className="mono">vigil</span> command yet? It comes with the SDK: in the Vigil repository,{" "}
-          <span className="mono">cd packages/sdk &amp;&amp; npm pack &amp;&amp; npm install -g ./vigil-sdk-0.1.0.tgz</span>.
+          <span className="mono">cd packages/sdk &amp;&amp; npm pack &amp;&amp; npm install -g <span className="nowrap">./vigil-sdk-0.1.0.tgz</span></span>.
         </p>
       </Snippet>
       <CliEventCheck slug={slug} cli={cli} initial={initial} />
