@@ -8,7 +8,8 @@ import { humanize } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { getBaseUrl } from "@/server/dashboard/base-url";
-import { getFailureFilterOptions, listFailures, NO_MODEL, SEVERITIES } from "@/server/dashboard/failures";
+import { getFailureFilterOptions, listFailureGroups, listFailures, NO_MODEL, SEVERITIES } from "@/server/dashboard/failures";
+import { FailureGroupsTable } from "./failure-groups-table";
 import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
 import { readTimeWindow } from "@/server/dashboard/time-range";
 import { hasAnyEvents } from "@/server/dashboard/overview";
@@ -35,13 +36,17 @@ export default async function FailuresPage({ params, searchParams }: { params: P
   const text = stringParam(sp.q);
   const time = readTimeWindow(sp, "all", now);
   const pageNo = pageParam(sp.page);
+  // "Groups": failures by normalized message; a group opens the list filtered by its fingerprint (`fp`).
+  const view = stringParam(sp.view) === "groups" ? "groups" : "list";
+  const fingerprint = stringParam(sp.fp);
 
-  const [list, options] = await Promise.all([
-    listFailures(db, ws.id, { tool, severity, model, text, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
+  const [list, options, groups] = await Promise.all([
+    listFailures(db, ws.id, { tool, severity, model, text, fingerprint, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
     getFailureFilterOptions(db, ws.id),
+    view === "groups" ? listFailureGroups(db, ws.id, { from: time.from, to: time.to, toolName: tool }) : Promise.resolve([]),
   ]);
   const path = `/w/${ws.slug}/failures`;
-  const filtered = !!(tool || severity || model || text || time.range !== "all");
+  const filtered = !!(tool || severity || model || text || fingerprint || time.range !== "all");
 
   if (list.total === 0 && !filtered && !(await hasAnyEvents(db, ws.id))) {
     return (
@@ -59,8 +64,18 @@ export default async function FailuresPage({ params, searchParams }: { params: P
     <div className="stack stack-lg">
       <PageHeader title="Failures" description="Every failed tool call, classified by severity. Newest first." />
       <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
+      <nav className="segmented" aria-label="View">
+        <a href={withSearchParams(path, sp, { view: null, page: null })} aria-current={view === "list" ? "page" : undefined}>
+          All failures
+        </a>
+        <a href={withSearchParams(path, sp, { view: "groups", fp: null, page: null })} aria-current={view === "groups" ? "page" : undefined}>
+          Groups
+        </a>
+      </nav>
       <form className="toolbar" method="get" action={path} role="search">
         <TimeWindowInputs window={time} defaultRange="all" />
+        {view === "groups" && <input type="hidden" name="view" value="groups" />}
+        {fingerprint && <input type="hidden" name="fp" value={fingerprint} />}
         <input
           className="input input-sm toolbar-search"
           type="search"
@@ -105,17 +120,27 @@ export default async function FailuresPage({ params, searchParams }: { params: P
         </select>
         <FilterActions clearHref={path} filtered={filtered} />
       </form>
-      <DataTable
-        label="Failures"
-        columns={failureColumns({ slug: ws.slug, now, withKey: true })}
-        rows={list.rows}
-        rowKey={(r) => String(r.id)}
-        rowHref={(r) => `/w/${ws.slug}/tools/${encodeURIComponent(r.failureKey)}`}
-        linkColumn="key"
-        pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
-        pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
-        empty={<EmptyState compact title="No failures match" description="Widen the time range or clear a filter." />}
-      />
+      {fingerprint && view === "list" && (
+        <p className="muted" data-testid="group-filter">
+          Failures of one group ·{" "}
+          <a href={withSearchParams(path, sp, { fp: null, page: null })}>show every failure</a>
+        </p>
+      )}
+      {view === "groups" ? (
+        <FailureGroupsTable groups={groups} path={path} sp={sp} now={now} />
+      ) : (
+        <DataTable
+          label="Failures"
+          columns={failureColumns({ slug: ws.slug, now, withKey: true })}
+          rows={list.rows}
+          rowKey={(r) => String(r.id)}
+          rowHref={(r) => `/w/${ws.slug}/tools/${encodeURIComponent(r.failureKey)}`}
+          linkColumn="key"
+          pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
+          pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
+          empty={<EmptyState compact title="No failures match" description="Widen the time range or clear a filter." />}
+        />
+      )}
     </div>
   );
 }

@@ -1,0 +1,41 @@
+import { DataTable, withSearchParams, type Column, type SearchParamsRecord } from "@/components/data-table";
+import { EmptyState } from "@/components/empty-state";
+import { RelativeTime } from "@/components/relative-time";
+import type { FailureGroup } from "@/server/dashboard/failures";
+
+/** Names of a group, the first few and a count of the rest. */
+function Names({ names, max = 3 }: { names: string[]; max?: number }) {
+  const shown = names.slice(0, max);
+  return (
+    <span title={names.join("\n")}>
+      {shown.join(", ")}
+      {names.length > max && <span className="muted"> +{names.length - max}</span>}
+    </span>
+  );
+}
+
+/** The Failures page's groups: one row per normalized message; a row opens its failures. */
+export function FailureGroupsTable({ groups, path, sp, now }: { groups: FailureGroup[]; path: string; sp: SearchParamsRecord; now: Date }) {
+  const href = (g: FailureGroup) => withSearchParams(path, sp, { view: null, fp: g.fingerprint, page: null });
+  const columns: Column<FailureGroup>[] = [
+    { id: "sample", header: "Failure", cell: (g) => <code className="failure-group-sample" style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{g.sample}</code>, minWidth: 260, nowrap: false },
+    { id: "count", header: "Count", align: "right", cell: (g) => g.count.toLocaleString("en-US") },
+    { id: "tools", header: "Tools", cell: (g) => <Names names={g.toolNames} /> },
+    { id: "keys", header: "Keys", align: "right", cell: (g) => g.failureKeys.length.toLocaleString("en-US"), headerTitle: "Failure keys the group hit" },
+    { id: "sessions", header: "Sessions", align: "right", cell: (g) => g.sessions.toLocaleString("en-US") },
+    { id: "agents", header: "Agents", cell: (g) => <Names names={g.agents} max={2} /> },
+    { id: "first", header: "First seen", cell: (g) => <RelativeTime date={g.firstSeen} now={now} /> },
+    { id: "last", header: "Last seen", cell: (g) => <RelativeTime date={g.lastSeen} now={now} /> },
+  ];
+  return (
+    <DataTable
+      label="Failure groups"
+      columns={columns}
+      rows={groups}
+      rowKey={(g) => g.fingerprint}
+      rowHref={href}
+      linkColumn="sample"
+      empty={<EmptyState compact title="No failures in this range" description="Widen the time range or clear a filter." />}
+    />
+  );
+}
