@@ -21,6 +21,8 @@ import { earliestStatDay, getFailureRateSeries, getLiveCounts, getPausedSessions
 import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
 import type { SearchParams } from "@/server/dashboard/util";
 import { keyHref } from "@/server/dashboard/paths";
+import { listFailureGroups, type FailureGroup } from "@/server/dashboard/failures";
+import { withSearchParams } from "@/components/data-table";
 import { getRuntime } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
@@ -37,12 +39,13 @@ export default async function OverviewPage({ params, searchParams }: { params: P
   const now = new Date();
   const window = readTimeWindow(sp, DEFAULT_RANGE, now);
   const days = windowDays(window, now, { earliest: window.from ? null : await earliestStatDay(db, wsId) });
-  const [live, series, topKeys, pending, paused] = await Promise.all([
+  const [live, series, topKeys, pending, paused, topReasons] = await Promise.all([
     getLiveCounts(db, wsId, now),
     getFailureRateSeries(db, wsId, days, now),
     getTopFailingKeys(db, wsId, 8, window),
     listPendingApprovals(db, wsId, { limit: 5, historyPerKey: 0 }),
     getPausedSessions(db, wsId, 5),
+    listFailureGroups(db, wsId, { from: window.from, to: window.to, limit: 5 }),
   ]);
   const ws = page.access.workspace;
   const isEmpty = live.lastEventAt === null && live.totalKeys === 0;
@@ -95,6 +98,14 @@ export default async function OverviewPage({ params, searchParams }: { params: P
           empty={<EmptyState compact icon="checkCircle" title={window.range === "all" ? "No failures recorded" : "No failures in this range"} description={window.range === "all" ? "Every tool call so far succeeded." : "Every tool call in this window succeeded; widen the range to see older failures."} />}
         />
       </section>
+      <TopFailureReasons
+        groups={topReasons}
+        failuresPath={`/w/${ws.slug}/failures`}
+        // The Failures page opens on the same window (its own default range differs).
+        range={window.range === "custom" ? { from: window.fromDay, to: window.toDay } : { range: window.range }}
+        now={now}
+        label={window.label}
+      />
       <div className="grid grid-2">
         <section className="card">
           <div className="card-head">
@@ -166,5 +177,34 @@ export default async function OverviewPage({ params, searchParams }: { params: P
         </section>
       </div>
     </div>
+  );
+}
+
+/** The range's largest failure groups (SPEC 8 "top failure reasons"); each opens its failures. */
+function TopFailureReasons({ groups, failuresPath, range, now, label }: { groups: FailureGroup[]; failuresPath: string; range: Record<string, string | undefined>; now: Date; label: string }) {
+  const columns: Column<FailureGroup>[] = [
+    { id: "sample", header: "Reason", cell: (g) => <code style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{g.sample}</code>, minWidth: 240, nowrap: false },
+    { id: "count", header: "Failures", align: "right", cell: (g) => g.count.toLocaleString("en-US"), width: 90 },
+    { id: "tools", header: "Tools", cell: (g) => g.toolNames.slice(0, 3).join(", ") + (g.toolNames.length > 3 ? ` +${g.toolNames.length - 3}` : ""), width: 180 },
+    { id: "last", header: "Last seen", align: "right", cell: (g) => <RelativeTime date={g.lastSeen} now={now} />, width: 120 },
+  ];
+  return (
+    <section className="stack">
+      <div className="section-head">
+        <h2 className="section-title">Top failure reasons · {label}</h2>
+        <Link href={withSearchParams(failuresPath, range, { view: "groups" })} className="text-sm">
+          All groups →
+        </Link>
+      </div>
+      <DataTable
+        label="Top failure reasons"
+        columns={columns}
+        rows={groups}
+        rowKey={(g) => g.fingerprint}
+        rowHref={(g) => withSearchParams(failuresPath, range, { fp: g.fingerprint })}
+        maxHeight="none"
+        empty={<EmptyState compact icon="checkCircle" title="No failures in this range" />}
+      />
+    </section>
   );
 }
