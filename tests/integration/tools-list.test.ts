@@ -4,6 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { listKeys } from "@/server/dashboard/tools";
+import { countingNote, getKeyCounting } from "@/server/dashboard/key-counting";
 import { DATABASE_KINDS } from "../support/databases";
 import type { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
@@ -43,5 +44,27 @@ describe.each(DATABASE_KINDS)("Tools list on %s", (kind) => {
     const hourAgo = new Date(Date.now() - 3600_000);
     const windowed = await listKeys(app.db, ws.workspaceId, { pageSize: 200, window: { from: hourAgo } });
     expect(windowed.rows.find((r) => r.failureKey === "@tool:bash")!.windowFailures).toBe(1);
+  });
+
+  it("a key's page says which of its failures the rule leaves out (not_found is outside the default severity filter)", async () => {
+    const s = uid("s");
+    const args = { url: "https://api.example.com/v1/items/7" };
+    const notFound = { success: false, httpStatus: 404, error: "404 Not Found" };
+    const serverError = { success: false, httpStatus: 503, error: "503 Service Unavailable" };
+    await ok("ingest.events", { events: [result(s, "http_get", args, notFound), result(s, "http_get", args, notFound), result(s, "http_get", args, serverError)] });
+    const { rows } = await listKeys(app.db, ws.workspaceId, { q: "http_get", pageSize: 10 });
+    const key = rows.find((r) => r.level === "key")!.failureKey;
+    const counting = (await getKeyCounting(app.db, ws.workspaceId, key))!;
+    expect(counting).toMatchObject({ total: 3, notCounted: 2 });
+    expect(counting.bySeverity).toEqual([
+      { severity: "not_found", failures: 2, counted: false },
+      { severity: "server_error", failures: 1, counted: true },
+    ]);
+    expect(countingNote(counting)).toBe("1 of 3 failures counted: not_found (2) is not in this rule's severity filter");
+    // Once the rule counts not_found, nothing is left out.
+    await ok("config.put", { tool_rules: { http_get: { severity_filter: ["server_error", "not_found"] } } });
+    expect(countingNote(await getKeyCounting(app.db, ws.workspaceId, key))).toBeNull();
+    // Level rows have no counting of their own.
+    expect(await getKeyCounting(app.db, ws.workspaceId, "@tool:bash")).toBeNull();
   });
 });

@@ -20,6 +20,7 @@ import { SetKeyStateButtons } from "@/components/controls/key-controls";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { listFailures } from "@/server/dashboard/failures";
 import { getKeyDetail, type KeyDetail } from "@/server/dashboard/key-detail";
+import { countingNote, getKeyCounting } from "@/server/dashboard/key-counting";
 import { keyHref } from "@/server/dashboard/paths";
 import { pageParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
@@ -54,9 +55,10 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
   const now = new Date();
   const fpage = pageParam(sp.page);
   const window = readTimeWindow(sp, "all", now);
-  const [detail, failures] = await Promise.all([
+  const [detail, failures, counting] = await Promise.all([
     getKeyDetail(db, ws.id, failureKey, window),
     listFailures(db, ws.id, { failureKey, from: window.from, to: window.to, page: fpage, pageSize: FAILURES_PAGE_SIZE }),
+    getKeyCounting(db, ws.id, failureKey),
   ]);
   if (!detail) notFound();
   const k = detail.key;
@@ -126,6 +128,8 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
                       approvalPending={k.approvalPending}
                     />
                   ),
+                  // The rule counts only failures in its severity filter: say what it left out.
+                  hint: countingNote(counting) ? <span data-testid="counting-note">{countingNote(counting)}</span> : undefined,
                 },
                 { label: "Consecutive failures", value: <span className="num">{k.consecutiveFailures}</span> },
                 {
