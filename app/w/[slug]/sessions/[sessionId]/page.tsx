@@ -21,6 +21,8 @@ import { effectiveSettingsFor } from "@/server/services/workspace-config";
 import { SessionStatusBadge } from "../session-status-badge";
 import { ResumeSession } from "./resume-session";
 import { SessionTimeline } from "./session-timeline";
+import { FailureSummary } from "./failure-summary";
+import { sessionFailureSummary } from "@/server/services/session-failure-summary";
 
 export const dynamic = "force-dynamic";
 
@@ -62,11 +64,17 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
   const control = await loadSessionControl(db, workspaceId);
   const session = await getSessionRow(db, workspaceId, sessionId, control);
   if (!session) notFound();
-  const [timeline, patterns, settings, messages] = await Promise.all([
+  const [timeline, patterns, settings, messages, failureSummary] = await Promise.all([
     sessionTimeline(db, { workspaceId, sessionId }),
     sessionPatternSummary(db, workspaceId, sessionId),
     effectiveSettingsFor(db, workspaceId, session.settings),
     sessionMessages(db, workspaceId, sessionId),
+    sessionFailureSummary(db, workspaceId, {
+      sessionId,
+      status: session.status,
+      endedAt: session.endedAt ? new Date(session.endedAt) : null,
+      failureCount: session.failureCount,
+    }),
   ]);
   const held = session.held;
   const running = session.status !== "ended";
@@ -229,6 +237,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
           )}
         </aside>
       </div>
+      <FailureSummary summary={failureSummary} slug={slug} now={now} />
     </>
   );
 }
