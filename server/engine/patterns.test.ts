@@ -17,30 +17,8 @@ import {
 import { activePatterns, copySessionBehaviour, RECENT_CALLS_KEPT, storedSessionBehaviour } from "./behaviour-state";
 import type { Effect } from "./types";
 import { Trace } from "@/tests/unit/peer-suites/trace";
+import { SID, Session, base, call, text, turn } from "./stall-patterns/raw-session";
 
-const SID = "s1";
-let seq = 0;
-const base = () => ({ id: `e${++seq}`, sessionId: SID, ts: 0 });
-/** Raw events for the seed example (calls without results). */
-const call = (toolName: string, args: Record<string, unknown> = {}): BehaviourEvent => ({
-  ...base(), type: "tool.call", callId: `c${seq}`, toolName, args, failureKey: toolName, argsHash: "h",
-});
-const text = (t: string): BehaviourEvent => ({ ...base(), type: "model.text", text: t });
-const turn = (i: number): BehaviourEvent => ({ ...base(), type: "turn.start", turnIndex: i });
-
-class Session {
-  state: SessionBehaviour = createSessionBehaviour(SID);
-  now = 1_000;
-  feed(...events: BehaviourEvent[]): Effect[] {
-    const out: Effect[] = [];
-    for (const e of events) {
-      const r = observeSessionEvent(this.state, e, { patterns: BUILTIN_PATTERN_CONFIG, settings: { nudgeLevel: "interrupt", nudgeEnabled: true, patternDetectionEnabled: true } }, (this.now += 1000));
-      this.state = r.state;
-      out.push(...r.effects);
-    }
-    return out;
-  }
-}
 
 /** A mix of moves that make each pattern's count grow (each pattern's own ladder test is in stall-patterns/). */
 const steps: Record<string, (t: Trace, k: number) => void> = {

@@ -3,30 +3,8 @@ import { BUILTIN_PATTERN_CONFIG, createSessionBehaviour, observeSessionEvent, ty
 import type { Effect } from "../types";
 import { Trace } from "@/tests/unit/peer-suites/trace";
 import { climbsItsLadder, ladderOf } from "./ladder-check";
+import { SID, Session, call, text, turn } from "./raw-session";
 
-const SID = "s1";
-let seq = 0;
-const base = () => ({ id: `e${++seq}`, sessionId: SID, ts: 0 });
-/** Raw events for the seed example (calls without results). */
-const call = (toolName: string, args: Record<string, unknown> = {}): BehaviourEvent => ({
-  ...base(), type: "tool.call", callId: `c${seq}`, toolName, args, failureKey: toolName, argsHash: "h",
-});
-const text = (t: string): BehaviourEvent => ({ ...base(), type: "model.text", text: t });
-const turn = (i: number): BehaviourEvent => ({ ...base(), type: "turn.start", turnIndex: i });
-
-class Session {
-  state: SessionBehaviour = createSessionBehaviour(SID);
-  now = 1_000;
-  feed(...events: BehaviourEvent[]): Effect[] {
-    const out: Effect[] = [];
-    for (const e of events) {
-      const r = observeSessionEvent(this.state, e, { patterns: BUILTIN_PATTERN_CONFIG, settings: { nudgeLevel: "interrupt", nudgeEnabled: true, patternDetectionEnabled: true } }, (this.now += 1000));
-      this.state = r.state;
-      out.push(...r.effects);
-    }
-    return out;
-  }
-}
 
 describe("announce_no_action", () => {
   // An announcement counts once the next text shows no call followed it: the first text counts nothing yet.
