@@ -32,7 +32,7 @@ import type { BatchScope } from "./scope";
 import { resultLogsStoredWhole, type WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
 import { PROMOTION_MIN_WORKSPACES } from "@/server/engine/promotion";
-import { refreshEffectiveStates } from "./effective-state";
+import { refreshEffectiveStates } from "@/server/services/key-state-writer";
 
 /** The engine's records of a batch (server/engine/batch.ts), written as they are. */
 export type BatchWrites = BatchRecords;
@@ -508,5 +508,3 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 function camel(c: string) {
   return c.replace(/_([a-z])/g, (_, x: string) => x.toUpperCase());
 }
-
-export { refreshEffectiveStates } from "./effective-state";

@@ -7,7 +7,7 @@ import { redactString } from "@/server/engine/redact";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect } from "@/server/engine/types";
 import { loadConfigs } from "@/server/ingest/load";
-import { refreshEffectiveStates } from "@/server/ingest/effective-state";
+import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";
 import { resetKeysInTx } from "./key-reset";
@@ -132,18 +132,14 @@ async function resolveRecovery(tx: Tx, input: ResolveApprovalInput, a: typeof ap
     const rule = resolveRule(configs.workspaceDoc as ConfigDocument, configs.orgDoc, { toolName: row.trust.toolName, domain: row.domain, pluginName: row.pluginName }).rule;
     const result = input.decision === "approve" ? approveRecovery(row.trust, now) : denyRecovery(row.trust, rule, now);
     if (result.applied) {
-      await tx
-        .update(keyState)
-        .set({
-          state: result.state.state,
-          effectiveState: result.state.state,
-          consecutiveFailures: result.state.consecutiveFailures,
-          escalationExpires: result.state.escalationExpires ? new Date(result.state.escalationExpires) : null,
-          effectiveFailures: input.decision === "approve" ? 0 : undefined,
-          trust: result.state,
-          updatedAt: new Date(),
-        })
-        .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, a.failureKey)));
+      await writeTrustState(tx, {
+        workspaceId: input.workspaceId,
+        failureKey: a.failureKey,
+        trust: result.state,
+        at: new Date(),
+        effectiveState: result.state.state,
+        effectiveFailures: input.decision === "approve" ? 0 : undefined,
+      });
       // The one effective-state rule: a key is as strict as its domain/tool; a level frees (or holds) the keys under it.
       const isLevel = a.failureKey.startsWith("@");
       await refreshEffectiveStates(tx, input.workspaceId, isLevel ? [a.failureKey] : [], isLevel ? [] : [a.failureKey]);

@@ -3,7 +3,7 @@ import { and, eq, inArray, ne } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
 import { resetKey } from "@/server/engine/trust";
-import { refreshEffectiveStates } from "@/server/ingest/persist";
+import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
 import { writeAudit, type Actor } from "./audit";
 import { notFound } from "./errors";
 
@@ -34,30 +34,14 @@ export async function resetKeysInTx(tx: Tx, input: ResetKeysInput): Promise<{ re
   if ("failureKey" in input.target && !rows.length) throw notFound(`Failure key ${input.target.failureKey}`);
   const now = new Date();
   for (const r of rows) {
-    const state = resetKey(r.trust);
-    await tx
-      .update(keyState)
-      .set({
-        state: "trusted",
-        consecutiveFailures: 0,
-        effectiveFailures: 0,
-        escalationExpires: null,
-        trust: state,
-        manual: false,
-        updatedAt: now,
-      })
-      .where(and(eq(keyState.workspaceId, input.workspaceId), eq(keyState.failureKey, r.failureKey)));
+    // Effective state trusted first: a reset level state (domain/tool) then frees the keys under it (refreshEffectiveStates below).
+    await writeTrustState(tx, { workspaceId: input.workspaceId, failureKey: r.failureKey, trust: resetKey(r.trust), at: now, effectiveState: "trusted", effectiveFailures: 0 });
     if (r.state !== "trusted") {
       await tx.insert(stateTransition).values({ workspaceId: input.workspaceId, failureKey: r.failureKey, fromState: r.state, toState: "trusted", reason: "reset", actor: input.actor.label, at: now });
     }
   }
   const keys = rows.map((r) => r.failureKey);
   if (keys.length) {
-    // Effective states: a reset level state (domain/tool) frees the keys under it.
-    await tx
-      .update(keyState)
-      .set({ effectiveState: "trusted" })
-      .where(and(eq(keyState.workspaceId, input.workspaceId), inArray(keyState.failureKey, keys)));
     await refreshEffectiveStates(tx, input.workspaceId, keys.filter((k) => k.startsWith("@")), keys.filter((k) => !k.startsWith("@")));
     await tx
       .update(approval)

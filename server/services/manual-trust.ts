@@ -9,7 +9,7 @@ import type { Db } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, historyOf, levelOfKey, newKeyContext, setManualState } from "@/server/engine/trust";
 import { redactString } from "@/server/engine/redact";
-import { refreshEffectiveStates } from "@/server/ingest/persist";
+import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
 import { lockToolLevels } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
 import { badRequest } from "./errors";
@@ -50,25 +50,14 @@ export async function setKeyState(db: Db, input: SetKeyStateInput) {
     const ctx = row ? null : newKeyContext(failureKey, subject.toolName, subject.level);
     const before = row?.trust ?? ctx!.state;
     const next = setManualState(before, input.state, { by: input.actor.label, reason, at: now });
-    const values = {
-      state: next.state,
-      effectiveState: next.state,
-      escalationExpires: null,
+    await writeTrustState(tx, {
+      workspaceId: input.workspaceId,
+      failureKey,
       trust: next,
-      manual: true,
-      updatedAt: new Date(now),
-    };
-    if (row) await tx.update(keyState).set(values).where(where);
-    else
-      await tx.insert(keyState).values({
-        workspaceId: input.workspaceId,
-        failureKey,
-        toolName: subject.toolName,
-        level: subject.level,
-        domain: subject.domain,
-        data: historyOf(ctx!),
-        ...values,
-      });
+      at: new Date(now),
+      effectiveState: next.state,
+      create: row ? undefined : { domain: subject.domain, data: historyOf(ctx!) },
+    });
     const fromState = row?.state ?? "trusted";
     if (fromState !== next.state || !before.manual) {
       await tx.insert(stateTransition).values({
