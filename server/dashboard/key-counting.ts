@@ -35,7 +35,7 @@ export async function getKeyCounting(db: Db, workspaceId: string, failureKey: st
       .groupBy(failure.severity),
   ]);
   const rule = resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: row.toolName, domain: row.domain, pluginName: row.pluginName ?? undefined }).rule;
-  const severityFilter = [...rule.severityFilter];
+  const severityFilter: string[] = [...rule.severityFilter];
   const bySeverity = counts
     .map((c) => ({ severity: c.severity, failures: Number(c.n), counted: severityFilter.includes(c.severity) }))
     .sort((a, b) => b.failures - a.failures || a.severity.localeCompare(b.severity));
