@@ -4,15 +4,14 @@
  * Vigil over HTTP: an escalated key asks, a policy denies without running the tool, a paused session
  * stops, a nudge reaches the next model call, results and their failures land in Vigil.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { rm } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
 import { and, eq } from "drizzle-orm";
 import { z } from "zod";
 import { Agent, Runner, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
 import { createAgent, FakeToolCallingModel, tool as lcTool, HumanMessage, ToolMessage } from "langchain";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { useTestApp } from "../support/use-test-app";
-import { HttpError, installPackedSdk, serveAgentApi } from "../support/packed-sdk";
+import { HttpError, usePackedSdk } from "../support/packed-sdk";
 import { event } from "@/db/schema";
 
 type Sdk = typeof import("../../packages/sdk/src/index");
@@ -47,19 +46,9 @@ const message = (text: string) => ({ type: "message" as const, role: "assistant"
 
 describe("@vigil/sdk adapters, packed and installed", () => {
   const app = useTestApp("pglite");
-  const packedSdk = () =>
-    installPackedSdk<{ core: Sdk; agents: SdkAgents; langchain: SdkLangchain }>({
-      peers: ["@openai/agents", "langchain", "@langchain/core", "@langchain/langgraph"],
-      entries: { core: "@vigil/sdk", agents: "@vigil/sdk/openai-agents", langchain: "@vigil/sdk/langchain" },
-    });
-  let sdk: Awaited<ReturnType<typeof packedSdk>>;
-  let api: Awaited<ReturnType<typeof serveAgentApi>>;
-  beforeAll(async () => {
-    [sdk, api] = await Promise.all([packedSdk(), serveAgentApi(app.runtime)]);
-  }, 120_000);
-  afterAll(async () => {
-    await api?.close();
-    if (sdk) await rm(sdk.dir, { recursive: true, force: true });
+  const packed = usePackedSdk<{ core: Sdk; agents: SdkAgents; langchain: SdkLangchain }>(app, {
+    peers: ["@openai/agents", "langchain", "@langchain/core", "@langchain/langgraph"],
+    entries: { core: "@vigil/sdk", agents: "@vigil/sdk/openai-agents", langchain: "@vigil/sdk/langchain" },
   });
 
   const events = (workspaceId: string, sessionId: string) =>
@@ -72,7 +61,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
   /** A workspace, a client and a session Vigil knows (sessions.pause needs it to exist). */
   const setUp = async (agent: string) => {
     const ws = await app.seedWorkspace();
-    const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key, agent });
+    const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key, agent });
     vigil.startSession();
     await vigil.flush();
     return { ws, vigil };
@@ -84,7 +73,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
 
     it("failures land in Vigil, the nudge reaches the next model call, the escalated key asks; approved through RunState it runs", async () => {
       const { ws, vigil } = await setUp("agents-crawler");
-      const guard = sdk.agents.vigilAgents(vigil);
+      const guard = packed.sdk.agents.vigilAgents(vigil);
       const model = new ScriptedModel([
         [functionCall("c1", "http_request", { url: URL_V1 })],
         [functionCall("c2", "http_request", { url: URL_V1 })],
@@ -128,7 +117,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
     it("a policy's deny: the tool does not run and the model reads the policy's reason (streamed run)", async () => {
       const { ws, vigil } = await setUp("agents-admin");
       await ok("config.put", DENY_DELETES, ws.key);
-      const guard = sdk.agents.vigilAgents(vigil);
+      const guard = packed.sdk.agents.vigilAgents(vigil);
       const model = new ScriptedModel([[functionCall("d1", "delete_user", { id: 7 })], [message("I cannot delete users")]]);
       let runs = 0;
       const deleteUser = guard.tool({ name: "delete_user", description: "Delete a user", parameters: z.object({ id: z.number() }), execute: () => ++runs });
@@ -150,14 +139,14 @@ describe("@vigil/sdk adapters, packed and installed", () => {
     it("a paused session: the tool does not run and the run ends with Vigil's pause", async () => {
       const { ws, vigil } = await setUp("agents-paused");
       await ok("sessions.pause", { sessionId: vigil.sessionId, reason: "Reviewing the migration" }, ws.key);
-      const guard = sdk.agents.vigilAgents(vigil);
+      const guard = packed.sdk.agents.vigilAgents(vigil);
       const model = new ScriptedModel([[functionCall("p1", "http_request", { url: URL_V1 })], [message("should not be asked")]]);
       let runs = 0;
       const agent = new Agent({ name: "paused", instructions: "x", model, tools: [fetchTool(guard, () => ++runs)] });
       const runner = guard.attach(new Runner({ callModelInputFilter: guard.callModelInputFilter, tracingDisabled: true }));
       const error = await runner.run(agent, "Fetch").catch((e) => e);
-      expect(sdk.agents.isVigilPause(error)).toBe(true);
-      expect(sdk.agents.vigilAnswerOf(error)?.reason).toContain("Reviewing the migration");
+      expect(packed.sdk.agents.isVigilPause(error)).toBe(true);
+      expect(packed.sdk.agents.vigilAnswerOf(error)?.reason).toContain("Reviewing the migration");
       expect(runs).toBe(0);
       expect(model.inputs).toHaveLength(1);
       expect(guard.paused).toContain("Reviewing the migration");
@@ -167,7 +156,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
     it("an agent used as a tool: the outer call and the inner agent's tool are both guarded and reported", async () => {
       const { ws, vigil } = await setUp("agents-nested");
       await ok("config.put", DENY_DELETES, ws.key);
-      const guard = sdk.agents.vigilAgents(vigil);
+      const guard = packed.sdk.agents.vigilAgents(vigil);
       const innerModel = new ScriptedModel([[functionCall("i1", "lookup", { q: "users" })], [functionCall("i2", "delete_user", { id: 1 })], [message("2 users")]]);
       let deletes = 0;
       const inner = new Agent({
@@ -207,7 +196,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
       );
       const calls = ["c1", "c2", "c3", "c4"].map((id) => [toolCall(id, "http_request", { url: URL_V1 })]);
       const model = new FakeToolCallingModel({ toolCalls: [...calls, []] });
-      const agent = createAgent({ model, tools: [fetchUrl], middleware: [sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
+      const agent = createAgent({ model, tools: [fetchUrl], middleware: [packed.sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
       const config = { configurable: { thread_id: vigil.sessionId } };
       const first: any = await agent.invoke({ messages: [new HumanMessage("Fetch the users")] }, config);
       expect(runs).toBe(3);
@@ -243,7 +232,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
       const deleteUser = lcTool(async () => ++runs, { name: "delete_user", description: "Delete", schema: z.object({ id: z.number() }) });
       const exportUsers = lcTool(async () => ++runs, { name: "export_users", description: "Export", schema: z.object({}) });
       const model = new FakeToolCallingModel({ toolCalls: [[toolCall("d1", "delete_user", { id: 7 })], [toolCall("e1", "export_users", {})], []] });
-      const agent = createAgent({ model, tools: [deleteUser, exportUsers], middleware: [sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
+      const agent = createAgent({ model, tools: [deleteUser, exportUsers], middleware: [packed.sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
       const config = { configurable: { thread_id: vigil.sessionId } };
       const first: any = await agent.invoke({ messages: [new HumanMessage("Clean up")] }, config);
       expect(first.messages.find((m: any) => ToolMessage.isInstance(m) && m.tool_call_id === "d1")).toMatchObject({ content: "Users are deleted by support only", status: "error" });
@@ -264,7 +253,7 @@ describe("@vigil/sdk adapters, packed and installed", () => {
       let runs = 0;
       const fetchUrl = lcTool(async () => ++runs, { name: "http_request", description: "GET", schema: z.object({ url: z.string() }) });
       const model = new FakeToolCallingModel({ toolCalls: [[toolCall("p1", "http_request", { url: URL_V1 })], []] });
-      const agent = createAgent({ model, tools: [fetchUrl], middleware: [sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
+      const agent = createAgent({ model, tools: [fetchUrl], middleware: [packed.sdk.langchain.vigilMiddleware(vigil)], checkpointer: new MemorySaver() });
       const out: any = await agent.invoke({ messages: [new HumanMessage("Fetch")] }, { configurable: { thread_id: vigil.sessionId } });
       expect(runs).toBe(0);
       expect(out.messages.find((m: any) => ToolMessage.isInstance(m))?.content).toContain("Reviewing the migration");

@@ -3,7 +3,7 @@
  * exports imported by package name, against the real agent API behind a real HTTP server. The AI
  * SDK adapter runs real `ai` 7 and 6 loops with their mock models; the `vigil` CLI runs as a process.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from "node:fs/promises";
@@ -16,7 +16,7 @@ import { generateText as generateTextV6, stepCountIs as stepCountIsV6, tool as t
 import { MockLanguageModelV3 } from "ai-v6/test";
 import { z } from "zod";
 import { useTestApp } from "../support/use-test-app";
-import { HttpError, closedPort, installPackedSdk, serveAgentApi } from "../support/packed-sdk";
+import { HttpError, closedPort, usePackedSdk } from "../support/packed-sdk";
 import { agentSession, approval, event } from "@/db/schema";
 import { claudeCodeSettings } from "@/components/dashboard/connect-configs";
 
@@ -49,16 +49,7 @@ function scriptedModel(steps: unknown[]) {
 
 describe("@vigil/sdk, packed and installed", () => {
   const app = useTestApp("pglite");
-  const packedSdk = () => installPackedSdk<{ core: Sdk; ai: SdkAi }>({ peers: ["ai", "ai-v6"], entries: { core: "@vigil/sdk", ai: "@vigil/sdk/ai" } });
-  let sdk: Awaited<ReturnType<typeof packedSdk>>;
-  let api: Awaited<ReturnType<typeof serveAgentApi>>;
-  beforeAll(async () => {
-    [sdk, api] = await Promise.all([packedSdk(), serveAgentApi(app.runtime)]);
-  }, 120_000);
-  afterAll(async () => {
-    await api?.close();
-    if (sdk) await rm(sdk.dir, { recursive: true, force: true });
-  });
+  const packed = usePackedSdk<{ core: Sdk; ai: SdkAi }>(app, { peers: ["ai", "ai-v6"], entries: { core: "@vigil/sdk", ai: "@vigil/sdk/ai" } });
 
   const events = (workspaceId: string, sessionId: string) =>
     app.db.select().from(event).where(and(eq(event.workspaceId, workspaceId), eq(event.sessionId, sessionId))).orderBy(event.ts, event.seq);
@@ -67,17 +58,17 @@ describe("@vigil/sdk, packed and installed", () => {
   };
 
   it("installs from the tarball with no dependencies and exposes its entry points and bin", async () => {
-    const manifest = JSON.parse(await readFile(path.join(sdk.project, "node_modules/@vigil/sdk/package.json"), "utf8"));
+    const manifest = JSON.parse(await readFile(path.join(packed.sdk.project, "node_modules/@vigil/sdk/package.json"), "utf8"));
     expect(manifest.dependencies ?? {}).toEqual({});
     expect(Object.keys(manifest.exports)).toEqual(expect.arrayContaining([".", "./ai"]));
-    expect(await readdir(path.join(sdk.project, "node_modules/@vigil/sdk/dist"))).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "ai.js", "ai.d.ts", "cli.js"]));
-    expect(typeof sdk.core.createVigil).toBe("function");
-    expect(typeof sdk.ai.vigilAI).toBe("function");
+    expect(await readdir(path.join(packed.sdk.project, "node_modules/@vigil/sdk/dist"))).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "ai.js", "ai.d.ts", "cli.js"]));
+    expect(typeof packed.sdk.core.createVigil).toBe("function");
+    expect(typeof packed.sdk.ai.vigilAI).toBe("function");
   });
 
   it("core: guardTool reports failures, then the escalated key asks; sessions carry the agent", async () => {
     const ws = await app.seedWorkspace();
-    const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key, agent: "sdk-crawler" });
+    const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key, agent: "sdk-crawler" });
     const fetchUrl = vigil.guardTool("http_request", failingFetch);
     for (let i = 0; i < 3; i++) await expect(fetchUrl({ url: URL_V1 })).rejects.toThrow("Service Unavailable");
     const answer = await vigil.check({ toolName: "http_request", args: { url: URL_V1 } });
@@ -87,7 +78,7 @@ describe("@vigil/sdk, packed and installed", () => {
     const guarded = vigil.guardTool("http_request", () => (ran = true));
     // Another run of the agent (its own session, so no loop of this one): the key's escalation holds it.
     const refused = await guarded({ url: URL_V1 }, { sessionId: `${vigil.sessionId}-second` }).catch((e) => e);
-    expect(refused).toBeInstanceOf(sdk.core.VigilDecisionError);
+    expect(refused).toBeInstanceOf(packed.sdk.core.VigilDecisionError);
     expect(refused).toMatchObject({ decision: "ask", message: answer.reason });
     expect(ran).toBe(false);
     await vigil.endSession();
@@ -104,7 +95,7 @@ describe("@vigil/sdk, packed and installed", () => {
 
   it("core: a person's deny in Approvals throws VigilDecisionError with their comment; the tool never runs", async () => {
     const ws = await app.seedWorkspace();
-    const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key });
+    const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key });
     const fetchUrl = vigil.guardTool("http_request", failingFetch);
     for (let i = 0; i < 3; i++) await fetchUrl({ url: URL_V1 }).catch(() => {});
     let ran = false;
@@ -117,7 +108,7 @@ describe("@vigil/sdk, packed and installed", () => {
     const resolved = await app.mutation("approvals.resolve", { approvalId: pending!.id, decision: "deny", comment: "Use the v2 endpoint instead" }, { key: ws.key });
     expect(resolved.status).toBe(200);
     const error = await waiting;
-    expect(error).toBeInstanceOf(sdk.core.VigilDecisionError);
+    expect(error).toBeInstanceOf(packed.sdk.core.VigilDecisionError);
     expect(error).toMatchObject({ decision: "deny", message: "Use the v2 endpoint instead" });
     expect(ran).toBe(false);
     await vigil.close();
@@ -126,35 +117,35 @@ describe("@vigil/sdk, packed and installed", () => {
   it("core: fails open when Vigil cannot be reached, refuses with failOpen: false", async () => {
     const url = `http://127.0.0.1:${await closedPort()}`;
     const errors: Error[] = [];
-    const open = sdk.core.createVigil({ url, apiKey: "vgl_unused", onError: (e) => errors.push(e) });
+    const open = packed.sdk.core.createVigil({ url, apiKey: "vgl_unused", onError: (e) => errors.push(e) });
     const answer = await open.check({ toolName: "bash", args: { command: "ls" } });
     expect(answer.decision).toBe("allow");
     expect(answer.failedOpen).toContain(url);
     expect(await open.guardTool("bash", () => "listed")({ command: "ls" })).toBe("listed");
     expect(errors.length).toBeGreaterThan(0);
 
-    const strict = sdk.core.createVigil({ url, apiKey: "vgl_unused", failOpen: false });
+    const strict = packed.sdk.core.createVigil({ url, apiKey: "vgl_unused", failOpen: false });
     const refused = await strict.check({ toolName: "bash", args: { command: "ls" } }).catch((e) => e);
-    expect(refused).toBeInstanceOf(sdk.core.VigilUnreachableError);
+    expect(refused).toBeInstanceOf(packed.sdk.core.VigilUnreachableError);
     expect(refused.message).toContain(url);
     let ran = false;
-    await expect(strict.guardTool("bash", () => (ran = true))({ command: "ls" })).rejects.toBeInstanceOf(sdk.core.VigilUnreachableError);
+    await expect(strict.guardTool("bash", () => (ran = true))({ command: "ls" })).rejects.toBeInstanceOf(packed.sdk.core.VigilUnreachableError);
     expect(ran).toBe(false);
     // A wrong key is not "unreachable": it is said, fail-open or not.
-    const wrongKey = sdk.core.createVigil({ url: api.url, apiKey: "vgl_not_a_key" });
+    const wrongKey = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: "vgl_not_a_key" });
     await expect(wrongKey.check({ toolName: "bash", args: { command: "ls" } })).rejects.toThrow("401: the API key was not accepted (VIGIL_API_KEY)");
   });
 
   it("core: a 429 is retried after its Retry-After", async () => {
     const ws = await app.seedWorkspace();
-    const vigil = sdk.core.createVigil({ url: `${api.url}/busy`, apiKey: ws.key });
+    const vigil = packed.sdk.core.createVigil({ url: `${packed.api.url}/busy`, apiKey: ws.key });
     const started = Date.now();
     const answer = await vigil.check({ toolName: "bash", args: { command: "ls" } });
     expect(answer.decision).toBe("allow");
     expect(answer.failedOpen).toBeUndefined();
     // session.start (flushed before the check) met the 429 and went again after 1 s.
-    expect(api.busyRequests.length).toBeGreaterThanOrEqual(3);
-    expect(api.busyRequests[1] - api.busyRequests[0]).toBeGreaterThanOrEqual(950);
+    expect(packed.api.busyRequests.length).toBeGreaterThanOrEqual(3);
+    expect(packed.api.busyRequests[1] - packed.api.busyRequests[0]).toBeGreaterThanOrEqual(950);
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     await vigil.close();
   });
@@ -168,8 +159,8 @@ describe("@vigil/sdk, packed and installed", () => {
 
       it("results and their failures land in Vigil, a nudge reaches the next model call, the escalated key asks", async () => {
         const ws = await app.seedWorkspace();
-        const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key, agent: `ai-sdk-${version}` });
-        const guard = sdk.ai.vigilAI(vigil);
+        const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key, agent: `ai-sdk-${version}` });
+        const guard = packed.sdk.ai.vigilAI(vigil);
         const model = scriptedModel([toolCall("c1", "http_request", { url: URL_V1 }), toolCall("c2", "http_request", { url: URL_V1 }), toolCall("c3", "http_request", { url: URL_V1 }), toolCall("c4", "http_request", { url: URL_V1 }), text("unreachable")]);
         let runs = 0;
         const result = await generate({
@@ -208,12 +199,12 @@ describe("@vigil/sdk, packed and installed", () => {
 
       it("a paused session: the tool does not run, the model reads Vigil's reason, the loop stops", async () => {
         const ws = await app.seedWorkspace();
-        const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key });
+        const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key });
         // Three empty responses in a row pause a session (severe empty_response).
         for (let i = 0; i < 3; i++) vigil.report({ type: "model.text", text: "" });
         const flushed = await vigil.flush();
         expect(flushed.effects.some((e) => e.type === "paused")).toBe(true);
-        const guard = sdk.ai.vigilAI(vigil);
+        const guard = packed.sdk.ai.vigilAI(vigil);
         const model = scriptedModel([toolCall("p1", "http_request", { url: URL_V1 }), text("should not be asked")]);
         let runs = 0;
         const result = await generate({
@@ -238,7 +229,7 @@ describe("@vigil/sdk, packed and installed", () => {
   describe("the vigil CLI as a process", () => {
     const vigilCli = async (args: string[], env: Record<string, string>, cwd?: string) => {
       try {
-        const { stdout, stderr } = await run(process.execPath, [sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tmpdir(), ...env } as unknown as NodeJS.ProcessEnv, cwd });
+        const { stdout, stderr } = await run(process.execPath, [packed.sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: env.HOME ?? tmpdir(), ...env } as unknown as NodeJS.ProcessEnv, cwd });
         return { code: 0, stdout, stderr };
       } catch (e: any) {
         return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
@@ -247,7 +238,7 @@ describe("@vigil/sdk, packed and installed", () => {
 
     it("whoami, status, reset, approvals, deny, nudge and settings against Vigil; exit status 0 / 1 / 2", async () => {
       const ws = await app.seedWorkspace();
-      const env = { VIGIL_URL: api.url, VIGIL_API_KEY: ws.key };
+      const env = { VIGIL_URL: packed.api.url, VIGIL_API_KEY: ws.key };
       const me = await vigilCli(["whoami", "--json"], env);
       expect(me.code).toBe(0);
       expect(JSON.parse(me.stdout)).toMatchObject({ workspace: ws.slug, scope: "admin" });
@@ -269,7 +260,7 @@ describe("@vigil/sdk, packed and installed", () => {
       expect((await vigilCli(["approve", "--help"], env)).stdout).toContain("vigil approve <id> [--session]");
 
       // An escalated key, a held call waiting in Approvals.
-      const vigil = sdk.core.createVigil({ url: api.url, apiKey: ws.key, agent: "cli-test" });
+      const vigil = packed.sdk.core.createVigil({ url: packed.api.url, apiKey: ws.key, agent: "cli-test" });
       const fetchUrl = vigil.guardTool("http_request", failingFetch);
       for (let i = 0; i < 3; i++) await fetchUrl({ url: URL_V1 }).catch(() => {});
       const held = await vigil.check({ toolName: "http_request", args: { url: URL_V1 }, callId: "cli-held", waitForApprovalSeconds: 0.1 });

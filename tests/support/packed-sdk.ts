@@ -6,11 +6,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { mkdtemp, mkdir, symlink, writeFile } from "node:fs/promises";
+import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { handleTrpcRequest } from "@/server/agent-api/trpc";
+import { afterAll, beforeAll } from "vitest";
 import type { Runtime } from "@/server/runtime";
 
 const run = promisify(execFile);
@@ -41,6 +42,30 @@ export async function installPackedSdk<E extends Record<string, unknown>>(option
   await writeFile(path.join(project, "entry.mjs"), `${source}\n`);
   const entry = (await import(/* @vite-ignore */ pathToFileURL(path.join(project, "entry.mjs")).href)) as E;
   return { dir, project, tarball: filename as string, bin: path.join(project, "node_modules/@vigil/sdk/bin/vigil.js"), ...entry };
+}
+
+/**
+ * A suite's packed SDK and the agent API it talks to: installed and served before the suite's tests,
+ * closed and removed after them. Read `sdk` and `api` inside tests.
+ */
+export function usePackedSdk<E extends Record<string, unknown>>(app: { runtime: Runtime }, options: { peers: string[]; entries: Record<keyof E & string, string> }) {
+  let sdk: Awaited<ReturnType<typeof installPackedSdk<E>>> | undefined;
+  let api: Awaited<ReturnType<typeof serveAgentApi>> | undefined;
+  beforeAll(async () => {
+    [sdk, api] = await Promise.all([installPackedSdk<E>(options), serveAgentApi(app.runtime)]);
+  }, 120_000);
+  afterAll(async () => {
+    await api?.close();
+    if (sdk) await rm(sdk.dir, { recursive: true, force: true });
+  });
+  return {
+    get sdk() {
+      return sdk!;
+    },
+    get api() {
+      return api!;
+    },
+  };
 }
 
 /** The agent API over HTTP (what `next start` serves at /api/trpc). Under /busy/ the first request is answered 429 with Retry-After: 1, as Vigil's rate limit answers. */
