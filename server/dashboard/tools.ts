@@ -6,8 +6,7 @@ import type { Db } from "@/db/client";
 import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
 import { recoveryOf } from "@/server/engine/trust";
 import { iso, likeEscape } from "./util";
-// key-detail imports toKeyRow from here; levelReach is only called at request time, so the cycle is harmless.
-import { levelReach, type LevelReach } from "./key-detail";
+import { levelReach, type LevelReach } from "./level-reach";
 
 export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;
 export type KeySort = (typeof KEY_SORTS)[number];
