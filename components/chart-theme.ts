@@ -27,13 +27,6 @@ export const PATTERN_COLORS: Record<string, string> = {
   empty_response: "var(--chart-9)",
 };
 
-export const STATE_COLORS = {
-  trusted: "var(--trusted-dot)",
-  recovering: "var(--recovering-dot)",
-  escalated: "var(--escalated-dot)",
-  blocked: "var(--blocked-dot)",
-} as const;
-
 export const PATTERN_SEVERITY_COLORS = {
   minor: "var(--minor-dot)",
   moderate: "var(--moderate-dot)",

@@ -4,7 +4,6 @@
  */
 
 const nf = new Intl.NumberFormat("en-US");
-const nfCompact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
 
 export function formatNumber(n: number | null | undefined): string {
   if (n == null || Number.isNaN(n)) return "—";
@@ -14,11 +13,6 @@ export function formatNumber(n: number | null | undefined): string {
 /** 1 → "1 attempt", 1200 → "1,200 attempts" (nouns with a plain plural "s"). */
 export function formatCount(n: number, noun: string): string {
   return `${nf.format(n)} ${noun}${n === 1 ? "" : "s"}`;
-}
-
-export function formatCompact(n: number | null | undefined): string {
-  if (n == null || Number.isNaN(n)) return "—";
-  return Math.abs(n) < 10_000 ? nf.format(n) : nfCompact.format(n);
 }
 
 const nfOneDecimal = new Intl.NumberFormat("en-US", { maximumFractionDigits: 1 });

@@ -1,7 +1,5 @@
 "use client";
 
-import Link from "next/link";
-import { usePathname } from "next/navigation";
 import { useId, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
 
 export type TabItem = { id: string; label: ReactNode; count?: number; content: ReactNode };
@@ -74,27 +72,5 @@ export function Tabs({
         ) : null,
       )}
     </div>
-  );
-}
-
-export type LinkTabItem = { href: string; label: ReactNode; count?: number; /** match sub-paths too */ prefix?: boolean };
-
-/** Route-based tabs (a nav of links). Active item from `activeHref` or the current pathname. */
-export function LinkTabs({ items, label, activeHref }: { items: LinkTabItem[]; label: string; activeHref?: string }) {
-  const pathname = usePathname();
-  const current = activeHref ?? pathname;
-  return (
-    <nav className="tabs" aria-label={label}>
-      {items.map((t) => {
-        const path = t.href.split("?")[0];
-        const active = current === path || (t.prefix && current.startsWith(path + "/"));
-        return (
-          <Link key={t.href} href={t.href} className="tab" aria-current={active ? "page" : undefined} scroll={false}>
-            {t.label}
-            {t.count !== undefined && <span className="tab-count">{t.count}</span>}
-          </Link>
-        );
-      })}
-    </nav>
   );
 }

@@ -24,8 +24,6 @@ import { describeRejections, spanProblem } from "@/server/otlp/map";
 import { acceptSpans } from "@/server/otlp/store";
 import { applyTrace, otlpTimingFromEnv, type OtlpTiming } from "@/server/otlp/applier";
 
-export const OTLP_TRACES_PATH = "/api/otlp/v1/traces";
-
 /** gRPC status codes carried in the `google.rpc.Status` of error answers. */
 const GRPC = { INVALID_ARGUMENT: 3, RESOURCE_EXHAUSTED: 8, UNAUTHENTICATED: 16, INTERNAL: 13, UNIMPLEMENTED: 12, UNAVAILABLE: 14 } as const;
 

@@ -66,11 +66,6 @@ export async function policyHitCounts(db: Db, workspaceIds: string[], window: Ti
   return rows.map((r) => ({ level: r.level, name: r.name, hits: Number(r.hits), wouldAsk: Number(r.wouldAsk), wouldDeny: Number(r.wouldDeny) }));
 }
 
-/** Hits of one policy in a list from policyHitCounts (zero when it decided nothing). */
-export function hitsOf(counts: PolicyHitCount[], level: string, name: string): PolicyHitCount {
-  return counts.find((c) => c.level === level && c.name === name) ?? { level, name, hits: 0, wouldAsk: 0, wouldDeny: 0 };
-}
-
 /** "would have asked / denied / paused" over a window, for a workspace or one of its sessions. */
 export async function wouldDecideCounts(db: Db, workspaceId: string, opts: TimeBounds & { sessionId?: string }): Promise<WouldDecideCounts> {
   const would = sql<string>`${event.payload}->'guard'->>'wouldDecide'`;

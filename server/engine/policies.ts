@@ -53,13 +53,6 @@ export interface PolicyEvaluation {
 export const POLICY_DECISIONS = ["allow", "ask", "deny"] as const;
 const STRICTNESS: Record<PolicyDecision, number> = { allow: 0, ask: 1, deny: 2 };
 
-/** The strictest of two decisions (deny > ask > allow); null counts as nothing. */
-export function stricterDecision(a: PolicyDecision | null, b: PolicyDecision | null): PolicyDecision | null {
-  if (a === null) return b;
-  if (b === null) return a;
-  return STRICTNESS[b] > STRICTNESS[a] ? b : a;
-}
-
 // ---------------------------------------------------------------------------
 // Compilation
 // ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  * the built-in values.
  */
 import { RULE_FIELD_REGISTRY, namesOf, type RuleFieldName } from "./registry";
-import type { ConfigDocument, ResolvedRule, Rule, RuleInput, RuleLevel, Severity } from "./types";
+import type { ConfigDocument, ResolvedRule, Rule, RuleInput, RuleLevel } from "./types";
 
 export const RULE_FIELDS: readonly RuleFieldName[] = namesOf(RULE_FIELD_REGISTRY);
 export type RuleField = RuleFieldName;
@@ -16,8 +16,6 @@ export type RuleField = RuleFieldName;
 type SameKeys<A, B> = [Exclude<keyof A, B>, Exclude<B, keyof A>] extends [never, never] ? true : false;
 const ruleMatchesRegistry: SameKeys<Rule, RuleFieldName> = true;
 void ruleMatchesRegistry;
-
-export const DEFAULT_SEVERITY_FILTER: readonly Severity[] = RULE_FIELD_REGISTRY.severityFilter.builtin ?? [];
 
 /** The built-in default rule: every registry field's `builtin` value (thresholds without one stay unset). */
 export const BUILTIN_RULE: Readonly<Rule> = Object.freeze(

@@ -2,7 +2,6 @@
  * Settings (SPEC 6): built-in defaults, resolution session > workspace > organization > default
  * with the source of every value, the session-settings input schema (zod v4) and patches.
  */
-import { fieldSchema } from "./field-spec";
 import { SETTINGS, defaultsOf, namesOf, registryObjectSchema } from "./registry";
 import type { EffectiveSettings, SessionSettingsInput, SettingName, SettingSource, SettingValues } from "./types";
 
@@ -57,11 +56,6 @@ export function settingValues(effective: EffectiveSettings): SettingValues {
 // ---------------------------------------------------------------------------
 // Input schemas (camelCase), derived from the registry. `null` clears a session override.
 // ---------------------------------------------------------------------------
-
-/** One zod schema per setting; messages name the setting ("nudgeLevel must be one of …"). */
-export const settingValueSchemas = Object.fromEntries(SETTING_NAMES.map((name) => [name, fieldSchema(SETTINGS[name].spec, name)])) as {
-  [K in SettingName]: ReturnType<typeof fieldSchema<(typeof SETTINGS)[K]["spec"]>>;
-};
 
 const unknownSettings = (keys: readonly string[]) =>
   `unknown setting${keys.length > 1 ? "s" : ""}: ${keys.join(", ")} (known: ${SETTING_NAMES.join(", ")})`;

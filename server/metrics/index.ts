@@ -199,9 +199,3 @@ export function noteBatch(workspaceId: string, batch: { accepted: number; metric
   for (const p of patterns) patternChild(workspaceId, p.patternType, p.severity).inc();
   for (const n of sent) nudgeChild(workspaceId, n.nudgeType).inc();
 }
-
-/** For tests: forget the counted values and the names seen (the series start again from nothing). */
-export function resetProcessMetrics(): void {
-  processRegistry.resetMetrics();
-  namesSeen.clear();
-}

@@ -17,7 +17,6 @@ import { redactedPreview } from "@/server/engine/redact";
 import { waitForApprovalDecision } from "./approval-waiters";
 import { releaseSlot, type CapacitySlot } from "@/server/http/capacity";
 
-export const MAX_WAIT_FOR_APPROVAL_SECONDS = 120;
 const ARGS_PREVIEW_BYTES = 1024;
 
 type ApprovalRow = typeof approval.$inferSelect;
