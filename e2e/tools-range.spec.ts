@@ -45,3 +45,21 @@ test("a blocked tool's row shows its reach; under a range the failures follow it
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: path.join(SHOTS, "tools-range-390.png"), fullPage: true });
 });
+
+test("a key's page says which failures its rule leaves out", async ({ page }) => {
+  await signIn(page);
+  const ws = await freshWorkspace(page, "counting");
+  const sessionId = `reader-${Date.now().toString(36)}`;
+  const args = { url: "https://api.example.com/v1/items/7" };
+  const events = [0, 1, 2].map((i) => ({ type: "tool.result", id: `${sessionId}-r${i}`, sessionId, callId: `c${i}`, toolName: "http_get", args, success: false, httpStatus: 404, error: "404 Not Found" }));
+  expect((await trpc(page.request, "ingest.events", { events }, ws.key)).status).toBe(200);
+  await page.goto(`/w/${ws.slug}/tools`);
+  await page.getByRole("row").filter({ hasText: "http_get" }).getByRole("link").first().click();
+  await page.waitForURL(/\/tools\/.+/);
+  await expect(page.getByTestId("counting-note")).toHaveText("0 of 3 failures counted: not_found (3) is not in this rule's severity filter");
+  await page.screenshot({ path: path.join(SHOTS, "key-counting-1440.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await expect(page.getByTestId("counting-note")).toBeVisible();
+  await page.screenshot({ path: path.join(SHOTS, "key-counting-390.png"), fullPage: true });
+});
