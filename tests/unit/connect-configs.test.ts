@@ -1,6 +1,7 @@
 /** The Connect page's snippets: valid for each CLI, carrying the agent, the wait and sensible timeouts, never a key. */
 import { describe, expect, it } from "vitest";
-import { claudeCodeSettings, codexHooks, geminiSettings, httpExample, otelEnv } from "@/components/dashboard/connect-configs";
+import { claudeCodeSettings, codexHooks, connectSteps, geminiSettings, httpExample, mcpConfigs, otelEnv } from "@/components/dashboard/connect-configs";
+import { hookSettings } from "@/packages/sdk/src/connect";
 
 const base = { baseUrl: "https://vigil.example.com", agent: "", waitSeconds: 0 };
 
@@ -45,6 +46,34 @@ describe("Connect page configuration", () => {
     for (const text of [claudeCodeSettings(base), codexHooks(base), geminiSettings(base), otelEnv(base), httpExample(base)]) {
       expect(text).toContain("VIGIL_API_KEY");
       expect(text).not.toMatch(/vgl_[A-Za-z0-9_-]{16,}/);
+    }
+  });
+
+  it("the one step: the URL, the key created on the page (else a placeholder) and vigil connect with the page's options", () => {
+    expect(connectSteps("claude-code", base, null).split("\n")).toEqual([
+      "export VIGIL_URL=https://vigil.example.com",
+      "export VIGIL_API_KEY=vgl_…",
+      "vigil connect claude-code",
+    ]);
+    const steps = connectSteps("codex", { ...base, agent: "release bot", waitSeconds: 30 }, "vgl_abc123");
+    expect(steps).toContain("export VIGIL_API_KEY=vgl_abc123");
+    expect(steps).toContain("vigil connect codex --agent 'release bot' --wait 30");
+    expect(connectSteps("gemini", { ...base, agent: "it's" }, null)).toContain(`--agent 'it'\\''s'`);
+  });
+
+  it("the page shows exactly what vigil connect writes (one generator)", () => {
+    const o = { baseUrl: "https://vigil.example.com", agent: "builder", waitSeconds: 45, scope: "user" as const, dryRun: true };
+    expect(JSON.parse(claudeCodeSettings(o))).toEqual(hookSettings({ ...o, target: "claude-code" }));
+    expect(JSON.parse(codexHooks(o))).toEqual(hookSettings({ ...o, target: "codex" }));
+    expect(JSON.parse(geminiSettings(o))).toEqual(hookSettings({ ...o, target: "gemini" }));
+  });
+
+  it("Vigil's MCP server for each client, the key only as VIGIL_API_KEY", () => {
+    const configs = mcpConfigs(base);
+    expect(configs.map((c) => c.file)).toHaveLength(4);
+    for (const c of configs) {
+      expect(c.text).toContain("https://vigil.example.com/api/mcp");
+      expect(c.text).toContain("VIGIL_API_KEY");
     }
   });
 });
