@@ -8,13 +8,16 @@
  *      database server and the load generator) — both also through Next's pipeline with the
  *      agent API fast path off, and 64 sessions with group commit off —, at 500/s and 2,000/s offered (open loop; on PostgreSQL 500/s
  *      also with synchronous_commit off, a diagnostic of the disk's share); ingest.events with 4
- *      writers × 500-event batches beside a raw multi-row INSERT of the same rows;
+ *      writers × 500-event batches beside a raw multi-row INSERT of the same rows; on PostgreSQL,
+ *      guard.check with 20 workspace policies and the built-in risk rules on beside none and the
+ *      rules off, alternating on one server;
  *  (2) in-process: 500-event batches, guard.check vs an empty call, coding-agent hooks;
  *  (3) dashboard-sized queries on 10k key_state rows and 100k failure rows, EXPLAIN ANALYZE of
  *      the slowest;
  *  (4) ingest and guard.check on Citus (a coordinator and two workers) beside plain PostgreSQL.
  * Issue 15's targets are printed beside the figures. Flags: --batches <n> (20), --guards <n>
- * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess, --no-citus.
+ * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess, --no-citus,
+ * --no-policies.
  */
 import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
@@ -52,6 +55,8 @@ const INGEST_ROUNDS = 5;
 /** guard.check at 64 sessions, each round beside the bare server (the median ratio is the figure). */
 const GUARD_ROUNDS = 3;
 const BATCH_SIZE = 500;
+/** The guard.check pair with and without 20 workspace policies (PostgreSQL, with the HTTP rows). */
+const withPolicies = !argv.includes("--no-policies");
 
 // ------------------------------------------------------------------ helpers
 type Row = [string, ...(string | number)[]];
@@ -487,6 +492,7 @@ async function fleetLoad(kind: string, bareRate: number, databaseUrl?: string, d
     rows.push({ measure: "guard.check, 64 looping sessions (patterns, nudges, pauses)", figure: `${f0(looping.okPerSecond)}/s = ${(looping.okPerSecond / bareRate).toFixed(2)}× bare, p50 ${f1(looping.p50)} ms, non-200 ${looping.errors}`, target: "—" });
     await throughNext(kind, rows, databaseUrl);
     await eachCheckAlone(kind, rows, databaseUrl);
+    if (databaseUrl && withPolicies) await policiesBeside(kind, rows, databaseUrl, databasePid);
 
     const at500 = summarize(await openLoop(vigil.url, guardSpec(`${kind}-500`), 500, LOAD_SECONDS));
     rows.push({ measure: "guard.check, 500/s offered", figure: `p50 ${f1(at500.p50)} ms, p99 ${f1(at500.p99)} ms, errors ${at500.errors} (${at500.byStatus})`, target: "p99 ≤ 25 ms, 0 errors" });
@@ -703,6 +709,109 @@ async function hotKey(kind: string, rows: FleetRow[], databaseUrl?: string) {
   } finally {
     await server.stop();
   }
+}
+
+/**
+ * A workspace's 20 policies (SPEC 4.5) as a team writes them: tool globs, argument globs, `{ regex }`,
+ * `{ equals }`, shell commands matched per sub-command. None matches guardSpec's calls (`Read` of
+ * `/repo/pkg…/src/file….ts`) and no built-in risk rule does either, so a check decides `allow` as
+ * without them: what differs is the evaluation alone. Four name `Read` and two any tool, so their
+ * arguments are tested on every call.
+ */
+const BENCH_POLICIES = [
+  { name: "no-sudo", tool: "Bash", args: { command: "sudo *" }, decision: "deny" },
+  { name: "no-force-push", tool: "Bash", args: { command: "git push *--force*" }, decision: "deny", reason: "Force pushes need a person" },
+  { name: "ask-npm-publish", tool: "Bash", args: { command: "npm publish*" }, decision: "ask" },
+  { name: "ask-kubectl-delete", tool: "Bash", args: { command: "kubectl delete *" }, decision: "ask" },
+  { name: "ask-terraform-apply", tool: "*shell*", args: { command: "terraform apply*" }, decision: "ask" },
+  { name: "no-curl-to-shell", tool: "Bash", args: { command: { regex: "curl[^|]*\\|\\s*(ba|z)?sh" } }, decision: "deny" },
+  { name: "ask-docker-prune", tool: "Bash", args: { command: "docker system prune*" }, decision: "ask" },
+  { name: "no-read-secrets-dir", tool: "Read", args: { file_path: "**/secrets/**" }, decision: "deny" },
+  { name: "no-read-ssh", tool: "Read", args: { file_path: "**/.ssh/*" }, decision: "deny" },
+  { name: "no-read-keys", tool: "Read", args: { file_path: { regex: "\\.(pem|key|p12)$" } }, decision: "deny" },
+  { name: "ask-read-prod-env", tool: "Read", args: { file_path: "/srv/prod/**" }, decision: "ask" },
+  { name: "ask-edit-migrations", tool: "Edit", args: { file_path: "**/migrations/*.sql" }, decision: "ask" },
+  { name: "no-write-etc", tool: "Write", args: { file_path: "/etc/**" }, decision: "deny" },
+  { name: "no-plain-http", tool: "*", args: { url: "http://**" }, decision: "deny", reason: "Plain HTTP leaves the network unencrypted" },
+  { name: "ask-prod-api-post", tool: "http_request", args: { method: { equals: "POST" }, url: "https://api.prod.example.com/**" }, decision: "ask" },
+  { name: "no-http-delete", tool: "http_request", args: { method: { equals: "DELETE" } }, decision: "deny" },
+  { name: "ask-large-refund", tool: "mcp__billing__*", args: { "refund.amount": { equals: 10000 } }, decision: "ask" },
+  { name: "no-payments", tool: "mcp__stripe__*", decision: "deny" },
+  { name: "ask-slack-general", tool: "mcp__slack__post*", args: { channel: "#general" }, decision: "ask" },
+  { name: "allow-github-reads", tool: "mcp__github__get_*", decision: "allow" },
+];
+/** Rounds of the policies pair, each measuring both configurations (the median ratio is the figure). */
+const POLICY_ROUNDS = 5;
+
+/**
+ * guard.check with the 20 policies above and the built-in risk rules on, beside the same server
+ * with no policies and the risk rules off (the check as it was before policies), switched by
+ * config.put between measurements on one server: 64 sessions and one client, the two
+ * configurations alternating within each round and which goes first alternating between rounds,
+ * the median round's ratio the figure. The workspace's document is put back afterwards: the rows
+ * after this one read the database it leaves.
+ */
+async function policiesBeside(kind: string, rows: FleetRow[], databaseUrl: string, databasePid: number | null) {
+  const server = await startVigil({ databaseUrl });
+  const call = async (procedure: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/api/trpc/${procedure}`, body === undefined
+      ? { headers: { authorization: `Bearer ${BENCH_KEY}` } }
+      : { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const text = await res.text();
+    if (res.status !== 200) throw new Error(`${procedure}: ${res.status} ${text.slice(0, 300)}`);
+    return (JSON.parse(text) as { result: { data: Record<string, unknown> } }).result.data;
+  };
+  const original = await call("config.get");
+  const configs = {
+    off: { ...original, policies: [], risk_rules: { enabled: false } },
+    on: { ...original, policies: BENCH_POLICIES, risk_rules: { enabled: true } },
+  };
+  type Side = { many: LoadSummary; one: LoadSummary; cpu: CpuPerRequest };
+  const rounds: { off: Side; on: Side }[] = [];
+  try {
+    // A new process: its first seconds are slower (JIT tiers, pools) for whichever side came first.
+    await closedLoop(server.url, guardSpec(`${kind}-pol-warm`), 64, 2);
+    const measure = async (which: "off" | "on", round: number): Promise<Side> => {
+      await call("config.put", configs[which]);
+      const prefix = `${kind}-pol-${which}-${round}`;
+      // The first check after a put reads the new document and compiles it; warm both JIT paths too.
+      await closedLoop(server.url, guardSpec(`${prefix}-warm`), 8, 1);
+      const meter = cpuMeter(server.pid, databasePid);
+      const many = summarize(await closedLoop(server.url, guardSpec(`${prefix}-64`), 64, LOAD_SECONDS));
+      const cpu = meter.perRequest(many.n);
+      const one = summarize(await closedLoop(server.url, guardSpec(`${prefix}-one`, 1), 1, 3));
+      return { many, one, cpu };
+    };
+    for (let round = 0; round < POLICY_ROUNDS; round++) {
+      const order = round % 2 ? (["on", "off"] as const) : (["off", "on"] as const);
+      const side: Partial<Record<"off" | "on", Side>> = {};
+      for (const which of order) side[which] = await measure(which, round);
+      rounds.push({ off: side.off!, on: side.on! });
+    }
+  } finally {
+    await call("config.put", original).catch((err) => console.error(`  restoring the workspace's configuration failed: ${err}`));
+    await server.stop();
+  }
+  const rate = rounds.map((r) => r.on.many.okPerSecond / r.off.many.okPerSecond);
+  const latency = rounds.map((r) => r.on.one.p50 / r.off.one.p50);
+  const mainThread = rounds.map((r) => r.on.cpu.serverMainThread / r.off.cpu.serverMainThread);
+  const mid = rounds[rate.indexOf(median(rate))];
+  const errors = rounds.reduce((n, r) => n + r.on.many.errors + r.off.many.errors + r.on.one.errors + r.off.one.errors, 0);
+  const within = (x: number, higherIsBetter: boolean) => ((higherIsBetter ? x >= 0.9 : x <= 1.1) ? "within 10 %" : "NOT within 10 %");
+  rows.push({
+    measure: "guard.check, 64 sessions: 20 policies + built-in rules on, beside none and rules off",
+    figure:
+      `${f0(mid.on.many.okPerSecond)}/s beside ${f0(mid.off.many.okPerSecond)}/s = ${median(rate).toFixed(3)}×, the median of ${rounds.length} rounds ` +
+      `(${rounds.map((r, i) => `${f0(r.on.many.okPerSecond)}/${f0(r.off.many.okPerSecond)} = ${rate[i].toFixed(2)}×`).join(", ")}) [${within(median(rate), true)}]; ` +
+      `server main thread per check ${median(mainThread).toFixed(3)}× (that round ${f0(mid.on.cpu.serverMainThread)} beside ${f0(mid.off.cpu.serverMainThread)} µs); non-200 ${errors}`,
+    target: "≥ 0.9× without",
+  });
+  rows.push({
+    measure: "guard.check, one client: 20 policies + built-in rules on, beside none and rules off",
+    figure:
+      `p50 ${median(latency).toFixed(3)}× (median of ${rounds.length} rounds: ${rounds.map((r, i) => `${f2(r.on.one.p50)}/${f2(r.off.one.p50)} ms = ${latency[i].toFixed(2)}×`).join(", ")}) [${within(median(latency), false)}]`,
+    target: "p50 ≤ 1.1× without",
+  });
 }
 
 async function eachCheckAlone(kind: string, rows: FleetRow[], databaseUrl?: string) {
