@@ -37,7 +37,6 @@ const SERVER_LAYERS = [
  * state with ingest's loaders (load.ts belongs a layer below both).
  */
 const KNOWN = new Set([
-  "import circle: server/engine/policies.ts ↔ server/engine/types.ts",
   "upward import: server/http/input-hygiene.ts → server/trpc/error-issues.ts",
   "upward import: server/notifications/channels.ts → server/services/audit.ts",
   "upward import: server/notifications/channels.ts → server/services/errors.ts",

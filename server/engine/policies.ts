@@ -7,31 +7,12 @@
 import { compileGlob, compileSafeRegex } from "./safe-pattern";
 import { DEFAULT_FILE_TOOLS, DEFAULT_SHELL_TOOLS, RISK_RULES, filePathsOf, type RiskInput, type RiskRule } from "./risk-rules";
 import { splitShellCommand, type SubCommand } from "./shell-command";
-import type { ConfigDocument, EffectiveConfig } from "./types";
+import type { ArgPattern, ConfigDocument, EffectiveConfig, Policy, PolicyDecision } from "./types";
 
-export type PolicyDecision = "allow" | "ask" | "deny";
+// The policy document's types live with the configuration document's (types.ts); importers read them here too.
+export type { ArgPattern, Policy, PolicyDecision, RiskRulesConfig } from "./types";
+
 export type PolicyLevel = "organization" | "workspace" | "builtin";
-
-/** An argument pattern: a glob, `{ regex }` (JavaScript syntax, run in linear time) or `{ equals }` (a JSON value). */
-export type ArgPattern = string | { regex: string } | { equals: unknown };
-
-export interface Policy {
-  name: string;
-  /** Case-insensitive glob on the tool name (`*`, `?`). */
-  tool: string;
-  /** Argument path (dot-separated) → pattern; every listed path must match. */
-  args?: Record<string, ArgPattern>;
-  decision: PolicyDecision;
-  reason?: string;
-}
-
-/** `risk_rules` of a configuration document (camelCase). */
-export interface RiskRulesConfig {
-  enabled?: boolean;
-  disabled?: string[];
-  shellTools?: string[];
-  fileTools?: string[];
-}
 
 /** The policy named in a guard.check answer. */
 export interface PolicyHit {

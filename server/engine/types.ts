@@ -163,8 +163,8 @@ export interface ConfigDocument {
   securityPatterns?: string[];
   retentionDays?: number;
   /** SPEC 4.5 (shapes in policies.ts). */
-  policies?: import("./policies").Policy[];
-  riskRules?: import("./policies").RiskRulesConfig;
+  policies?: Policy[];
+  riskRules?: RiskRulesConfig;
 }
 
 /** Workspace config merged over organization config merged over built-ins. */
@@ -330,4 +330,31 @@ export type KeyHistory = { resultsFrom: number } | { results: StoredResultLog | 
 export interface ResultChunk {
   chunk: number;
   log: StoredResultLog | ResultLog;
+}
+
+// ---------------------------------------------------------------------------
+// Policies (SPEC 4.5): the configuration document's `policies` and `risk_rules`
+// ---------------------------------------------------------------------------
+
+export type PolicyDecision = "allow" | "ask" | "deny";
+
+/** An argument pattern: a glob, `{ regex }` (JavaScript syntax, run in linear time) or `{ equals }` (a JSON value). */
+export type ArgPattern = string | { regex: string } | { equals: unknown };
+
+export interface Policy {
+  name: string;
+  /** Case-insensitive glob on the tool name (`*`, `?`). */
+  tool: string;
+  /** Argument path (dot-separated) → pattern; every listed path must match. */
+  args?: Record<string, ArgPattern>;
+  decision: PolicyDecision;
+  reason?: string;
+}
+
+/** `risk_rules` of a configuration document (camelCase). */
+export interface RiskRulesConfig {
+  enabled?: boolean;
+  disabled?: string[];
+  shellTools?: string[];
+  fileTools?: string[];
 }
