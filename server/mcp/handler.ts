@@ -1,15 +1,14 @@
 /**
  * `POST /api/mcp` (SPEC 7.7): Vigil's tools over MCP Streamable HTTP, stateless, JSON answers.
- * The agent-request checks come first, in the order of every agent route — capacity (503), API key
- * (401), rate limit (429 + Retry-After), body size (413) — then `Origin` (403: a browser page of
- * another site must not drive the tools with a key it found), then the MCP SDK answers.
+ * Through the one agent-request wrapper (server/agent-api/agent-request.ts) — capacity (503), method
+ * (405), API key (401), rate limit (429 + Retry-After), `Origin` (403: a browser page of another
+ * site must not drive the tools with a key it found), body size (413) — then the MCP SDK answers.
  */
 import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import type { Runtime } from "@/server/runtime";
-import { checkAgentKey } from "@/server/services/agent-key";
-import { MAX_BODY_BYTES, readLimitedBody } from "@/server/http/limited-body";
+import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
-import { OVERLOAD_MESSAGE, withCapacity } from "@/server/http/capacity";
+import { handleAgentRequest, type AgentRequestContext } from "@/server/agent-api/agent-request";
 import { createVigilMcpServer, type McpCaller } from "./tools";
 
 export const MCP_ENDPOINT = "/api/mcp";
@@ -63,44 +62,40 @@ async function serveLegacy(req: Request, caller: McpCaller, parsedBody: unknown)
 }
 
 export function handleMcpRequest(req: Request, runtime: Runtime): Promise<Response> {
-  return withCapacity(
-    () => serveMcpRequest(req, runtime),
-    (retryAfter) => refusal(503, OVERLOAD_MESSAGE, { "retry-after": String(retryAfter) }),
-  );
+  return handleAgentRequest(req, runtime, {
+    refuse: (r) => refusal(r.status, r.message, r.headers),
+    // Stateless: no SSE stream to open (GET) and no session to end (DELETE).
+    methods: ["POST"],
+    methodMessage: "Method not allowed: this MCP endpoint is stateless; use POST",
+    // Not from the key cache: the tools read and write without a round trip that would re-check it.
+    key: "fresh",
+    check: (request) => (originAllowed(request, publicOrigin(request)) ? null : refusal(403, `Origin ${request.headers.get("origin")} may not call this endpoint`)),
+    parse: (raw) => {
+      let parsedBody: unknown;
+      try {
+        parsedBody = JSON.parse(new TextDecoder().decode(raw ?? new Uint8Array()));
+      } catch {
+        return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON" }, id: null }), {
+          status: 400,
+          headers: { "content-type": "application/json" },
+        });
+      }
+      const issue = inputProblem(parsedBody);
+      return issue ? refusal(400, new InputHygieneError(issue).message) : { parsedBody };
+    },
+    run: ({ parsedBody }, request, ctx) => serveMcpRequest(request, ctx, parsedBody),
+  });
 }
 
-async function serveMcpRequest(req: Request, runtime: Runtime): Promise<Response> {
-  // Stateless: no SSE stream to open (GET) and no session to end (DELETE).
-  if (req.method !== "POST") return refusal(405, "Method not allowed: this MCP endpoint is stateless; use POST", { allow: "POST" });
-  const db = runtime.database.db;
-  // Not from the key cache: the tools read and write without a round trip that would re-check it.
-  const checked = await checkAgentKey(db, req, { cached: false });
-  if (!checked.ok) return refusal(checked.status, checked.message, checked.status === 429 ? { "retry-after": String(checked.retryAfterSeconds) } : {});
-  const { key } = checked;
-  const origin = publicOrigin(req);
-  if (!originAllowed(req, origin)) return refusal(403, `Origin ${req.headers.get("origin")} may not call this endpoint`);
-  const raw = await readLimitedBody(req);
-  if (raw === "too_large") return refusal(413, "Request body exceeds 1 MiB");
-
-  let parsedBody: unknown;
-  try {
-    parsedBody = JSON.parse(new TextDecoder().decode(raw));
-  } catch {
-    return new Response(JSON.stringify({ jsonrpc: "2.0", error: { code: -32700, message: "Parse error: the body is not JSON" }, id: null }), {
-      status: 400,
-      headers: { "content-type": "application/json" },
-    });
-  }
-  const issue = inputProblem(parsedBody);
-  if (issue) return refusal(400, new InputHygieneError(issue).message);
-
+async function serveMcpRequest(req: Request, { db, key }: AgentRequestContext, parsedBody: unknown): Promise<Response> {
+  if (!key) throw new Error("MCP requests are served with a checked key");
   const caller: McpCaller = {
     db,
     workspaceId: key.workspaceId,
     organizationId: key.organizationId,
     workspaceSlug: key.workspaceSlug,
     actor: { type: "api_key", id: key.keyId, label: key.prefix },
-    origin,
+    origin: publicOrigin(req),
   };
   // The body was read here; the SDK gets it parsed and a request it need not read again.
   const request = new Request(req.url, { method: "POST", headers: req.headers, signal: req.signal });
