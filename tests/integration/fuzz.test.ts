@@ -22,6 +22,7 @@ import { TestApp, directCallOf } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { appRouter } from "@/server/trpc/root";
+import type { ProcedureMeta } from "@/server/trpc/init";
 import { handleTrpcRequest } from "@/server/agent-api/trpc";
 import { handleTrpcCall } from "@/server/agent-api/trpc-direct-call";
 import { handleOtlpTraces } from "@/server/agent-api/otlp";
@@ -347,15 +348,40 @@ function agentInputArb(procedure: string, pools: { approvals: string[]; failureK
       return fc.record({ sessionId: session, settings: fc.record({ nudgeLevel: fc.constantFrom("off", "gentle", null), recoveryMode: fc.constantFrom("auto", "ask") }, { requiredKeys: [] }) });
     case "sessions.resume":
       return fc.record({ sessionId: session, guidance: fc.constantFrom("try the v2 endpoint", "") }, { requiredKeys: ["sessionId"] });
+    case "sessions.pause":
+      return fc.record({ sessionId: session, reason: fc.constantFrom("stop now", "deploy freeze") });
+    case "sessions.message":
+      return fc.record({ sessionId: session, text: fc.constantFrom("use the v2 endpoint", "stop and summarize") });
+    case "agents.pause":
+      return fc.record({ agent: fc.constantFrom("fuzzer", "crawler"), reason: fc.constantFrom("stop now", "deploy freeze") });
+    case "agents.resume":
+      return fc.record({ agent: fc.constantFrom("fuzzer", "crawler"), guidance: fc.constantFrom("carry on", "") }, { requiredKeys: ["agent"] });
+    case "workspace.holds":
+    case "models.list":
+      return fc.constant(undefined);
+    case "workspace.pause":
+      return fc.record({ reason: fc.constantFrom("incident", "deploy freeze") });
+    case "workspace.resume":
+      return fc.record({ guidance: fc.constantFrom("carry on", "") }, { requiredKeys: [] });
+    case "keys.setState":
+      return fc.record({ failureKey: fc.constantFrom(...pools.failureKeys), state: fc.constantFrom("escalated", "blocked"), reason: fc.constantFrom("by hand", "incident") });
+    case "keys.requestReset":
+      return fc.record({ failureKey: fc.constantFrom(...pools.failureKeys), reason: fc.constantFrom("fixed upstream", "please") });
+    case "policies.test":
+      return fc.record({ toolName: fc.constantFrom(...TOOLS, "Bash"), args: fc.constantFrom({ command: "rm -rf ~" }, { command: "ls" }, { file_path: "/p/.env" }) });
+    case "patterns.summary":
+      return fc.record({ range: fc.constantFrom("1h", "24h", "7d", "all"), model: fc.constantFrom("gpt-4o", "unknown") }, { requiredKeys: [] });
+    case "failures.groups":
+      return fc.record({ range: fc.constantFrom("1h", "24h", "7d", "all"), toolName: fc.constantFrom(...TOOLS) }, { requiredKeys: [] });
     default:
       throw new Error(`no fuzz input generator for agent procedure ${procedure}: add one to agentInputArb`);
   }
 }
 
 /** Agent procedures: those an API key calls (SPEC 7), i.e. every routed procedure outside the dashboard routers. */
-const DASHBOARD_ROUTERS = ["account.me", "account.createOrganization", "organization.", "apiKeys.", "ws.", "wsConfig.", "orgConfig.", "notifications.", "invitations."];
-const procedureTypes = (appRouter._def as unknown as { procedures: Record<string, { _def: { type: string } }> }).procedures;
-const AGENT_PROCEDURES = Object.keys(procedureTypes).filter((p) => !DASHBOARD_ROUTERS.some((d) => (d.endsWith(".") ? p.startsWith(d) : p === d)));
+const procedureTypes = (appRouter._def as unknown as { procedures: Record<string, { _def: { type: string; meta?: ProcedureMeta } }> }).procedures;
+/** Agent procedures: those whose declared access is an API key (server/trpc/init.ts). */
+const AGENT_PROCEDURES = Object.keys(procedureTypes).filter((p) => procedureTypes[p]._def.meta?.access.kind === "key");
 
 /** guard.check may hold a request for a person's decision: waits are shortened so the run stays bounded. */
 function boundWaits(input: unknown): unknown {
