@@ -256,11 +256,13 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
       posts.push((await hook("claude-code", variant("PostToolUseFailure.Bash", { session_id: sid, tool_use_id: `toolu_loop_${n}`, tool_input }))).body);
     }
     expect(pres.slice(0, 2)).toEqual([null, null]);
-    // The third identical call after identical failures is a loop (SPEC 5 rev 2): the model reads a nudge before it runs.
+    // The third identical call after identical failures is a loop (SPEC 5 rev 2): the model reads a nudge before it
+    // runs — to read the error, since the calls failed (SPEC 5.1).
     expect(pres[2]?.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse" });
     expect(pres[2]?.hookSpecificOutput.permissionDecision).toBeUndefined();
-    expect(pres[2]?.hookSpecificOutput.additionalContext).toContain("3 times with the same result");
-    expect(pres[3]?.hookSpecificOutput.additionalContext).toContain("called 4 times");
+    expect(pres[2]?.hookSpecificOutput.additionalContext).toContain("failed 2 times with the same error. Read the error");
+    expect(pres[3]?.hookSpecificOutput.additionalContext).toContain("retrying a failing call unchanged");
+    expect(pres[3]?.hookSpecificOutput.additionalContext).toContain("3 identical failures");
     // The fifth is severe: the session pauses; the call is denied with why and how to resume, and the agent stops.
     expect(pres[4]?.hookSpecificOutput).toMatchObject({ permissionDecision: "deny" });
     expect(pres[4]?.hookSpecificOutput.permissionDecisionReason).toContain("Vigil paused this session");
