@@ -10,7 +10,8 @@ import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { agentSession } from "@/db/schema";
 import { migrateDatabase, rowsOf } from "@/db/client";
-import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { storedSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
+import { BUILTIN_PATTERN_CONFIG, createSessionBehaviour, observeSessionEvent } from "@/server/engine/patterns";
 
 describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on %s", (kind) => {
   const app = useTestApp(kind, { migratedUpTo: "0014_model_profile_shards" });
@@ -19,7 +20,17 @@ describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on 
     const ws = await app.seedWorkspace();
     const s = uid("s");
     const check = (path: string) => ({ id: uid(), sessionId: s, callId: uid(), toolName: "read_file", args: { path } });
-    for (const path of ["/a", "/b", "/c"]) expect((await app.mutation("guard.check", check(path), { key: ws.key })).status).toBe(200);
+    // The session as that release stored it after three checks: its behaviour folded by the engine,
+    // written as a jsonb document (this release's guard.check reads tables the old schema lacks).
+    let behaviour = createSessionBehaviour(s);
+    for (const [i, path] of ["/a", "/b", "/c"].entries()) {
+      const c = check(path);
+      const event = { id: c.id, sessionId: s, ts: 0, type: "tool.call" as const, callId: c.callId, toolName: c.toolName, args: c.args, failureKey: `read_file|path=${path}`, argsHash: path };
+      const settings = { nudgeLevel: "interrupt" as const, nudgeEnabled: true, patternDetectionEnabled: true };
+      behaviour = observeSessionEvent(behaviour, event, { patterns: BUILTIN_PATTERN_CONFIG, settings }, 1_000 * (i + 1)).state;
+    }
+    await app.db.execute(sql`insert into agent_session (workspace_id, session_id, behaviour, event_count, call_count)
+      values (${ws.workspaceId}, ${s}, ${JSON.stringify(storedSessionBehaviour(behaviour))}::jsonb, 3, 3)`);
     /** The stored behaviour's column type and text. */
     const stored = async () =>
       rowsOf<{ type: string; doc: string }>(
@@ -42,8 +53,8 @@ describe.each(DATABASE_KINDS)("session behaviour stored as jsonb before 0015 on 
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const [row] = await app.db.select().from(agentSession).where(and(eq(agentSession.workspaceId, ws.workspaceId), eq(agentSession.sessionId, s)));
     expect(row).toMatchObject({ eventCount: 5, callCount: 4 });
-    const behaviour = upgradeSessionBehaviour(row.behaviour, s);
-    expect(behaviour.calls).toHaveLength(4);
-    expect(behaviour.calls[3]).toMatchObject({ callId: next.callId, outcome: expect.any(String) });
+    const carried = upgradeSessionBehaviour(row.behaviour, s);
+    expect(carried.calls).toHaveLength(4);
+    expect(carried.calls[3]).toMatchObject({ callId: next.callId, outcome: expect.any(String) });
   });
 });
