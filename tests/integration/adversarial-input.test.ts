@@ -49,12 +49,17 @@ async function longestHold(work: () => Promise<unknown>): Promise<number> {
   return longest;
 }
 
-/** Runs `send` for each input in turn (growing); fails at the first that held the thread too long. */
+/**
+ * Runs `send` for each input in turn (growing); fails at the first that held the thread too long.
+ * A hold is measured again up to twice and the shortest counts: input that backtracks holds the
+ * thread every time, while a garbage collection or a busy neighbour on the shared cores does not.
+ */
 async function expectNeverHeld<T>(label: string, inputs: readonly T[], describeInput: (input: T) => string, send: (input: T) => Promise<void>) {
   // The first request of a kind loads modules and warms the JIT: not what is measured.
   await send(inputs[0]);
   for (const input of inputs) {
-    const held = await longestHold(() => send(input));
+    let held = await longestHold(() => send(input));
+    for (let again = 0; again < 2 && held >= HOLD_LIMIT_MS; again++) held = Math.min(held, await longestHold(() => send(input)));
     expect(held, `${label}: ${describeInput(input)} held the thread ${held.toFixed(0)} ms`).toBeLessThan(HOLD_LIMIT_MS);
   }
 }
