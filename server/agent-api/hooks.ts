@@ -15,6 +15,7 @@ import { answerClaudeCode, planClaudeShapedHook, type HookAnswer } from "@/serve
 import { answerCodex, planCodexHook } from "@/server/hooks/codex";
 import { answerGemini, planGeminiHook } from "@/server/hooks/gemini";
 import { isObject, parseWaitSeconds, runPlan, type CliName, type HookPlan, type HookRequestContext, type HookVerdict, type Payload } from "@/server/hooks/shared";
+import { publicOrigin } from "@/server/http/public-origin";
 
 interface CliAdapter {
   plan: (p: Payload, ctx: HookRequestContext) => HookPlan;
@@ -36,15 +37,6 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 /** The empty answer: "no objection" for every CLI. */
 function empty(): Response {
   return new Response(null, { status: 200 });
-}
-
-/** The dashboard's origin as the agent reached it (VIGIL_BASE_URL wins), for links in answers. */
-function publicOrigin(req: Request): string {
-  if (process.env.VIGIL_BASE_URL) return process.env.VIGIL_BASE_URL.replace(/\/+$/, "");
-  const url = new URL(req.url);
-  const host = req.headers.get("x-forwarded-host")?.split(",")[0].trim() || req.headers.get("host") || url.host;
-  const proto = req.headers.get("x-forwarded-proto")?.split(",")[0].trim() || url.protocol.replace(/:$/, "");
-  return `${proto}://${host}`;
 }
 
 const REVOKED_MESSAGE = "Invalid or revoked API key";

@@ -10,6 +10,7 @@ import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
 import { handleAgentRequest, type AgentRequestContext } from "@/server/agent-api/agent-request";
 import { createVigilMcpServer, type McpCaller } from "./tools";
+import { publicOrigin } from "@/server/http/public-origin";
 
 export const MCP_ENDPOINT = "/api/mcp";
 
@@ -19,15 +20,6 @@ function refusal(status: number, message: string, headers: Record<string, string
     status,
     headers: { "content-type": "application/json", ...headers },
   });
-}
-
-/** The dashboard's origin as the client reached it (VIGIL_BASE_URL wins), for links and the Origin check. */
-function publicOrigin(req: Request): string {
-  if (process.env.VIGIL_BASE_URL) return process.env.VIGIL_BASE_URL.replace(/\/+$/, "");
-  const url = new URL(req.url);
-  const host = req.headers.get("x-forwarded-host")?.split(",")[0].trim() || req.headers.get("host") || url.host;
-  const proto = req.headers.get("x-forwarded-proto")?.split(",")[0].trim() || url.protocol.replace(/:$/, "");
-  return `${proto}://${host}`;
 }
 
 /** Local MCP clients send no Origin; one that is sent must be Vigil's own. */
