@@ -42,7 +42,8 @@ function retryScript(command: string, until: (text: string) => boolean = () => f
 test("a repeated failing Bash command: Vigil's nudge reaches the model's next request", async ({ request }) => {
   // Stall detection revision 2: the third identical call after identical failures is a loop; the
   // nudge rides on that call's PreToolUse answer and reaches the model with the call's result.
-  const nudge = "3 times with the same result";
+  // The calls failed, so it says to read the error (SPEC 5.1).
+  const nudge = "failed 2 times with the same error. Read the error";
   mock.setScript(retryScript("ls missing-build-dir", (text) => text.includes(nudge)));
   const run = await runClaude({ prompt: "build the project", modelUrl: mock.url, vigilUrl, apiKey: ws.key });
   expect(run.exitCode, run.stderr).toBe(0);
@@ -51,7 +52,7 @@ test("a repeated failing Bash command: Vigil's nudge reaches the model's next re
   const before = requestText(mock.agentRequests[2]);
   const after = requestText(mock.agentRequests[3]);
   expect(before).not.toContain(nudge);
-  expect(after).toMatch(/<system-reminder>[\s\S]*hook additional context:[\s\S]*called Bash[\s\S]*3 times with the same result/);
+  expect(after).toMatch(/<system-reminder>[\s\S]*hook additional context:[\s\S]*Bash[\s\S]*failed 2 times with the same error\. Read the error/);
   expect(run.result?.result).toContain("Stopping");
 
   // Vigil recorded the session under the CLI's session id, agent "claude-code".
