@@ -70,7 +70,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     {
       id: "session",
       header: "Session",
-      minWidth: 200,
+      minWidth: 180,
       cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
     },
     { id: "status", header: "Status", width: 130, cell: (r) => <SessionStatusBadge status={r.status} held={r.held} /> },
@@ -111,7 +111,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     {
       id: "control",
       header: <span className="sr-only">Pause or resume</span>,
-      width: 110,
+      width: 100,
       align: "right",
       cell: (r) =>
         r.status === "ended" ? null : r.held?.scope === "session" ? (
