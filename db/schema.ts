@@ -629,6 +629,44 @@ export const dailyToolStat = pgTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.toolName, t.failureKey] })],
 );
 
+/**
+ * Daily roll-up of tool results per failure key and model (`''` for none), kept in step with the
+ * raw rows by the batch (server/ingest/persist.ts) and pruned with them (retention.ts): the Models,
+ * Overview and Failures pages read whole days here and only a range's partial edge days raw.
+ * `results`/`failed`/`last_failed_at` count tool.result events (event.model); `failures`/
+ * `last_failure_at` count failure rows (failure.model).
+ */
+export const dailyKeyStat = pgTable(
+  "daily_key_stat",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    failureKey: text("failure_key").notNull(),
+    model: text("model").notNull().default(""),
+    toolName: text("tool_name").notNull(),
+    results: integer("results").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    lastFailedAt: ts("last_failed_at"),
+    failures: integer("failures").notNull().default(0),
+    lastFailureAt: ts("last_failure_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.failureKey, t.model] })],
+);
+
+/** Daily roll-up of pattern detections (Patterns page), written with the detections and pruned with them. */
+export const dailyPatternStat = pgTable(
+  "daily_pattern_stat",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    patternType: text("pattern_type").notNull(),
+    severity: text("severity").notNull(),
+    model: text("model").notNull().default(""),
+    detections: integer("detections").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.patternType, t.severity, t.model] })],
+);
+
 /** Organization-level global tool patterns (SPEC 6 promotion). */
 export const globalToolPattern = pgTable(
   "global_tool_pattern",
