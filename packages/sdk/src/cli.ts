@@ -75,6 +75,26 @@ const COMMANDS: Record<string, Command> = {
       );
     },
   },
+  history: {
+    summary: "the latest failures, newest first (at most 100)",
+    usage: "vigil history [--limit N] [--tool NAME]",
+    options: { limit: { type: "string" }, tool: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const limit = wholeNumber(c.values.limit, "--limit", 1, HISTORY_MAX, 20);
+      const toolName = c.values.tool as string | undefined;
+      const data = await c.api().query<{ history?: FailureRecord[] }>("reliability.status", { includeHistory: true, ...(toolName ? { toolName } : {}) });
+      const history = (data.history ?? []).slice(0, limit);
+      if (c.json) return print(c, { history });
+      if (!history.length) return c.out(toolName ? `No failures of ${toolName} recorded.` : "No failures recorded.");
+      c.out(
+        table([
+          ["TIME", "FAILURE KEY", "SEVERITY", "SESSION", "MODEL", "ERROR"],
+          ...history.map((h) => [when(h.ts), h.failureKey, h.severity ?? "", h.sessionId ?? "", h.model ?? "", clip(h.error ?? "", 80)]),
+        ]),
+      );
+    },
+  },
   reset: {
     summary: "a failure key (or all of them) back to trusted",
     usage: "vigil reset <failure_key> | --all",
@@ -201,6 +221,117 @@ const COMMANDS: Record<string, Command> = {
       c.out(`nudge_level = ${level} (workspace)`);
     },
   },
+  patterns: {
+    summary: "stall patterns detected, by type and severity, and how the nudges did",
+    usage: "vigil patterns [--model M] [--range 1h|24h|7d|14d|30d|90d|all]",
+    options: { model: { type: "string" }, range: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const s = await patternSummary(c);
+      if (c.json) return print(c, s);
+      c.out(`${summaryHeading(s)}: ${s.totals.detections} detections in ${s.totals.sessions} sessions; ${s.nudges.sent} nudges sent, ${s.nudges.effective} effective (${percent(s.nudges.rate)}).`);
+      if (!s.patterns.length) return c.out("No patterns detected.");
+      const nudgesOf = new Map(s.nudges.byPattern.map((n) => [n.patternType, n]));
+      c.out(
+        table([
+          ["PATTERN", "MINOR", "MODERATE", "SEVERE", "TOTAL", "NUDGES", "EFFECTIVE"],
+          ...s.patterns.map((p) => {
+            const n = nudgesOf.get(p.patternType);
+            return [p.patternType, String(p.minor), String(p.moderate), String(p.severe), String(p.total), String(n?.sent ?? 0), n && n.sent ? percent(n.rate) : "-"];
+          }),
+        ]),
+      );
+    },
+  },
+  stalls: {
+    summary: "sessions where a stall pattern was detected, latest first",
+    usage: "vigil stalls [--model M] [--range 1h|24h|7d|14d|30d|90d|all]",
+    options: { model: { type: "string" }, range: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const s = await patternSummary(c);
+      if (c.json) return print(c, { range: s.range, label: s.label, from: s.from, to: s.to, model: s.model, totals: s.totals, stalledSessions: s.stalledSessions });
+      c.out(`${summaryHeading(s)}: ${s.totals.sessions} sessions stalled (${s.totals.detections} detections, ${s.totals.interrupts} interrupts).`);
+      if (!s.stalledSessions.length) return;
+      c.out(
+        table([
+          ["SESSION", "AGENT", "MODEL", "DETECTIONS", "WORST", "STATE", "LAST DETECTED", "PATTERNS"],
+          ...s.stalledSessions.map((r) => [
+            r.sessionId,
+            r.agent ?? "",
+            r.model ?? "",
+            String(r.detections),
+            r.worstSeverity ?? "",
+            r.paused ? "paused" : r.ended ? "ended" : "open",
+            when(r.lastDetectedAt),
+            r.patternTypes.join(", "),
+          ]),
+        ]),
+      );
+    },
+  },
+  models: {
+    summary: "per model: behaviour (turns, stalls, nudges) and tool success rates",
+    usage: "vigil models",
+    run: async (c) => {
+      noPositionals(c);
+      const data = await c.api().query<{ models: ModelRow[]; suggestions: ModelSuggestion[] }>("models.list");
+      if (c.json) return print(c, data);
+      if (!data.models.length) return c.out("No models seen yet.");
+      c.out(
+        table([
+          ["MODEL", "TURNS", "STALL RATE", "NUDGES", "EFFECTIVE", "TOOL CALLS", "FAILURES", "SUCCESS", "COMMON PATTERN"],
+          ...data.models.map((m) => [
+            m.model,
+            String(m.behaviour?.turns ?? 0),
+            m.behaviour ? percent(m.behaviour.stallRate) : "-",
+            String(m.behaviour?.nudgesSent ?? 0),
+            m.behaviour?.nudgesSent ? percent(m.behaviour.nudgeEffectiveness) : "-",
+            String(m.tools.attempts),
+            String(m.tools.failures),
+            m.tools.attempts ? percent(m.tools.successRate) : "-",
+            m.behaviour?.mostCommonPattern ?? "",
+          ]),
+        ]),
+      );
+      if (data.suggestions.length) {
+        c.out("\nSuggested switches:");
+        c.out(table([["FAILURE KEY", "FROM", "TO", "SESSIONS"], ...data.suggestions.map((s) => [s.failureKey, s.currentModel, s.suggestedModel, String(s.sessions ?? "")])]));
+      }
+    },
+  },
+  failures: {
+    summary: "failure counts per failure key, or (--groups) failures grouped by their message",
+    usage: "vigil failures [--groups] [--tool NAME] [--range 1h|24h|7d|14d|30d|90d|all]",
+    options: { groups: { type: "boolean" }, tool: { type: "string" }, range: { type: "string" } },
+    run: async (c) => {
+      noPositionals(c);
+      const toolName = c.values.tool as string | undefined;
+      if (c.values.groups) {
+        const range = rangeOption(c);
+        const data = await c.api().query<{ range: string; label: string; groups: FailureGroup[] }>("failures.groups", { ...(range ? { range } : {}), ...(toolName ? { toolName } : {}) });
+        if (c.json) return print(c, data);
+        if (!data.groups.length) return c.out(`No failures in the last ${data.label}.`);
+        return c.out(
+          table([
+            ["COUNT", "SESSIONS", "TOOLS", "LAST SEEN", "MESSAGE"],
+            ...data.groups.map((g) => [String(g.count), String(g.sessions), g.toolNames.join(", "), when(g.lastSeen), clip(g.sample, 100)]),
+          ]),
+        );
+      }
+      if (c.values.range !== undefined) throw new UsageError("--range goes with --groups (the per-key counts are all time)");
+      const data = await c.api().query<{ keys: StatusKey[] }>("reliability.status", toolName ? { toolName } : {});
+      const keys = data.keys.filter((k) => (k.totalFailures ?? 0) > 0).sort((a, b) => (b.totalFailures ?? 0) - (a.totalFailures ?? 0) || a.failureKey.localeCompare(b.failureKey));
+      if (c.json) return print(c, { keys: keys.map((k) => ({ failureKey: k.failureKey, toolName: k.toolName, totalFailures: k.totalFailures, totalCalls: k.totalCalls, consecutiveFailures: k.consecutiveFailures, state: k.state })) });
+      if (!keys.length) return c.out("No failures recorded.");
+      c.out(
+        table([
+          ["FAILURE KEY", "FAILURES", "CALLS", "FAILURE RATE", "IN A ROW", "STATE"],
+          ...keys.map((k) => [k.failureKey, String(k.totalFailures ?? 0), String(k.totalCalls ?? 0), k.totalCalls ? percent((k.totalFailures ?? 0) / k.totalCalls) : "-", String(k.consecutiveFailures ?? 0), k.state]),
+        ]),
+      );
+    },
+  },
   pause: {
     summary: "hold a session, an agent or the whole workspace: tool calls answer pause",
     usage: "vigil pause --session ID | --agent NAME | --workspace [--reason TEXT]",
@@ -305,14 +436,115 @@ const COMMANDS: Record<string, Command> = {
 
 interface StatusKey {
   failureKey: string;
+  toolName?: string;
   state: string;
   effectiveState?: string;
   effectiveFailures?: number;
   threshold?: number;
   totalCalls?: number;
   totalFailures?: number;
+  consecutiveFailures?: number;
   escalationReason?: string | null;
   recovery?: { successes: number; needed: number } | null;
+}
+
+interface FailureRecord {
+  failureKey: string;
+  toolName: string;
+  severity: string | null;
+  ts: string;
+  sessionId: string | null;
+  model: string | null;
+  error: string | null;
+}
+
+interface PatternSummary {
+  range: string;
+  label: string;
+  from: string;
+  to: string;
+  model: string | null;
+  totals: { detections: number; sessions: number; nudges: number; interrupts: number };
+  patterns: Array<{ patternType: string; minor: number; moderate: number; severe: number; total: number }>;
+  nudges: { sent: number; effective: number; rate: number; byPattern: Array<{ patternType: string; sent: number; effective: number; rate: number }> };
+  stalledSessions: Array<{
+    sessionId: string;
+    agent: string | null;
+    model: string | null;
+    detections: number;
+    patternTypes: string[];
+    worstSeverity: string | null;
+    lastDetectedAt: string;
+    paused: boolean;
+    ended: boolean;
+  }>;
+}
+
+interface ModelRow {
+  model: string;
+  behaviour: { turns: number; stallRate: number; nudgesSent: number; nudgeEffectiveness: number; mostCommonPattern: string | null } | null;
+  tools: { attempts: number; failures: number; successRate: number };
+}
+
+interface ModelSuggestion {
+  failureKey: string;
+  currentModel: string;
+  suggestedModel: string;
+  sessions?: number;
+}
+
+interface FailureGroup {
+  fingerprint: string;
+  sample: string;
+  count: number;
+  toolNames: string[];
+  failureKeys: string[];
+  sessions: number;
+  lastSeen: string;
+}
+
+/** The time windows of the Patterns and Failures pages (`range` of patterns.summary and failures.groups). */
+const RANGES = ["1h", "24h", "7d", "14d", "30d", "90d", "all"];
+/** reliability.status returns the latest 100 failures. */
+const HISTORY_MAX = 100;
+
+function rangeOption(c: Context): string | undefined {
+  const range = c.values.range as string | undefined;
+  if (range !== undefined && !RANGES.includes(range)) throw new UsageError(`--range is one of ${RANGES.join(", ")}`);
+  return range;
+}
+
+function patternSummary(c: Context): Promise<PatternSummary> {
+  const range = rangeOption(c);
+  const model = c.values.model as string | undefined;
+  if (model !== undefined && !model.trim()) throw new UsageError("--model needs a model name");
+  return c.api().query<PatternSummary>("patterns.summary", { ...(range ? { range } : {}), ...(model ? { model } : {}) });
+}
+
+function summaryHeading(s: PatternSummary): string {
+  const window = s.range === "all" ? "All time" : `Last ${s.label}`;
+  return s.model ? `${window}, model ${s.model}` : window;
+}
+
+function wholeNumber(value: string | boolean | undefined, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || n < min || n > max) throw new UsageError(`${name} is a whole number from ${min} to ${max}`);
+  return n;
+}
+
+function percent(rate: number): string {
+  return `${Math.round(rate * 100)}%`;
+}
+
+/** An ISO time as people read it in a table: UTC, to the second. */
+function when(iso: string): string {
+  return iso.replace("T", " ").replace(/\.\d+Z$/, "Z");
+}
+
+function clip(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 interface Approval {

@@ -40,7 +40,9 @@ export type ToolResultEvent = EventBase & {
   turnIndex?: number;
 };
 export type ModelTextEvent = EventBase & { type: "model.text"; text: string; reasoningOnly?: boolean; turnIndex?: number };
-export type ModelErrorEvent = EventBase & { type: "model.error"; error: string };
+/** The model's API call failed (rate limit, bad request, overload): counted per model, never against a tool (SPEC 7.6). */
+export type ModelErrorEvent = EventBase & { type: "model.error"; error: string; model?: string };
+/** `automated: true` — the framework sent it by itself ("Please continue"): it does not end runs or the stretch (SPEC 5.1). */
 export type UserMessageEvent = EventBase & { type: "user.message"; text?: string; automated?: boolean };
 export type PermissionResolvedEvent = EventBase & { type: "permission.resolved"; callId: string; toolName: string; granted: boolean; method: string };
 
