@@ -848,3 +848,24 @@ export const pendingNudge = pgTable(
     index("pending_nudge_ws_session_open_idx").on(t.workspaceId, t.sessionId, t.id).where(sql`delivered_at is null`),
   ],
 );
+
+/**
+ * Open calls (SPEC 5.1): a `tool.call` found with no `tool.result` after `open_call_seconds` by the
+ * sweep (server/ingest/open-call-sweep.ts). The row is the mark that the call was raised, so a call
+ * is raised once whatever the number of sweeping instances (insert … on conflict do nothing); its
+ * `hung_call` pattern effect goes out with the session's next answer (`reported_at`).
+ */
+export const openCall = pgTable(
+  "open_call",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    callId: text("call_id").notNull(),
+    toolName: text("tool_name").notNull(),
+    /** The call's time. */
+    since: ts("since").notNull(),
+    foundAt: ts("found_at").notNull(),
+    reportedAt: ts("reported_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.sessionId, t.callId] })],
+);
