@@ -1,5 +1,5 @@
 /** Read-only queries for failure history (the Failures page and a key's failure history). */
-import { and, asc, desc, eq, gte, ilike, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, ilike, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { likeEscape } from "./util";
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
@@ -45,7 +45,8 @@ export interface FailureRow {
 
 export const NO_MODEL = "(none)";
 
-function failureFilters(workspaceId: string, q: FailureQuery): SQL {
+/** The Failures page's conditions (its list, groups and export). */
+export function failureFilters(workspaceId: string, q: FailureQuery): SQL {
   const conds: SQL[] = [eq(failure.workspaceId, workspaceId)];
   if (q.failureKey) conds.push(eq(failure.failureKey, q.failureKey));
   if (q.tool) conds.push(eq(failure.toolName, q.tool));
@@ -141,11 +142,15 @@ export interface FailureGroup {
   count: number;
   toolNames: string[];
   failureKeys: string[];
+  /** Distinct failure keys (failureKeys lists at most MAX_GROUP_NAMES). */
+  keyCount: number;
   /** Distinct sessions the group's failures happened in. */
   sessions: number;
   agents: string[];
   firstSeen: string;
   lastSeen: string;
+  /** With `withDaily`: the group's failures per bucket of the window, oldest first (the sparkline). */
+  daily?: number[];
 }
 
 /** Most groups returned; most names listed per group (the counts stay exact). */
@@ -159,12 +164,10 @@ export const MAX_GROUP_NAMES = 20;
 export async function listFailureGroups(
   db: Db,
   workspaceId: string,
-  q: { from?: Date; to?: Date; toolName?: string; limit?: number } = {},
+  q: { from?: Date; to?: Date; toolName?: string; severity?: string; model?: string; text?: string; limit?: number; withDaily?: boolean; now?: Date } = {},
 ): Promise<FailureGroup[]> {
-  const conds: SQL[] = [eq(failure.workspaceId, workspaceId), sql`${failure.fingerprint} is not null`];
-  if (q.toolName) conds.push(eq(failure.toolName, q.toolName));
-  if (q.from) conds.push(gte(failure.ts, q.from));
-  if (q.to) conds.push(lt(failure.ts, q.to));
+  const filters = { tool: q.toolName, severity: q.severity, model: q.model, text: q.text, from: q.from, to: q.to };
+  const conds: SQL[] = [failureFilters(workspaceId, filters), sql`${failure.fingerprint} is not null`];
   const rows = await db
     .select({
       fingerprint: failure.fingerprint,
@@ -172,6 +175,7 @@ export async function listFailureGroups(
       count: sql<number>`count(*)::int`,
       toolNames: sql<string[]>`array_agg(distinct ${failure.toolName})`,
       failureKeys: sql<string[]>`array_agg(distinct ${failure.failureKey})`,
+      keyCount: sql<number>`count(distinct ${failure.failureKey})::int`,
       agents: sql<string[]>`array_agg(distinct ${failure.agent})`,
       sessions: sql<number>`count(distinct ${failure.sessionId})::int`,
       firstSeen: sql<Date>`min(${failure.ts})`,
@@ -183,7 +187,7 @@ export async function listFailureGroups(
     .orderBy(sql`count(*) desc`, sql`max(${failure.ts}) desc`)
     .limit(Math.min(MAX_GROUPS, Math.max(1, q.limit ?? MAX_GROUPS)));
   const date = (d: Date | string) => (d instanceof Date ? d : new Date(d)).toISOString();
-  return rows.map((r) => ({
+  const groups = rows.map((r) => ({
     fingerprint: r.fingerprint!,
     sample: fingerprintError(r.message).sample,
     count: r.count,
@@ -191,7 +195,47 @@ export async function listFailureGroups(
     failureKeys: r.failureKeys.slice(0, MAX_GROUP_NAMES),
     sessions: r.sessions,
     agents: r.agents.slice(0, MAX_GROUP_NAMES),
+    keyCount: r.keyCount,
     firstSeen: date(r.firstSeen),
     lastSeen: date(r.lastSeen),
   }));
+  if (!q.withDaily || groups.length === 0) return groups;
+  const now = q.now ?? new Date();
+  const to = q.to && q.to < now ? q.to : now;
+  const earliest = groups.reduce((min, g) => Math.min(min, Date.parse(g.firstSeen)), to.getTime());
+  const daily = await groupBuckets(db, workspaceId, groups.map((g) => g.fingerprint), { ...filters, from: q.from ?? new Date(earliest), to });
+  return groups.map((g) => ({ ...g, daily: daily.get(g.fingerprint) ?? daily.get("")! }));
+}
+
+/** Most points of a sparkline: a window longer than this many days counts several days per point. */
+export const MAX_SPARK_POINTS = 60;
+const DAY_MS = 86_400_000;
+
+/** A window's sparkline buckets: whole UTC days from the window's first day, several per bucket past MAX_SPARK_POINTS days. */
+export function sparkBuckets(from: Date, to: Date): { start: number; bucketMs: number; count: number } {
+  const start = Math.floor(from.getTime() / DAY_MS) * DAY_MS;
+  const days = Math.max(1, Math.ceil((to.getTime() - start) / DAY_MS));
+  const perBucket = Math.ceil(days / MAX_SPARK_POINTS);
+  return { start, bucketMs: perBucket * DAY_MS, count: Math.ceil(days / perBucket) };
+}
+
+/** Failures per bucket for each fingerprint (one aggregate on failure_ws_fingerprint_time_idx); "" holds the zeros. */
+async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[], q: FailureQuery & { from: Date; to: Date }): Promise<Map<string, number[]>> {
+  const { start, bucketMs, count } = sparkBuckets(q.from, q.to);
+  const conds: SQL[] = [failureFilters(workspaceId, q), inArray(failure.fingerprint, fingerprints)];
+  const bucket = sql<number>`floor((extract(epoch from ${failure.ts}) * 1000 - ${start}) / ${bucketMs})::int`;
+  const rows = await db
+    .select({ fingerprint: failure.fingerprint, bucket, n: sql<number>`count(*)::int` })
+    .from(failure)
+    .where(and(...conds))
+    .groupBy(failure.fingerprint, bucket);
+  const out = new Map<string, number[]>([["", new Array<number>(count).fill(0)]]);
+  for (const r of rows) {
+    const b = Number(r.bucket);
+    if (!r.fingerprint || b < 0 || b >= count) continue;
+    let series = out.get(r.fingerprint);
+    if (!series) out.set(r.fingerprint, (series = new Array<number>(count).fill(0)));
+    series[b] += Number(r.n);
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 import { DataTable, withSearchParams, type Column, type SearchParamsRecord } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { RelativeTime } from "@/components/relative-time";
+import { Sparkline } from "@/components/sparkline";
 import type { FailureGroup } from "@/server/dashboard/failures";
 
 /** Names of a group, the first few and a count of the rest. */
@@ -16,12 +17,13 @@ function Names({ names, max = 3 }: { names: string[]; max?: number }) {
 
 /** The Failures page's groups: one row per normalized message; a row opens its failures. */
 export function FailureGroupsTable({ groups, path, sp, now }: { groups: FailureGroup[]; path: string; sp: SearchParamsRecord; now: Date }) {
-  const href = (g: FailureGroup) => withSearchParams(path, sp, { view: null, fp: g.fingerprint, page: null });
+  const href = (g: FailureGroup) => withSearchParams(path, sp, { view: "list", fp: g.fingerprint, page: null });
   const columns: Column<FailureGroup>[] = [
     { id: "sample", header: "Failure", cell: (g) => <code className="failure-group-sample" style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{g.sample}</code>, minWidth: 260, nowrap: false },
     { id: "count", header: "Count", align: "right", cell: (g) => g.count.toLocaleString("en-US") },
+    { id: "trend", header: "Trend", cell: (g) => (g.daily ? <Sparkline values={g.daily} label="Failures per day" /> : null), headerTitle: "Failures per day over the range" },
     { id: "tools", header: "Tools", cell: (g) => <Names names={g.toolNames} /> },
-    { id: "keys", header: "Keys", align: "right", cell: (g) => g.failureKeys.length.toLocaleString("en-US"), headerTitle: "Failure keys the group hit" },
+    { id: "keys", header: "Keys", align: "right", cell: (g) => <span title={g.failureKeys.join("\n")}>{g.keyCount.toLocaleString("en-US")}</span>, headerTitle: "Failure keys the group hit" },
     { id: "sessions", header: "Sessions", align: "right", cell: (g) => g.sessions.toLocaleString("en-US") },
     { id: "agents", header: "Agents", cell: (g) => <Names names={g.agents} max={2} /> },
     { id: "first", header: "First seen", cell: (g) => <RelativeTime date={g.firstSeen} now={now} /> },

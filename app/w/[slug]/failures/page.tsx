@@ -36,14 +36,14 @@ export default async function FailuresPage({ params, searchParams }: { params: P
   const text = stringParam(sp.q);
   const time = readTimeWindow(sp, "all", now);
   const pageNo = pageParam(sp.page);
-  // "Groups": failures by normalized message; a group opens the list filtered by its fingerprint (`fp`).
-  const view = stringParam(sp.view) === "groups" ? "groups" : "list";
+  // Groups by default (failures by normalized message); a group opens the list filtered by its fingerprint (`fp`).
   const fingerprint = stringParam(sp.fp);
+  const view = stringParam(sp.view) === "list" || fingerprint ? "list" : "groups";
 
   const [list, options, groups] = await Promise.all([
     listFailures(db, ws.id, { tool, severity, model, text, fingerprint, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
     getFailureFilterOptions(db, ws.id),
-    view === "groups" ? listFailureGroups(db, ws.id, { from: time.from, to: time.to, toolName: tool }) : Promise.resolve([]),
+    view === "groups" ? listFailureGroups(db, ws.id, { from: time.from, to: time.to, toolName: tool, severity, model, text, withDaily: true, now }) : Promise.resolve([]),
   ]);
   const path = `/w/${ws.slug}/failures`;
   const filtered = !!(tool || severity || model || text || fingerprint || time.range !== "all");
@@ -62,19 +62,22 @@ export default async function FailuresPage({ params, searchParams }: { params: P
 
   return (
     <div className="stack stack-lg">
-      <PageHeader title="Failures" description="Every failed tool call, classified by severity. Newest first." />
+      <PageHeader
+        title="Failures"
+        description={view === "groups" ? "Failed tool calls grouped by their normalized message, largest first." : "Every failed tool call, classified by severity. Newest first."}
+      />
       <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
       <nav className="segmented" aria-label="View">
-        <a href={withSearchParams(path, sp, { view: null, page: null })} aria-current={view === "list" ? "page" : undefined}>
-          All failures
-        </a>
-        <a href={withSearchParams(path, sp, { view: "groups", fp: null, page: null })} aria-current={view === "groups" ? "page" : undefined}>
+        <a href={withSearchParams(path, sp, { view: null, fp: null, page: null })} aria-current={view === "groups" ? "page" : undefined}>
           Groups
+        </a>
+        <a href={withSearchParams(path, sp, { view: "list", page: null })} aria-current={view === "list" ? "page" : undefined}>
+          All failures
         </a>
       </nav>
       <form className="toolbar" method="get" action={path} role="search">
         <TimeWindowInputs window={time} defaultRange="all" />
-        {view === "groups" && <input type="hidden" name="view" value="groups" />}
+        {view === "list" && !fingerprint && <input type="hidden" name="view" value="list" />}
         {fingerprint && <input type="hidden" name="fp" value={fingerprint} />}
         <input
           className="input input-sm toolbar-search"
