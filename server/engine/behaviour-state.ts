@@ -101,6 +101,7 @@ export function createSessionBehaviour(sessionId: string): SessionBehaviour {
     introspectionRun: null,
     textRun: null,
     emptyRun: null,
+    resultRun: null,
     reported: {},
     paused: false,
     pauseReason: null,
@@ -132,6 +133,7 @@ export function copySessionBehaviour(s: SessionBehaviour): SessionBehaviour {
     introspectionRun: s.introspectionRun,
     textRun: s.textRun,
     emptyRun: s.emptyRun,
+    resultRun: s.resultRun ?? null,
     reported: s.reported,
     paused: s.paused,
     pauseReason: s.pauseReason,
@@ -197,6 +199,7 @@ export function restartDetection(state: SessionBehaviour, now: number): SessionB
     introspectionRun: null,
     textRun: null,
     emptyRun: null,
+    resultRun: null,
   };
 }
 

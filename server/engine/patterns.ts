@@ -69,6 +69,9 @@ export const BUILTIN_PATTERN_CONFIG: PatternConfig = DEFAULT_PATTERN_CONFIG;
 /** Structural minimum count of each pattern, whatever the configured ladder says (each pattern's `minCount`). */
 export const PATTERN_MIN_COUNT = Object.fromEntries(STALL_PATTERNS.map((p) => [p.name, p.minCount])) as Record<PatternType, number>;
 
+/** Call identities a result_loop run remembers: a loop pauses long before this many. */
+const RESULT_RUN_IDENTITIES_KEPT = 32;
+
 /** Characters of the repeated arguments shown in a nudge. */
 export const ARGS_PREVIEW_CHARS = 80;
 
@@ -307,6 +310,8 @@ function onCall(s: SessionBehaviour, ev: EnrichedToolCall, cfg: PatternConfig): 
   } else if (!seenInStretch) pushBounded(stretch.callIdentities, id, STRETCH_IDENTITIES_KEPT);
   const key = ev.toolName.toLowerCase();
   if (stretch.mentions[key]) delete stretch.mentions[key];
+  // An action ends a run of same-result calls (result_loop).
+  if (inToolClass(cfg.actionTools, ev.toolName)) s.resultRun = null;
 
   // Not the failure key: nothing reads it back, and it was ~40 % of the session's stored state
   // (read and written on every guard.check). States stored with it keep working.
@@ -367,6 +372,14 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   } else {
     s.failureRun = null;
   }
+
+  // Results of one tool, differently called, returning the same thing (result_loop): failures, actions and
+  // results that carry nothing (an absent result is no evidence of sameness) end the run.
+  const r = s.resultRun;
+  if (ev.failed || ev.result === undefined || inToolClass(cfg.actionTools, ev.toolName)) s.resultRun = null;
+  else if (r && r.toolName === ev.toolName && r.outcome === outcome) {
+    if (!r.identities.includes(id)) s.resultRun = { ...r, count: r.count + 1, identities: [...r.identities.slice(-(RESULT_RUN_IDENTITIES_KEPT - 1)), id] };
+  } else s.resultRun = { toolName: ev.toolName, outcome, identities: [id], count: 1, start: s.seq };
 
   // Alternation needs unchanged outcomes on both sides.
   if (s.alternating && s.alternating.pair.includes(id)) {

@@ -13,6 +13,8 @@ import { announceNoAction } from "./announce-no-action";
 import { planningLoop } from "./planning-loop";
 import { emptyResponse } from "./empty-response";
 import { toolAvoidance } from "./tool-avoidance";
+import { resultLoop } from "./result-loop";
+import { hungCall } from "./hung-call";
 
 export const STALL_PATTERNS = [
   repetitiveCalls,
@@ -24,6 +26,8 @@ export const STALL_PATTERNS = [
   planningLoop,
   emptyResponse,
   toolAvoidance,
+  resultLoop,
+  hungCall,
 ] as const;
 
 type Registry = typeof STALL_PATTERNS;

@@ -52,6 +52,16 @@ export interface AlternatingRun {
   start: number;
 }
 
+/** Consecutive successful results of one tool with different call identities and one outcome (result_loop). */
+export interface ResultRun {
+  toolName: string;
+  outcome: string;
+  /** The run's call identities (bounded): a repeat of one is repetitive_calls', not counted here. */
+  identities: string[];
+  count: number;
+  start: number;
+}
+
 /** A simple counted run (introspection calls, model texts, empty responses). */
 export interface CountRun {
   count: number;
@@ -104,6 +114,8 @@ export interface Tracks {
   /** Model texts in a row (no tool call or result between); identical texts count double. */
   textRun: (CountRun & { hashes: string[] }) | null;
   emptyRun: CountRun | null;
+  /** Results of one tool, differently called, returning the same thing; absent in states stored before it. */
+  resultRun?: ResultRun | null;
 }
 
 /** The tool classes and phrases of the configuration's `patterns` (SPEC 5). */

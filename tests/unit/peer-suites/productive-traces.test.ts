@@ -51,6 +51,25 @@ describe("productive traces draw no nudge", () => {
     expect(t.effects).toEqual([]);
   });
 
+  it("a research agent paging through search results, each page different", () => {
+    const t = new Trace();
+    t.user("Collect every open issue about flaky tests");
+    for (let page = 1; page <= 6; page++) {
+      t.act("search_issues", { query: "flaky test is:open", page }, { ok: { page, items: [`#${page * 10}`, `#${page * 10 + 1}`] } });
+    }
+    t.act("search_issues", { query: "flaky test is:open", page: 7 }, { ok: { page: 7, items: [] } });
+    t.text("Found 12 open issues about flaky tests.");
+    expect(t.effects).toEqual([]);
+  });
+
+  it("polling a job through a read tool whose status changes, then acting on it", () => {
+    const t = new Trace();
+    const statuses = ["queued", "running 10%", "running 45%", "running 90%", "succeeded"];
+    for (const [i, status] of statuses.entries()) t.act("get_job_status", { job_id: "j-77", attempt: i + 1 }, { ok: { status } });
+    t.act("bash", { command: "curl -o out.json https://ci.example/jobs/j-77/artifact" }, { ok: "saved" });
+    expect(t.effects).toEqual([]);
+  });
+
   it("an OpenHands-style agent exploring with str_replace_editor view, then editing", () => {
     const t = new Trace();
     for (let i = 0; i < 8; i++) t.act("str_replace_editor", { command: "view", path: `/workspace/pkg/f${i}.py` }, { ok: `content ${i}` });
