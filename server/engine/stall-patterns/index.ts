@@ -14,7 +14,6 @@ import { planningLoop } from "./planning-loop";
 import { emptyResponse } from "./empty-response";
 import { toolAvoidance } from "./tool-avoidance";
 import { resultLoop } from "./result-loop";
-import { hungCall } from "./hung-call";
 
 export const STALL_PATTERNS = [
   repetitiveCalls,
@@ -27,7 +26,6 @@ export const STALL_PATTERNS = [
   emptyResponse,
   toolAvoidance,
   resultLoop,
-  hungCall,
 ] as const;
 
 type Registry = typeof STALL_PATTERNS;
