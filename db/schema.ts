@@ -581,6 +581,8 @@ export const modelBehaviourProfile = pgTable(
     nudgesEffective: integer("nudges_effective").notNull().default(0),
     turns: integer("turns").notNull().default(0),
     stalledTurns: integer("stalled_turns").notNull().default(0),
+    /** The model's API calls that failed (`model.error`, SPEC 7.6): the model's, never a tool's. */
+    modelErrors: integer("model_errors").notNull().default(0),
     /**
      * A model's counters are spread over a few rows (MODEL_PROFILE_SHARDS), each batch adding to
      * one: every session of a model writes its profile, and an increment holds its row until the

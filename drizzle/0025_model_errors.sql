@@ -1,0 +1,1 @@
+ALTER TABLE "model_behaviour_profile" ADD COLUMN "model_errors" integer DEFAULT 0 NOT NULL;
