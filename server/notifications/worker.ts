@@ -56,8 +56,20 @@ export async function runDeliveryPass(db: Db, opts: WorkerOptions = {}): Promise
   return rows.length;
 }
 
+/**
+ * How long a pass holds its rows: long enough for every claimed row to be sent one after another,
+ * each up to its request timeout. A lease shorter than the pass lets another instance claim the
+ * pass's last rows again while they still wait their turn, and deliver them twice.
+ */
+export function leaseMsFor(opts: WorkerOptions): number {
+  return opts.leaseMs ?? (opts.batchSize ?? DEFAULT_BATCH_SIZE) * (opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 30_000;
+}
+
+const DEFAULT_BATCH_SIZE = 20;
+const DEFAULT_TIMEOUT_MS = 10_000;
+
 export async function claimDue(db: Db, now: number, opts: WorkerOptions): Promise<Row[]> {
-  const leaseUntil = new Date(now + (opts.leaseMs ?? 60_000));
+  const leaseUntil = new Date(now + leaseMsFor(opts));
   const nowD = new Date(now).toISOString();
   const claimable = and(
     eq(notificationOutbox.status, "pending"),
@@ -73,7 +85,7 @@ export async function claimDue(db: Db, now: number, opts: WorkerOptions): Promis
       .from(notificationOutbox)
       .where(claimable)
       .orderBy(notificationOutbox.nextAttemptAt)
-      .limit(opts.batchSize ?? 20);
+      .limit(opts.batchSize ?? DEFAULT_BATCH_SIZE);
     const out: Row[] = [];
     for (const d of due) {
       const key = and(eq(notificationOutbox.workspaceId, d.workspaceId), eq(notificationOutbox.id, d.id));
@@ -137,7 +149,7 @@ async function send(channel: typeof notificationChannel.$inferSelect, row: Row, 
     headers["x-vigil-timestamp"] = String(timestamp);
     headers["x-vigil-signature"] = signWebhook(channel.secret, timestamp, body);
   }
-  const timeoutMs = opts.requestTimeoutMs ?? 10_000;
+  const timeoutMs = opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   try {
     const res = await postOnce(channel.url, headers, body, { timeoutMs, lookup: guardedLookup(allowPrivate, opts.resolve) });
     return { ok: res.status >= 200 && res.status < 300, statusCode: res.status, excerpt: res.excerpt };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { and, eq } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
@@ -248,14 +248,31 @@ describe.each(DATABASE_KINDS)("notifications on %s", (kind) => {
     expect(JSON.parse(receiver.requests[0].body)).toMatchObject({ event: "global_pattern_raised", url: "https://vigil.example.com/org/patterns" });
   });
 
+  it("a pass holds its rows for as long as sending all of them one after another can take", async () => {
+    const { scope } = await setup();
+    const effects = Array.from({ length: 5 }, (_, i) => ({ type: "paused" as const, sessionId: `lease-${i}`, reason: "loop" }));
+    await app.db.transaction((tx) => enqueueNotifications(tx, scope.workspaceId, effects, { now: clock }));
+    const mine = (rows: Awaited<ReturnType<typeof claimDue>>) => rows.filter((r) => r.workspaceId === scope.workspaceId);
+    const claimed = mine(await claimDue(app.db, clock, { batchSize: 50, requestTimeoutMs: 2_000 }));
+    expect(claimed).toHaveLength(5);
+    // Up to 50 rows of up to 2 s each: a 60 s lease would let another instance take the last ones mid-pass.
+    for (const r of claimed) expect(r.leaseUntil!.getTime()).toBeGreaterThanOrEqual(clock + 50 * 2_000);
+    expect(mine(await claimDue(app.db, clock + 50 * 2_000 - 1, { batchSize: 50 }))).toHaveLength(0);
+  });
+
   it("two workers deliver each notification exactly once", async () => {
     const { ws, scope } = await setup();
     const effects = Array.from({ length: 40 }, (_, i) => ({ type: "paused" as const, sessionId: `s-${i}`, reason: "loop" }));
     await app.db.transaction((tx) => enqueueNotifications(tx, scope.workspaceId, effects, { now: clock }));
+    // The production request timeout: with the suite's 300 ms, a receiver answering late on a busy
+    // machine made an attempt time out, and the row waited for its retry 30 s later (still pending,
+    // not lost) while the drains, finding nothing due, had already stopped.
     const drain = async () => {
-      while ((await runDeliveryPass(app.db, { ...worker, batchSize: 3 })) > 0);
+      while ((await runDeliveryPass(app.db, { ...worker, requestTimeoutMs: 10_000, batchSize: 3 })) > 0);
     };
     await Promise.all([drain(), drain()]);
+    const unsent = await app.db.select().from(notificationOutbox).where(and(eq(notificationOutbox.workspaceId, ws.workspaceId), ne(notificationOutbox.status, "sent")));
+    expect(unsent.map((r) => `${r.status}: ${r.lastResponse}`)).toEqual([]);
     const keys = receiver.requests.map((r) => r.headers["x-vigil-idempotency-key"]);
     expect(keys).toHaveLength(40);
     expect(new Set(keys).size).toBe(40);
