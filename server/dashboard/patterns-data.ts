@@ -267,14 +267,16 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
 }
 
 /** Every model's behaviour counters in the workspace — the sum of its rows (one per shard, db/schema.ts) — most turns first. */
-export async function modelBehaviourTotals(db: Db, workspaceId: string): Promise<ModelBehaviourProfile[]> {
+export async function modelBehaviourTotals(db: Db, workspaceId: string): Promise<(ModelBehaviourProfile & { modelErrors: number })[]> {
   const rows = await db.select().from(modelBehaviourProfile).where(eq(modelBehaviourProfile.workspaceId, workspaceId));
   const byModel = new Map<string, ModelBehaviourProfile>();
+  const errors = new Map<string, number>();
   for (const r of rows) {
     const patterns = (r.patternCounts ?? {}) as Partial<Record<PatternType, number>>;
     byModel.set(r.model, applyBehaviourStats(byModel.get(r.model), r.model, { ...r, patterns }));
+    errors.set(r.model, (errors.get(r.model) ?? 0) + r.modelErrors);
   }
-  return [...byModel.values()].sort((a, b) => b.turns - a.turns || a.model.localeCompare(b.model));
+  return [...byModel.values()].map((p) => ({ ...p, modelErrors: errors.get(p.model) ?? 0 })).sort((a, b) => b.turns - a.turns || a.model.localeCompare(b.model));
 }
 
 export async function behaviourProfiles(db: Db, workspaceId: string) {
@@ -292,6 +294,8 @@ export async function behaviourProfiles(db: Db, workspaceId: string) {
       mostCommonPattern: mostCommonPattern({ patternCounts }),
       patternCounts,
       totalPatterns: total,
+      /** Failed model API calls (`model.error`): the model's, never counted against a tool. */
+      modelErrors: p.modelErrors,
     };
   });
 }

@@ -290,6 +290,8 @@ export interface BehaviourDelta {
   nudgesEffective: number;
   turns: number;
   stalledTurns: number;
+  /** Failed model API calls (`model.error`). */
+  modelErrors?: number;
 }
 /** Results and failures per UTC day, tool and failure key. */
 export interface DailyStat {
@@ -635,6 +637,8 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         // The model's API failed: a row of the session under its model, never a tool failure (SPEC 7.6).
         const error = redactString(boundForRedaction(e.error, MAX_TEXT_STORED));
         row.payload = { error: error.length > MAX_TEXT_STORED ? error.slice(0, MAX_TEXT_STORED) : error };
+        const d = behaviourDelta(writes, row.model ?? "unknown");
+        d.modelErrors = (d.modelErrors ?? 0) + 1;
         break;
       }
       case "permission.resolved": {
@@ -926,13 +930,19 @@ function addDailyStat(writes: BatchRecords, t: number, toolName: string, failure
 function addBehaviourDelta(writes: BatchRecords, model: string, stats: BehaviourStats) {
   const any = stats.nudgesSent || stats.nudgesEffective || stats.turns || stats.stalledTurns || Object.keys(stats.patterns).length;
   if (!any) return;
-  const d = writes.behaviourDeltas.get(model) ?? { patterns: {}, nudgesSent: 0, nudgesEffective: 0, turns: 0, stalledTurns: 0 };
+  const d = behaviourDelta(writes, model);
   for (const [k, v] of Object.entries(stats.patterns)) d.patterns[k as PatternType] = (d.patterns[k as PatternType] ?? 0) + (v ?? 0);
   d.nudgesSent += stats.nudgesSent;
   d.nudgesEffective += stats.nudgesEffective;
   d.turns += stats.turns;
   d.stalledTurns += stats.stalledTurns;
-  writes.behaviourDeltas.set(model, d);
+}
+
+/** The batch's behaviour counters of a model, created empty. */
+function behaviourDelta(writes: BatchRecords, model: string): BehaviourDelta {
+  let d = writes.behaviourDeltas.get(model);
+  if (!d) writes.behaviourDeltas.set(model, (d = { patterns: {}, nudgesSent: 0, nudgesEffective: 0, turns: 0, stalledTurns: 0 }));
+  return d;
 }
 
 /** The longest prefix of `s` that fits in `maxBytes` of UTF-8 (never splits a character). */

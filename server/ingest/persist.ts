@@ -458,7 +458,7 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
   statements.push(...rowsWrite(
     tx,
     modelBehaviourProfile,
-    behaviourDeltas.map(([model, d]) => ({ workspaceId, model, shard, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns })),
+    behaviourDeltas.map(([model, d]) => ({ workspaceId, model, shard, patternCounts: d.patterns, nudgesSent: d.nudgesSent, nudgesEffective: d.nudgesEffective, turns: d.turns, stalledTurns: d.stalledTurns, modelErrors: d.modelErrors ?? 0 })),
     MODEL_BEHAVIOUR_INCREMENT,
   ));
   if (writes.suggestions.length) statements.push(drizzleWrite(tx, tx.insert(modelSuggestion).values(writes.suggestions).onConflictDoNothing()));
@@ -500,6 +500,7 @@ const MODEL_BEHAVIOUR_INCREMENT: OnConflict<typeof modelBehaviourProfile> = {
     nudgesEffective: sql`${modelBehaviourProfile.nudgesEffective} + excluded.nudges_effective`,
     turns: sql`${modelBehaviourProfile.turns} + excluded.turns`,
     stalledTurns: sql`${modelBehaviourProfile.stalledTurns} + excluded.stalled_turns`,
+    modelErrors: sql`${modelBehaviourProfile.modelErrors} + excluded.model_errors`,
   },
 };
 

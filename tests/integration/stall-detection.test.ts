@@ -170,7 +170,7 @@ describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
     expect(bad.body.error!.message).toContain("automated");
   });
 
-  it("model.error (SPEC 7.6): accepted, stored redacted under its model, never a tool failure; an empty error is a 400", async () => {
+  it("model.error (SPEC 7.6): accepted, stored redacted under its model, counted per model, never a tool failure; an empty error is a 400", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const s = uid("s");
     const secret = "sk-ant-api03-" + "y".repeat(40);
@@ -188,6 +188,18 @@ describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
     expect((rows[0]!.payload as { error: string }).error).toContain("429 rate limited");
     expect((rows[0]!.payload as { error: string }).error).not.toContain(secret);
     expect(await app.db.select().from(failure).where(eq(failure.workspaceId, workspaceId))).toEqual([]);
+    // Counted per model (the Models page and models.list), never as a tool attempt of the model.
+    await ingest(key, [{ type: "model.error", id: uid(), sessionId: s, error: "400 bad request", ts: at(base, 3) }]);
+    const listed = await app.query("models.list", undefined, { key });
+    expect(listed.status).toBe(200);
+    const models = (listed.body.result!.data as { models: { model: string; behaviour: { modelErrors: number } | null; tools: { attempts: number } }[] }).models;
+    expect(models.map((m) => [m.model, m.behaviour?.modelErrors, m.tools.attempts]).sort()).toEqual([
+      ["model-a", 1, 0],
+      ["model-b", 2, 0],
+    ]);
+    const badModel = await app.mutation("ingest.events", { events: [{ type: "model.error", id: uid(), sessionId: s, error: "x", model: "" }] }, { key });
+    expect(badModel.status).toBe(400);
+    expect(badModel.body.error!.message).toContain("model");
     const bad = await app.mutation("ingest.events", { events: [{ type: "model.error", id: uid(), sessionId: s, error: "" }] }, { key });
     expect(bad.status).toBe(400);
     expect(bad.body.error!.message).toContain("error");

@@ -69,6 +69,13 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
       cell: (p) => <span className="num">{p.nudgesSent ? formatPercent(p.nudgeEffectiveness) : <span className="subtle">—</span>}</span>,
     },
     {
+      id: "errors",
+      header: "API errors",
+      align: "right",
+      headerTitle: "The model's API calls that failed (rate limit, overload, bad request); never counted against a tool",
+      cell: (p) => <span className={p.modelErrors ? "num text-warning" : "num"}>{formatNumber(p.modelErrors)}</span>,
+    },
+    {
       id: "common",
       header: "Most common pattern",
       cell: (p) =>
