@@ -30,6 +30,9 @@ VIGIL_TEST_DATABASES=citus VIGIL_CITUS_BUILD="${VIGIL_CITUS_BUILD:-../shared/ven
 step "build"
 node node_modules/next/dist/bin/next build
 
+step "Node 20 smoke (the build and the agent API on the machine's Node 20, the supported floor)"
+node scripts/node20-smoke.mjs
+
 step "crash trials (SIGKILL on PGlite and PostgreSQL, database outage)"
 npx tsx scripts/hardening/crash-trials.ts
 

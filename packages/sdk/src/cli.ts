@@ -229,7 +229,7 @@ const COMMANDS: Record<string, Command> = {
       noPositionals(c);
       const s = await patternSummary(c);
       if (c.json) return print(c, s);
-      c.out(`${summaryHeading(s)}: ${s.totals.detections} detections in ${s.totals.sessions} sessions; ${s.nudges.sent} nudges sent, ${s.nudges.effective} effective (${percent(s.nudges.rate)}).`);
+      c.out(`${summaryHeading(s)}: ${count(s.totals.detections, "detection")} in ${count(s.totals.sessions, "session")}; ${count(s.nudges.sent, "nudge")} sent, ${s.nudges.effective} effective (${percent(s.nudges.rate)}).`);
       if (!s.patterns.length) return c.out("No patterns detected.");
       const nudgesOf = new Map(s.nudges.byPattern.map((n) => [n.patternType, n]));
       c.out(
@@ -251,7 +251,7 @@ const COMMANDS: Record<string, Command> = {
       noPositionals(c);
       const s = await patternSummary(c);
       if (c.json) return print(c, { range: s.range, label: s.label, from: s.from, to: s.to, model: s.model, totals: s.totals, stalledSessions: s.stalledSessions });
-      c.out(`${summaryHeading(s)}: ${s.totals.sessions} sessions stalled (${s.totals.detections} detections, ${s.totals.interrupts} interrupts).`);
+      c.out(`${summaryHeading(s)}: ${count(s.totals.sessions, "session")} stalled (${count(s.totals.detections, "detection")}, ${count(s.totals.interrupts, "interrupt")}).`);
       if (!s.stalledSessions.length) return;
       c.out(
         table([
@@ -311,7 +311,7 @@ const COMMANDS: Record<string, Command> = {
         const range = rangeOption(c);
         const data = await c.api().query<{ range: string; label: string; groups: FailureGroup[] }>("failures.groups", { ...(range ? { range } : {}), ...(toolName ? { toolName } : {}) });
         if (c.json) return print(c, data);
-        if (!data.groups.length) return c.out(`No failures in the last ${data.label}.`);
+        if (!data.groups.length) return c.out(`No failures (${data.label}).`);
         return c.out(
           table([
             ["COUNT", "SESSIONS", "TOOLS", "LAST SEEN", "MESSAGE"],
@@ -521,9 +521,14 @@ function patternSummary(c: Context): Promise<PatternSummary> {
   return c.api().query<PatternSummary>("patterns.summary", { ...(range ? { range } : {}), ...(model ? { model } : {}) });
 }
 
+/** "Last 7 days", "All time, model gpt-4.1": the window as the dashboard words it. */
 function summaryHeading(s: PatternSummary): string {
-  const window = s.range === "all" ? "All time" : `Last ${s.label}`;
+  const window = `${s.label.charAt(0).toUpperCase()}${s.label.slice(1)}`;
   return s.model ? `${window}, model ${s.model}` : window;
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function wholeNumber(value: string | boolean | undefined, name: string, min: number, max: number, fallback: number): number {
