@@ -181,6 +181,14 @@ export async function apiKeyStillActive(tx: Tx, workspaceId: string, keyId: stri
 
 export { callRef, type StoredCall };
 
+/**
+ * The calls of results sent without their call, read from the event log. Bounded by time so the
+ * planner prunes the log's daily partitions at execution: a session's clock never goes back
+ * (batch.ts, the clock clamp), so every event it stored is at or after its `first_event_at`; the
+ * earliest of the sessions asked for is the bound. A session without that time (none yet, or
+ * written by a version that did not keep it) bounds nothing. Without the bound every partition's
+ * index was probed: ~30k buffers per batch with 35 partitions.
+ */
 export async function loadStoredCalls(
   tx: Tx,
   workspaceId: string,
@@ -188,19 +196,28 @@ export async function loadStoredCalls(
 ): Promise<Map<string, StoredCall>> {
   const out = new Map<string, StoredCall>();
   if (!wanted.length) return out;
-  const rows = await tx
+  const rows = await storedCallsQuery(tx, workspaceId, wanted);
+  for (const r of rows) out.set(callRef(r.sessionId, r.callId!), (r.payload as { call: StoredCall }).call);
+  return out;
+}
+
+/** loadStoredCalls' statement (exported for the test of its plan). */
+export function storedCallsQuery(tx: Tx | Db, workspaceId: string, wanted: { sessionId: string; callId: string }[]) {
+  const sessionIds = [...new Set(wanted.map((w) => w.sessionId))];
+  const since = sql`(select min(coalesce(s.first_event_at, '-infinity'::timestamptz)) from ${agentSession} s
+    where s.workspace_id = ${workspaceId} and s.session_id = any(${textArray(sessionIds)}))`;
+  return tx
     .select({ sessionId: event.sessionId, callId: event.callId, payload: event.payload })
     .from(event)
     .where(
       and(
         eq(event.workspaceId, workspaceId),
         eq(event.type, "tool.call"),
-        anyOf(event.sessionId, [...new Set(wanted.map((w) => w.sessionId))]),
+        anyOf(event.sessionId, sessionIds),
         anyOf(event.callId, [...new Set(wanted.map((w) => w.callId))]),
+        sql`${event.ts} >= ${since}`,
       ),
     );
-  for (const r of rows) out.set(callRef(r.sessionId, r.callId!), (r.payload as { call: StoredCall }).call);
-  return out;
 }
 
 
