@@ -5,7 +5,8 @@
  */
 import type { Db } from "@/db/client";
 import { authenticateApiKey, authenticateApiKeyCached, type AuthenticatedKey } from "./api-keys";
-import { consumeRateLimit } from "./rate-limit";
+import { apiKeyRateLimitPerMinute, consumeRateLimit } from "./rate-limit";
+import { noteThrottled } from "./throttle-report";
 import { noteRejected } from "@/server/metrics";
 
 export const MISSING_KEY_MESSAGE = "Missing API key: send Authorization: Bearer <key>";
@@ -38,7 +39,10 @@ export async function checkAgentKey(db: Db, req: { headers: Headers }, options: 
   const found = options.cached ? await authenticateApiKeyCached(db, token) : await authenticateApiKey(db, token).then((key) => key && { key, cached: false });
   if (!found) return { ok: false, status: 401, message: INVALID_KEY_MESSAGE };
   const limited = await consumeRateLimit(found.key.keyId);
-  if (limited) noteRejected("rate_limit", found.key.workspaceId);
-  if (limited) return { ok: false, status: 429, message: rateLimitMessage(limited.retryAfterSeconds), retryAfterSeconds: limited.retryAfterSeconds };
+  if (limited) {
+    noteRejected("rate_limit", found.key.workspaceId);
+    noteThrottled(db, found.key, apiKeyRateLimitPerMinute());
+    return { ok: false, status: 429, message: rateLimitMessage(limited.retryAfterSeconds), retryAfterSeconds: limited.retryAfterSeconds };
+  }
   return { ok: true, key: found.key, cached: found.cached };
 }

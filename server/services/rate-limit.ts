@@ -1,6 +1,8 @@
 /**
  * Rate limiting (rate-limiter-flexible, in memory per instance):
- *  - per API key: VIGIL_RATE_LIMIT_PER_MINUTE (default 6000 requests per key per minute; 0 disables)
+ *  - per API key: VIGIL_RATE_LIMIT_PER_MINUTE (default 600000 requests per key per minute; 0 disables).
+ *    The default sits above what one instance can serve (a few thousand checks per second), so a
+ *    fleet sharing one key is never throttled; it stops a runaway client, not a busy fleet.
  *  - per signed-in user, every dashboard call (each call of a batch counts):
  *    VIGIL_DASHBOARD_RATE_LIMIT_PER_MINUTE (default 1200 per user per minute; 0 disables)
  */
@@ -21,7 +23,13 @@ function limiterFromEnv(variable: string, fallback: string) {
   };
 }
 
-const apiKeyLimiter = limiterFromEnv("VIGIL_RATE_LIMIT_PER_MINUTE", "6000");
+const API_KEY_LIMIT_DEFAULT = "600000";
+const apiKeyLimiter = limiterFromEnv("VIGIL_RATE_LIMIT_PER_MINUTE", API_KEY_LIMIT_DEFAULT);
+
+/** The per-key limit in force (requests per minute), for messages. */
+export function apiKeyRateLimitPerMinute(): number {
+  return Number(process.env.VIGIL_RATE_LIMIT_PER_MINUTE ?? API_KEY_LIMIT_DEFAULT);
+}
 const dashboardLimiter = limiterFromEnv("VIGIL_DASHBOARD_RATE_LIMIT_PER_MINUTE", "1200");
 
 async function consume(l: RateLimiterMemory | null, key: string): Promise<{ retryAfterSeconds: number } | null> {
