@@ -14,6 +14,7 @@ import { keepPlannerStatistics } from "./services/planner-statistics";
 import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
 import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
 import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
+import { startFingerprintBackfill } from "./services/fingerprint-backfill";
 
 export interface Runtime {
   database: Database;
@@ -41,6 +42,8 @@ async function boot(): Promise<Runtime> {
   // Applies stored OTLP traces as they settle, and whatever a previous process left unapplied.
   startOtlpApplier(database.db, otlpTiming);
   startDeliveryWorker(database.db, workerOptionsFromEnv());
+  // Failures stored before fingerprints existed get theirs in the background, in chunks.
+  startFingerprintBackfill(database.db);
   return { database, auth };
 }
 
