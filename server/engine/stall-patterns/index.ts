@@ -14,6 +14,7 @@ import { planningLoop } from "./planning-loop";
 import { emptyResponse } from "./empty-response";
 import { toolAvoidance } from "./tool-avoidance";
 import { resultLoop } from "./result-loop";
+import { hungCall } from "./hung-call";
 
 export const STALL_PATTERNS = [
   repetitiveCalls,
@@ -26,6 +27,7 @@ export const STALL_PATTERNS = [
   emptyResponse,
   toolAvoidance,
   resultLoop,
+  hungCall,
 ] as const;
 
 type Registry = typeof STALL_PATTERNS;
