@@ -23,7 +23,8 @@ process.chdir(root);
 const KEY = "vgl_node20_smoke_key_0123456789abcdefgh";
 const URL_V1 = "https://api.example.com/v1/users";
 const KEY_V1 = "http_request|domain=api.example.com|path_prefix=v1";
-const START_TIMEOUT_MS = 120_000;
+// Start-up opens and migrates PGlite; on a busy 2-core machine that took over a minute.
+const START_TIMEOUT_MS = 300_000;
 
 const log = (line) => console.log(`[node20-smoke] ${line}`);
 
