@@ -387,7 +387,14 @@ export async function runDemo(opts: DemoOptions): Promise<DemoSummary> {
 }
 
 // ---------------------------------------------------------------- CLI
+/** The demo's flags that npm, given them without `--`, takes for its own config and never passes on. */
+const FLAGS_NPM_SWALLOWS = ["duration", "agents", "speed", "history-days", "no-history", "url"];
+
 function parseArgs(argv: string[]): DemoOptions {
+  for (const name of FLAGS_NPM_SWALLOWS) {
+    if (process.env[`npm_config_${name.replace(/-/g, "_")}`] !== undefined && !argv.includes(`--${name}`))
+      throw new DemoError(`npm took --${name} as its own option, so the demo never saw it: put -- before the demo's flags (npm run demo -- --${name} …)`);
+  }
   const flag = (name: string) => {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : undefined;
