@@ -23,6 +23,8 @@ const lockHash = lockfileHash(fs.readFileSync(path.join(root, "package-lock.json
 const stamp = fs.existsSync(stampFile) ? fs.readFileSync(stampFile, "utf8").trim() : null;
 if (process.env.VIGIL_SKIP_INSTALL !== "1" && needsInstall({ hasNodeModules: fs.existsSync(path.join(root, "node_modules", "next")), stamp, lockHash, production })) {
   console.log(`[vigil] installing dependencies (npm ci${production ? " --omit=dev" : ""})…`);
+  if (Number(process.versions.node.split(".")[0]) < 22)
+    console.log(`[vigil] Node ${process.versions.node} is past end of life: the EBADENGINE warnings below come from test tools that want Node 22 or 24; Vigil itself runs, but use Node 22 or 24.`);
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
   const r = spawnSync(npm, ["ci", "--no-audit", "--no-fund", ...(production ? ["--omit=dev"] : [])], { stdio: "inherit", env });
   if (r.status !== 0) process.exit(r.status ?? 1);
