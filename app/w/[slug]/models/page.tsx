@@ -102,10 +102,15 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
     },
     {
       id: "switch",
-      header: "Switch",
+      header: "Switch (rates when suggested)",
       cell: (s) => (
         // Each model keeps its rate on its line; a narrow column wraps between the two models only.
-        <span className="row row-wrap" style={{ gap: 6 }}>
+        // The rates are those the suggestion was made on, so they may differ from the heatmap's range.
+        <span
+          className="row row-wrap"
+          style={{ gap: 6 }}
+          title={`Success rates on this key when the suggestion was made (${new Date(s.ts).toLocaleString("en-GB", { timeZone: "UTC" })} UTC); the heatmap above shows the selected range.`}
+        >
           <span className="nowrap">
             <span className="mono">{s.currentModel}</span> <span className="subtle">{formatPercent(s.currentSuccessRate)}</span>
           </span>
