@@ -8,7 +8,7 @@
  */
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState, type ReactNode } from "react";
-import { Button, Field, NumberInput, TextInput } from "@/components/form";
+import { Button, Field, NumberInput, Select, TextInput } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { RelativeTime } from "@/components/relative-time";
 import { Tabs } from "@/components/tabs";
@@ -22,7 +22,11 @@ import {
   connectSteps,
   geminiSettings,
   httpExample,
-  mcpConfigs,
+  EXAMPLE_MCP_SERVER,
+  MCP_CLIENTS,
+  mcpClientConfigs,
+  splitCommand,
+  type McpClient,
   otelEnv,
   type ConnectOptions,
   type ConnectTarget,
@@ -205,6 +209,58 @@ function KeyStep({
   );
 }
 
+/** Vigil in front of the user's MCP servers (`vigil mcp-proxy`) and Vigil's own tools (/api/mcp), in the chosen client's own file. */
+function McpTab({ o, apiKey }: { o: ConnectOptions; apiKey: string | null }) {
+  const [client, setClient] = useState<McpClient>("claude-code");
+  const [name, setName] = useState(EXAMPLE_MCP_SERVER.name);
+  const [command, setCommand] = useState(EXAMPLE_MCP_SERVER.command.join(" "));
+  const words = splitCommand(command);
+  const server = { name: name.trim() || EXAMPLE_MCP_SERVER.name, command: words.length ? words : EXAMPLE_MCP_SERVER.command };
+  const configs = mcpClientConfigs(o, server, apiKey);
+  const c = configs.find((x) => x.client === client)!;
+  return (
+    <div className="stack connect-mcp">
+      <div className="text-sm stack connect-snippet-notes">
+        <p>
+          <strong>Guard an MCP server.</strong> <span className="mono">vigil mcp-proxy</span> starts the server&apos;s own command and checks each of its
+          tool calls with Vigil first: a call Vigil denies never reaches the server, an escalated one asks you in the client (or waits for Approvals),
+          and every result is reported. Everything else passes through unchanged. If Vigil cannot be reached, calls run (add{" "}
+          <span className="mono nowrap">--fail closed</span> to refuse them).
+        </p>
+      </div>
+      <div className="connect-options">
+        <Field label="MCP client">
+          <Select value={client} onChange={(e) => setClient(e.target.value as McpClient)} options={MCP_CLIENTS.map((id) => ({ value: id, label: configs.find((x) => x.client === id)!.label }))} />
+        </Field>
+        <Field label="Server name" hint="Its name in the client's configuration.">
+          <TextInput value={name} onChange={(e) => setName(e.target.value)} maxLength={100} mono />
+        </Field>
+        <Field label="Server command" hint="What the client runs today to start the server.">
+          <TextInput value={command} onChange={(e) => setCommand(e.target.value)} maxLength={2000} mono />
+        </Field>
+      </div>
+      <Snippet file={`${c.label}: ${c.file}`} text={c.proxy}>
+        <p>
+          {c.label}: replace the server&apos;s entry with this one. {c.keyNote}
+        </p>
+      </Snippet>
+      <Snippet file={`${c.label}: Vigil's own tools`} text={c.remote}>
+        <p>
+          <strong>Vigil&apos;s tools for the model.</strong> Vigil&apos;s MCP server at <span className="mono">{o.baseUrl}/api/mcp</span> lets the model ask
+          how reliable its tools are (<span className="mono">reliability_status</span>, <span className="mono">reliability_session</span>) and ask a
+          person for a reset (<span className="mono">reliability_request_reset</span>, answered in Approvals).
+          {c.client === "claude-desktop" ? (
+            <>
+              {" "}
+              Claude Desktop&apos;s file takes only local servers: <span className="mono">vigil mcp</span> carries the tools over stdio.
+            </>
+          ) : null}
+        </p>
+      </Snippet>
+    </div>
+  );
+}
+
 function CliTab({ slug, cli, o, apiKey, initial, config }: { slug: string; cli: ConnectTarget; o: ConnectOptions; apiKey: string | null; initial: CliLastEvents; config: ReactNode }) {
   const { label, settingsFile } = CLI_INFO[cli];
   return (
@@ -325,22 +381,8 @@ export function ConnectPanel({
     },
     {
       id: "mcp",
-      label: "MCP tools",
-      content: (
-        <div className="stack">
-          <div className="text-sm stack connect-snippet-notes">
-            <p>
-              Vigil&apos;s own MCP server at <span className="mono">{baseUrl}/api/mcp</span> lets the model ask how reliable its tools are (
-              <span className="mono">reliability_status</span>, <span className="mono">reliability_session</span>) and ask a person for a reset (
-              <span className="mono">reliability_request_reset</span>, answered in Approvals). It adds to the hooks; it does not replace them. Same{" "}
-              <span className="mono">VIGIL_API_KEY</span>.
-            </p>
-          </div>
-          {mcpConfigs(o).map((c) => (
-            <Snippet key={c.file} file={c.file} text={c.text} />
-          ))}
-        </div>
-      ),
+      label: "MCP servers",
+      content: <McpTab o={o} apiKey={apiKey} />,
     },
     {
       id: "otel",

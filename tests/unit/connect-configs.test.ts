@@ -1,6 +1,24 @@
 /** The Connect page's snippets: valid for each CLI, carrying the agent, the wait and sensible timeouts, never a key. */
 import { describe, expect, it } from "vitest";
-import { claudeCodeSettings, codexHooks, connectSteps, geminiSettings, httpExample, mcpConfigs, otelEnv } from "@/components/dashboard/connect-configs";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  EXAMPLE_MCP_SERVER,
+  MCP_CLIENTS,
+  claudeCodeMcp,
+  claudeCodeSettings,
+  claudeDesktopMcp,
+  codexHooks,
+  codexMcp,
+  connectSteps,
+  cursorMcp,
+  geminiMcp,
+  geminiSettings,
+  httpExample,
+  mcpClientConfigs,
+  otelEnv,
+  splitCommand,
+} from "@/components/dashboard/connect-configs";
 import { hookSettings } from "@/packages/sdk/src/connect";
 
 const base = { baseUrl: "https://vigil.example.com", agent: "", waitSeconds: 0 };
@@ -68,12 +86,70 @@ describe("Connect page configuration", () => {
     expect(JSON.parse(geminiSettings(o))).toEqual(hookSettings({ ...o, target: "gemini" }));
   });
 
-  it("Vigil's MCP server for each client, the key only as VIGIL_API_KEY", () => {
-    const configs = mcpConfigs(base);
-    expect(configs.map((c) => c.file)).toHaveLength(4);
-    for (const c of configs) {
-      expect(c.text).toContain("https://vigil.example.com/api/mcp");
-      expect(c.text).toContain("VIGIL_API_KEY");
+  const proxyArgs = (agent: string, command = EXAMPLE_MCP_SERVER.command) => ["-y", "@vigil/sdk", "mcp-proxy", "--agent", agent, "--", ...command];
+
+  it("MCP: each client's file puts the server's own command behind npx @vigil/sdk mcp-proxy, and Vigil's /api/mcp beside it", () => {
+    const server = { name: "github", command: ["docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server"] };
+    const claude = claudeCodeMcp(base, server);
+    expect(JSON.parse(claude.proxy)).toEqual({
+      mcpServers: { github: { type: "stdio", command: "npx", args: proxyArgs("claude-code", server.command), env: { VIGIL_URL: base.baseUrl, VIGIL_API_KEY: "${VIGIL_API_KEY}" } } },
+    });
+    expect(JSON.parse(claude.remote)).toEqual({ mcpServers: { vigil: { type: "http", url: "https://vigil.example.com/api/mcp", headers: { Authorization: "Bearer ${VIGIL_API_KEY}" } } } });
+
+    const cursor = cursorMcp(base, server);
+    expect(JSON.parse(cursor.proxy).mcpServers.github).toEqual({ command: "npx", args: proxyArgs("cursor", server.command), env: { VIGIL_URL: base.baseUrl, VIGIL_API_KEY: "${env:VIGIL_API_KEY}" } });
+    expect(JSON.parse(cursor.remote).mcpServers.vigil).toEqual({ url: "https://vigil.example.com/api/mcp", headers: { Authorization: "Bearer ${env:VIGIL_API_KEY}" } });
+
+    const codex = codexMcp(base, server);
+    expect(codex.proxy.split("\n")).toEqual([
+      "[mcp_servers.github]",
+      'command = "npx"',
+      `args = ["-y", "@vigil/sdk", "mcp-proxy", "--agent", "codex", "--", "docker", "run", "-i", "--rm", "ghcr.io/github/github-mcp-server"]`,
+      'env = { VIGIL_URL = "https://vigil.example.com" }',
+      'env_vars = ["VIGIL_API_KEY"]',
+    ]);
+    expect(codex.remote.split("\n")).toEqual(["[mcp_servers.vigil]", 'url = "https://vigil.example.com/api/mcp"', 'bearer_token_env_var = "VIGIL_API_KEY"']);
+
+    const gemini = geminiMcp(base, server);
+    expect(JSON.parse(gemini.proxy).mcpServers.github).toEqual({ command: "npx", args: proxyArgs("gemini", server.command), env: { VIGIL_URL: base.baseUrl, VIGIL_API_KEY: "$VIGIL_API_KEY" } });
+    expect(JSON.parse(gemini.remote).mcpServers.vigil).toEqual({ httpUrl: "https://vigil.example.com/api/mcp", headers: { Authorization: "Bearer $VIGIL_API_KEY" } });
+
+    // Claude Desktop expands nothing and runs only stdio servers: the key is written in, and /api/mcp comes through `vigil mcp`.
+    const desktop = claudeDesktopMcp(base, server, "vgl_made_on_the_page");
+    expect(JSON.parse(desktop.proxy).mcpServers.github).toEqual({ command: "npx", args: proxyArgs("claude-desktop", server.command), env: { VIGIL_URL: base.baseUrl, VIGIL_API_KEY: "vgl_made_on_the_page" } });
+    expect(JSON.parse(desktop.remote).mcpServers.vigil).toEqual({ command: "npx", args: ["-y", "@vigil/sdk", "mcp"], env: { VIGIL_URL: base.baseUrl, VIGIL_API_KEY: "vgl_made_on_the_page" } });
+    expect(JSON.parse(claudeDesktopMcp(base, server).proxy).mcpServers.github.env.VIGIL_API_KEY).toBe("vgl_…");
+  });
+
+  it("MCP: the page's agent name is the proxy's --agent; a server name TOML cannot take bare is quoted", () => {
+    const o = { ...base, agent: "release bot" };
+    for (const c of mcpClientConfigs(o)) expect(c.proxy).toContain('"release bot"');
+    expect(codexMcp(base, { name: "my files", command: ["x"] }).proxy.split("\n")[0]).toBe('[mcp_servers."my files"]');
+    expect(mcpClientConfigs(base).map((c) => c.client)).toEqual([...MCP_CLIENTS]);
+  });
+
+  it("MCP: only Claude Desktop's file holds a key, and only the one given", () => {
+    for (const c of mcpClientConfigs(base, EXAMPLE_MCP_SERVER, "vgl_secretsecretsecretsecret")) {
+      const text = c.proxy + c.remote;
+      if (c.client === "claude-desktop") expect(text).toContain("vgl_secretsecretsecretsecret");
+      else {
+        expect(text).toContain("VIGIL_API_KEY");
+        expect(text).not.toMatch(/vgl_[A-Za-z0-9_-]{16,}/);
+      }
+    }
+  });
+
+  it("MCP: a server command typed as in a shell becomes its words", () => {
+    expect(splitCommand("npx -y @modelcontextprotocol/server-filesystem /home/me/projects")).toEqual(["npx", "-y", "@modelcontextprotocol/server-filesystem", "/home/me/projects"]);
+    expect(splitCommand(`uvx mcp-server-git --repository "/home/me/my repo"  'a b' c\\ d ""`)).toEqual(["uvx", "mcp-server-git", "--repository", "/home/me/my repo", "a b", "c d", ""]);
+    expect(splitCommand("   ")).toEqual([]);
+  });
+
+  it("MCP: docs/mcp.md shows exactly what the page generates for the example server", () => {
+    const doc = fs.readFileSync(path.resolve(import.meta.dirname, "../../docs/mcp.md"), "utf8");
+    for (const c of mcpClientConfigs(base)) {
+      expect(doc, `${c.label} proxy`).toContain(c.proxy);
+      expect(doc, `${c.label} remote`).toContain(c.remote);
     }
   });
 });
