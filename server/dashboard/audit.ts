@@ -14,6 +14,25 @@ export interface AuditRow {
   createdAt: string;
 }
 
+export interface AuditFilters {
+  action?: string;
+  actorType?: string;
+  organizationId?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** The audit page's conditions (its list and its export). */
+export function workspaceAuditWhere(workspaceId: string, opts: AuditFilters): SQL {
+  const conds: SQL[] = [eq(auditLog.workspaceId, workspaceId), ...(opts.organizationId ? [eq(auditLog.organizationId, opts.organizationId)] : [])];
+  if (opts.action) conds.push(sql`${auditLog.action} like ${opts.action.replace(/[\\%_]/g, (c) => "\\" + c) + "%"}`);
+  // audit_ws_time_idx (workspace_id, created_at) serves the window.
+  if (opts.from) conds.push(gte(auditLog.createdAt, opts.from));
+  if (opts.to) conds.push(lt(auditLog.createdAt, opts.to));
+  if (opts.actorType === "user" || opts.actorType === "api_key" || opts.actorType === "system") conds.push(eq(auditLog.actorType, opts.actorType));
+  return and(...conds)!;
+}
+
 /**
  * A workspace's audit entries, newest first (audit_ws_time_idx), paginated; optional action prefix
  * filter. `organizationId` (the workspace's) lets Citus route to the one shard holding them.
@@ -26,13 +45,7 @@ export async function listWorkspaceAudit(
   const pageSize = Math.min(200, Math.max(1, opts.pageSize ?? 50));
   const page = Math.max(1, opts.page ?? 1);
   const scope: SQL[] = [eq(auditLog.workspaceId, workspaceId), ...(opts.organizationId ? [eq(auditLog.organizationId, opts.organizationId)] : [])];
-  const conds: SQL[] = [...scope];
-  if (opts.action) conds.push(sql`${auditLog.action} like ${opts.action.replace(/[\\%_]/g, (c) => "\\" + c) + "%"}`);
-  // audit_ws_time_idx (workspace_id, created_at) serves the window.
-  if (opts.from) conds.push(gte(auditLog.createdAt, opts.from));
-  if (opts.to) conds.push(lt(auditLog.createdAt, opts.to));
-  if (opts.actorType === "user" || opts.actorType === "api_key" || opts.actorType === "system") conds.push(eq(auditLog.actorType, opts.actorType));
-  const where = and(...conds)!;
+  const where = workspaceAuditWhere(workspaceId, opts);
   const [[{ total }], rows, actions] = await Promise.all([
     db.select({ total: sql<number>`count(*)::int` }).from(auditLog).where(where),
     db

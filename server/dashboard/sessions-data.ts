@@ -93,7 +93,7 @@ function statusSql(c: SessionControlContext): SQL {
 }
 
 /** What a session's row in the list needs: not its behaviour state, a few KB per session. */
-const ROW_COLUMNS = {
+export const ROW_COLUMNS = {
   sessionId: agentSession.sessionId,
   agent: agentSession.agent,
   model: agentSession.model,
@@ -111,7 +111,7 @@ const ROW_COLUMNS = {
   patternCount: agentSession.patternCount,
 };
 
-function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMNS>, control: SessionControlContext = NO_CONTROL): SessionRow {
+export function toRow(r: Pick<typeof agentSession.$inferSelect, keyof typeof ROW_COLUMNS>, control: SessionControlContext = NO_CONTROL): SessionRow {
   const held = heldOf(r, control);
   return {
     sessionId: r.sessionId,
@@ -161,6 +161,17 @@ function scopeConds(workspaceId: string, scope: SessionScope): SQL[] {
   return conds;
 }
 
+/** The session list's conditions (the page and its export). */
+export function sessionListWhere(
+  input: { workspaceId: string; status?: SessionStatus | null; agent?: string | null } & SessionScope,
+  control: SessionControlContext = NO_CONTROL,
+): SQL {
+  const conds: SQL[] = scopeConds(input.workspaceId, input);
+  if (input.status) conds.push(sql`${statusSql(control)} = ${input.status}`);
+  if (input.agent) conds.push(eq(agentSession.agent, input.agent));
+  return and(...conds)!;
+}
+
 export async function listSessions(
   db: Db,
   input: {
@@ -175,10 +186,7 @@ export async function listSessions(
   } & SessionScope,
 ): Promise<{ rows: SessionRow[]; total: number }> {
   const control = input.control ?? NO_CONTROL;
-  const conds: SQL[] = scopeConds(input.workspaceId, input);
-  if (input.status) conds.push(sql`${statusSql(control)} = ${input.status}`);
-  if (input.agent) conds.push(eq(agentSession.agent, input.agent));
-  const where = and(...conds);
+  const where = sessionListWhere(input, control);
 
   const sort = input.sort ?? { key: "last", dir: "desc" };
   // By last event: the indexed minute first, then the exact time within it (an incremental sort).
