@@ -14,6 +14,7 @@ import { keepPlannerStatistics } from "./services/planner-statistics";
 import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
 import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
 import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
+import { startOpenCallSweep } from "./ingest/open-call-sweep";
 import { startFingerprintBackfill } from "./services/fingerprint-backfill";
 
 export interface Runtime {
@@ -42,6 +43,8 @@ async function boot(): Promise<Runtime> {
   // Applies stored OTLP traces as they settle, and whatever a previous process left unapplied.
   startOtlpApplier(database.db, otlpTiming);
   startDeliveryWorker(database.db, workerOptionsFromEnv());
+  // Raises calls left without a result (hung_call, SPEC 5.1); every instance sweeps, each call is raised once.
+  startOpenCallSweep(database.db);
   // Failures stored before fingerprints existed get theirs in the background, in chunks.
   startFingerprintBackfill(database.db);
   return { database, auth };

@@ -23,7 +23,8 @@ export interface NudgeToQueue {
   nudgeType: NudgeType;
   patternType: PatternType | null;
   message: string;
-  source: "message" | "resume" | "otlp";
+  /** `sweep`: a `hung_call` nudge of the open-call sweep (SPEC 5.1). */
+  source: "message" | "resume" | "otlp" | "sweep";
   createdBy?: string | null;
 }
 
@@ -71,11 +72,25 @@ export async function queueGuidanceFor(tx: Tx, workspaceId: string, target: { ag
 
 /**
  * Takes the pending nudges of the given sessions (locked by the caller's batch) as `nudge`
- * effects, oldest first, and marks them delivered.
+ * effects, oldest first, and marks them delivered; open calls the sweep raised come first, as
+ * their `hung_call` pattern effects (SPEC 5.1), marked reported.
  */
-export async function deliverPendingNudges(tx: Tx, workspaceId: string, sessionIds: Iterable<string>): Promise<Extract<Effect, { type: "nudge" }>[]> {
+export async function deliverPendingNudges(
+  tx: Tx,
+  workspaceId: string,
+  sessionIds: Iterable<string>,
+): Promise<Extract<Effect, { type: "nudge" } | { type: "pattern" }>[]> {
   const ids = [...new Set(sessionIds)].sort();
   if (!ids.length) return [];
+  const hung = rowsOf<{ session_id: string; call_id: string; tool_name: string; since: string | Date }>(
+    await tx.execute(sql`
+      update open_call set reported_at = now()
+      where workspace_id = ${workspaceId} and session_id = any(${textArray(ids)}) and reported_at is null
+      returning session_id, call_id, tool_name, since`),
+  );
+  const patterns = hung
+    .sort((a, b) => new Date(a.since).getTime() - new Date(b.since).getTime() || (a.call_id < b.call_id ? -1 : 1))
+    .map((r) => ({ type: "pattern" as const, patternType: "hung_call" as const, severity: "minor" as const, count: 1, sessionId: r.session_id, toolSequence: [r.tool_name] }));
   const rows = rowsOf<{ session_id: string; nudge_type: NudgeType; pattern_type: PatternType | null; message: string; id: number | string }>(
     await tx.execute(sql`
       update pending_nudge set delivered_at = now()
@@ -85,9 +100,10 @@ export async function deliverPendingNudges(tx: Tx, workspaceId: string, sessionI
   await tx.execute(sql`
     update agent_session set pending_nudges = false
     where workspace_id = ${workspaceId} and session_id = any(${textArray(ids)}) and pending_nudges`);
-  return rows
+  const nudges = rows
     .sort((a, b) => Number(a.id) - Number(b.id))
     .map((r) => ({ type: "nudge" as const, nudgeType: r.nudge_type, message: r.message, patternType: r.pattern_type, sessionId: r.session_id }));
+  return [...patterns, ...nudges];
 }
 
 export const MAX_MESSAGE_LENGTH = 4096;

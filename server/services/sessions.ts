@@ -5,31 +5,35 @@ import { agentSession } from "@/db/schema";
 import { activePatterns, storedSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { resumeSession as resumeBehaviour } from "@/server/engine/nudges";
 import { redactString } from "@/server/engine/redact";
+import { sessionStatus } from "@/server/engine/session-status";
 import { applySettingsPatch, parseSessionSettings, resolveSettings } from "@/server/engine/settings";
 import type { SessionSettingsInput } from "@/server/engine/types";
 import { loadConfigs, lockSessions } from "@/server/ingest/load";
 import { writeAudit, type Actor } from "./audit";
 import { FieldIssuesError, badRequest, notFound } from "./errors";
 import { heldOf, holdsOver } from "./holds";
+import { openCallsOf } from "./open-calls";
 import { sessionFailureSummary } from "./session-failure-summary";
 
-/** Without a `session_idle_minutes` setting, a session is idle after this long without events. */
-const DEFAULT_IDLE_MINUTES = 30;
-
-export async function getSessionView(db: Db, workspaceId: string, sessionId: string) {
+export async function getSessionView(db: Db, workspaceId: string, sessionId: string, now = Date.now()) {
   const [row] = await db
     .select()
     .from(agentSession)
     .where(and(eq(agentSession.workspaceId, workspaceId), eq(agentSession.sessionId, sessionId)));
   if (!row) throw notFound(`Session ${sessionId}`);
-  const [configs, hold] = await Promise.all([loadConfigs(db as never, workspaceId), holdsOver(db, workspaceId, row.agent)]);
+  const [configs, hold, openCalls] = await Promise.all([
+    loadConfigs(db as never, workspaceId),
+    holdsOver(db, workspaceId, row.agent),
+    openCallsOf(db, workspaceId, [sessionId]),
+  ]);
   const behaviour = upgradeSessionBehaviour(row.behaviour, sessionId);
   const effectiveSettings = resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings);
   const held = heldOf(row, hold);
-  const idle = (effectiveSettings as Record<string, { value?: unknown } | undefined>).sessionIdleMinutes?.value;
-  const idleMs = (typeof idle === "number" && idle > 0 ? idle : DEFAULT_IDLE_MINUTES) * 60_000;
-  const lastEvent = row.lastEventAt ? row.lastEventAt.getTime() : null;
-  const status = row.endedAt ? "ended" : held ? "paused" : lastEvent !== null && Date.now() - lastEvent > idleMs ? "idle" : "active";
+  const status = sessionStatus(
+    { ended: row.endedAt !== null, held: held !== null, lastEventAt: row.lastEventAt ? row.lastEventAt.getTime() : null },
+    effectiveSettings.sessionIdleMinutes.value,
+    now,
+  );
   return {
     sessionId,
     agent: row.agent,
@@ -39,6 +43,8 @@ export async function getSessionView(db: Db, workspaceId: string, sessionId: str
     pauseReason: held?.reason ?? null,
     status,
     held,
+    // Calls the sweep found without a result after open_call_seconds, until it arrives (SPEC 5.1).
+    openCalls: openCalls.get(sessionId) ?? [],
     effectiveSettings,
     activePatterns: activePatterns(behaviour).map((p) => ({ ...p, detectedAt: new Date(p.detectedAt).toISOString() })),
     failureSummary: await sessionFailureSummary(db, workspaceId, { sessionId, status, endedAt: row.endedAt, failureCount: row.failureCount }),

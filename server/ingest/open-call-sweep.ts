@@ -1,0 +1,222 @@
+/**
+ * The open-call sweep (SPEC 5.1), run in every app instance: finds `tool.call`s with no
+ * `tool.result` after `open_call_seconds` and raises each once as `hung_call`.
+ *
+ * A pass reads the candidate calls without locking; then, per session, one transaction claims the
+ * session row with `FOR UPDATE SKIP LOCKED` (a session another instance is sweeping, or a request
+ * is writing, is left to the next pass), lets the engine decide with the time passed in
+ * (`openCallsAt`, `raiseHungCall`), and marks the calls in `open_call` with
+ * `on conflict do nothing`: only the calls this transaction inserted are raised, so with any
+ * number of sweepers each call is raised exactly once. The raise is a pending nudge and the
+ * session's `pending_nudges` flag: the session's next answer delivers the `hung_call` pattern
+ * effect and its nudge (server/services/pending-nudges.ts), and records the detection.
+ *
+ * Candidates: calls of the last 7 days in sessions not ended, that were reported as `tool.call`
+ * events, or allowed by guard.check in a session that reports results (a session that only calls
+ * guard.check never sends results: its calls are not open calls). Idle sessions need no sweep:
+ * status is decided when read (server/engine/session-status.ts), so the next event makes the
+ * session active at once.
+ */
+import { sql } from "drizzle-orm";
+import { rowsOf, type Db, type Tx } from "@/db/client";
+import { openCallsAt, raiseHungCall, type CallWithoutResult } from "@/server/engine/open-calls";
+import { resolveSettings, settingValues } from "@/server/engine/settings";
+import type { SessionSettingsInput } from "@/server/engine/types";
+import { queuePendingNudges } from "@/server/services/pending-nudges";
+import { withRetry } from "./index";
+import { loadConfigs } from "./load";
+
+/** How far back calls are looked for: the event log's partitions older than this are not read. */
+export const OPEN_CALL_LOOKBACK_MS = 7 * 86_400_000;
+/** The smallest `open_call_seconds` (a positive count): a younger call is never open. */
+const MIN_OPEN_MS = 1000;
+/** Candidate calls read per pass (oldest first); the rest wait for the next pass. */
+const CANDIDATES_PER_PASS = 2000;
+/** The default interval between passes. */
+export const OPEN_CALL_SWEEP_INTERVAL_MS = 10_000;
+
+interface CandidateRow {
+  workspace_id: string;
+  session_id: string;
+  call_id: string;
+  tool_name: string;
+  ts: string | Date;
+}
+
+interface SessionCandidates {
+  workspaceId: string;
+  sessionId: string;
+  calls: CallWithoutResult[];
+}
+
+const tsMs = (v: string | Date) => (v instanceof Date ? v.getTime() : new Date(v).getTime());
+
+/** Calls with no result and not yet marked, old enough to be open under the smallest setting, by session. */
+async function candidateCalls(db: Db, now: number): Promise<SessionCandidates[]> {
+  const since = new Date(now - OPEN_CALL_LOOKBACK_MS).toISOString();
+  const latest = new Date(now - MIN_OPEN_MS).toISOString();
+  const rows = rowsOf<CandidateRow>(
+    await db.execute(sql`
+      select c.workspace_id, c.session_id, c.call_id, c.tool_name, c.ts
+      from agent_session s
+      join event c on c.workspace_id = s.workspace_id and c.session_id = s.session_id
+        and c.type = 'tool.call' and c.ts >= ${since}::timestamptz and c.ts <= ${latest}::timestamptz
+      where s.ended_at is null and s.clock >= ${now - OPEN_CALL_LOOKBACK_MS}
+        and c.call_id is not null and c.tool_name is not null
+        and (
+          c.payload->'guard' is null
+          or (c.payload->'guard'->>'decision' = 'allow' and exists (
+            select 1 from json_array_elements(case when json_typeof(s.behaviour->'calls') = 'array' then s.behaviour->'calls' else '[]'::json end) k
+            where case json_typeof(k) when 'array' then json_array_length(k) >= 4 when 'object' then k->>'outcome' is not null else false end))
+        )
+        and not exists (select 1 from open_call o where o.workspace_id = c.workspace_id and o.session_id = c.session_id and o.call_id = c.call_id)
+        and not exists (select 1 from event r where r.workspace_id = c.workspace_id and r.session_id = c.session_id and r.call_id = c.call_id and r.type = 'tool.result' and r.ts >= c.ts)
+      order by c.ts
+      limit ${CANDIDATES_PER_PASS}`),
+  );
+  const bySession = new Map<string, SessionCandidates>();
+  for (const r of rows) {
+    const key = JSON.stringify([r.workspace_id, r.session_id]);
+    let s = bySession.get(key);
+    if (!s) bySession.set(key, (s = { workspaceId: r.workspace_id, sessionId: r.session_id, calls: [] }));
+    // A call id sent twice (two events) is one call: the first time counts.
+    if (!s.calls.some((c) => c.callId === r.call_id)) s.calls.push({ callId: r.call_id, toolName: r.tool_name, since: tsMs(r.ts) });
+  }
+  // One lock order across instances.
+  return [...bySession.values()].sort((a, b) => (a.workspaceId + "\u0001" + a.sessionId < b.workspaceId + "\u0001" + b.sessionId ? -1 : 1));
+}
+
+/** Claims one session and raises its open calls. Returns the call ids this caller raised. */
+async function sweepSession(db: Db, c: SessionCandidates, now: number): Promise<string[]> {
+  return withRetry(() =>
+    db.transaction(async (tx) => {
+      const [row] = rowsOf<{ settings: unknown; model: string | null }>(
+        await tx.execute(sql`
+          select settings, model from agent_session
+          where workspace_id = ${c.workspaceId} and session_id = ${c.sessionId} and ended_at is null
+          for update skip locked`),
+      );
+      if (!row) return [];
+      const configs = await loadConfigs(tx, c.workspaceId, db);
+      const settings = settingValues(resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings));
+      const open = openCallsAt(c.calls, settings.openCallSeconds, now);
+      if (!open.length) return [];
+      const marked = await markOpenCalls(tx, c, open, now);
+      if (!marked.length) return [];
+      await raise(tx, c, open.filter((o) => marked.includes(o.callId)), settings, row.model, now);
+      return marked;
+    }),
+  );
+}
+
+/** Inserts the calls' marks; returns the ids this transaction inserted (another may have won some). */
+async function markOpenCalls(tx: Tx, c: SessionCandidates, open: CallWithoutResult[], now: number): Promise<string[]> {
+  const found = new Date(now).toISOString();
+  const values = open.map((o) => sql`(${c.workspaceId}, ${c.sessionId}, ${o.callId}, ${o.toolName}, ${new Date(o.since).toISOString()}::timestamptz, ${found}::timestamptz)`);
+  const rows = rowsOf<{ call_id: string }>(
+    await tx.execute(sql`
+      insert into open_call (workspace_id, session_id, call_id, tool_name, since, found_at)
+      values ${sql.join(values, sql`, `)}
+      on conflict do nothing
+      returning call_id`),
+  );
+  return rows.map((r) => r.call_id);
+}
+
+async function raise(
+  tx: Tx,
+  c: SessionCandidates,
+  calls: CallWithoutResult[],
+  settings: ReturnType<typeof settingValues>,
+  model: string | null,
+  now: number,
+): Promise<void> {
+  const raised = calls.map((call) => raiseHungCall(c.sessionId, call, settings));
+  if (raised.every((r) => r === null)) {
+    // Detection off: the calls show as open, nothing is sent.
+    await tx.execute(sql`
+      update open_call set reported_at = ${new Date(now).toISOString()}::timestamptz
+      where workspace_id = ${c.workspaceId} and session_id = ${c.sessionId} and reported_at is null`);
+    return;
+  }
+  const at = new Date(now).toISOString();
+  const day = at.slice(0, 10);
+  for (const r of raised) {
+    if (!r) continue;
+    await tx.execute(sql`
+      insert into pattern_detection (workspace_id, session_id, model, pattern_type, severity, count, tool_sequence, ts)
+      values (${c.workspaceId}, ${c.sessionId}, ${model}, ${r.pattern.patternType}, ${r.pattern.severity}, ${r.pattern.count}, ${JSON.stringify(r.pattern.toolSequence)}::jsonb, ${at}::timestamptz)`);
+  }
+  const n = raised.filter((r) => r !== null).length;
+  await tx.execute(sql`
+    insert into daily_pattern_stat (workspace_id, day, pattern_type, severity, model, detections)
+    values (${c.workspaceId}, ${day}, 'hung_call', 'minor', ${model ?? ""}, ${n})
+    on conflict (workspace_id, day, pattern_type, severity, model) do update set detections = daily_pattern_stat.detections + excluded.detections`);
+  const nudges = raised.flatMap((r) => (r?.nudge ? [r.nudge] : []));
+  await queuePendingNudges(
+    tx,
+    c.workspaceId,
+    nudges.map((x) => ({ sessionId: x.sessionId, nudgeType: x.nudgeType, patternType: x.patternType, message: x.message, source: "sweep" as const })),
+  );
+  // The flag makes the next answer deliver the pattern effects (open_call.reported_at) even with nudges off.
+  await tx.execute(sql`
+    update agent_session set pending_nudges = true, pattern_count = pattern_count + ${n}
+    where workspace_id = ${c.workspaceId} and session_id = ${c.sessionId}`);
+}
+
+/** Marks of calls that are no longer open (their result arrived, their session ended or is gone), once reported. */
+async function forgetClosedCalls(db: Db): Promise<number> {
+  const rows = rowsOf<{ call_id: string }>(
+    await db.execute(sql`
+      delete from open_call o
+      where o.reported_at is not null and (
+        not exists (select 1 from agent_session s where s.workspace_id = o.workspace_id and s.session_id = o.session_id and s.ended_at is null)
+        or exists (select 1 from event r where r.workspace_id = o.workspace_id and r.session_id = o.session_id and r.call_id = o.call_id and r.type = 'tool.result' and r.ts >= o.since))
+      returning o.call_id`),
+  );
+  return rows.length;
+}
+
+export interface SweepResult {
+  /** `sessionId/callId` of the calls this caller raised. */
+  raised: string[];
+  forgotten: number;
+}
+
+/** One pass: raise every call that is open now and not raised yet, then forget closed ones. */
+export async function sweepOpenCalls(db: Db, now = Date.now()): Promise<SweepResult> {
+  const raised: string[] = [];
+  for (const c of await candidateCalls(db, now)) {
+    try {
+      for (const id of await sweepSession(db, c, now)) raised.push(`${c.sessionId}/${id}`);
+    } catch (err) {
+      // One session must not stop the others: its calls stay unmarked and are tried next pass.
+      console.error(`[vigil] open-call sweep of session ${c.sessionId} failed:`, err);
+    }
+  }
+  const forgotten = await forgetClosedCalls(db);
+  return { raised, forgotten };
+}
+
+/** Starts the sweep in this instance; the returned function stops it (a pass under way finishes). */
+export function startOpenCallSweep(db: Db, intervalMs = OPEN_CALL_SWEEP_INTERVAL_MS): () => void {
+  let stopped = false;
+  let running = false;
+  const tick = async () => {
+    if (running || stopped) return;
+    running = true;
+    try {
+      await sweepOpenCalls(db);
+    } catch (err) {
+      console.error("[vigil] open-call sweep failed:", err);
+    } finally {
+      running = false;
+    }
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}
