@@ -90,6 +90,7 @@ async function runHook(req: Request, { db, key: authenticated, keyFromCache, slo
       waitSeconds: parseWaitSeconds(url.searchParams.get("wait")),
       scope: { workspaceId: key.workspaceId, organizationId: key.organizationId },
       sessionUrl: (sessionId) => `${origin}/w/${key.workspaceSlug}/sessions/${encodeURIComponent(sessionId)}`,
+      keyUrl: (failureKey) => `${origin}/w/${key.workspaceSlug}/tools/${encodeURIComponent(failureKey)}`,
       // A CLI that gives up (its hook time-out) stops the wait for a person.
       signal: req.signal,
       capacitySlot: slot!,

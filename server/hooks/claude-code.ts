@@ -33,6 +33,12 @@ export type HookAnswer = Record<string, unknown> | null;
 
 const MAX_ERROR_CHARS = 65536;
 
+/** The model's text a stop hook carries (`last_assistant_message`), as a `model.text` of the session (SPEC 5.1). */
+function modelTextOf(p: Payload, id: string, sessionId: string, model?: string): EventInput[] {
+  const text = p.last_assistant_message;
+  return typeof text === "string" ? [{ type: "model.text", id, sessionId, text: text.slice(0, MAX_ERROR_CHARS), ...(model ? { model } : {}) }] : [];
+}
+
 /** A tool event's call id: the CLI's `tool_use_id`, else one derived from the call itself. */
 function callIdOf(p: Payload, sessionId: string, toolName: string, args: unknown): string {
   const id = str(p, "tool_use_id");
@@ -117,22 +123,38 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
       return { kind: "pause-check", sessionId };
     case "SessionEnd":
       return record({ type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId });
+    case "Stop":
+      // The model's last text of the turn: an announcement never acted on, a planning loop, an empty answer.
+      return modelTextOf(p, id, sessionId, model).length ? record(...modelTextOf(p, id, sessionId, model)) : { kind: "ignore" };
     case "SubagentStop":
-      // The subagent's child session ends with it.
-      return str(p, "agent_id") ? record({ type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId }) : { kind: "ignore" };
+      // The subagent's last text, then its child session ends with it.
+      return str(p, "agent_id") ? record(...modelTextOf(p, id, sessionId, model), { type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId }) : { kind: "ignore" };
+    case "StopFailure": {
+      // The model's API call failed: the model's failure, never a tool's (SPEC 5.1, 7.6).
+      const kind = str(p, "error");
+      const message = str(p, "last_assistant_message");
+      const error = [kind && kind !== "unknown" ? kind : null, message].filter(Boolean).join(": ") || kind || "model API call failed";
+      return record({ type: "model.error", id, sessionId, error: error.slice(0, MAX_ERROR_CHARS), ...(model ? { model } : {}) });
+    }
     default:
       return { kind: "ignore" };
   }
 }
 
+/** What the model reads: the pause, what changed about a key, the nudges. */
 function contextText(v: HookVerdict, extra?: string | null): string | null {
-  const parts = [...(extra ? [extra] : []), ...v.context];
+  const parts = [...(extra ? [extra] : []), ...v.notices, ...v.context];
   return parts.length ? parts.join("\n\n") : null;
 }
 
+/** What the person reads (never the model): what changed about a key. */
+function noticeAnswer(v: HookVerdict): { systemMessage?: string } {
+  return v.notices.length ? { systemMessage: v.notices.join("\n") } : {};
+}
+
 /** Stops the session; the reason is shown to the person (interactive sessions show stopReason and systemMessage). */
-function stopAnswer(reason: string) {
-  return { continue: false, stopReason: reason, systemMessage: reason };
+function stopAnswer(reason: string, v?: HookVerdict) {
+  return { continue: false, stopReason: reason, systemMessage: [reason, ...(v?.notices ?? [])].join("\n") };
 }
 
 /** Claude Code's answer for a hook, given Vigil's verdict. */
@@ -141,14 +163,15 @@ export function answerClaudeCode(hook: string, v: HookVerdict): HookAnswer {
     case "PreToolUse": {
       const context = contextText(v);
       const extra = context ? { additionalContext: context } : {};
+      const notice = noticeAnswer(v);
       if (v.decision === "pause") {
         // continue:false is ignored beside a deny; the denial's reason tells the model to stop.
-        return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: v.stop, ...extra } };
+        return { ...notice, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: "deny", permissionDecisionReason: v.stop, ...extra } };
       }
       if (v.decision === "deny" || v.decision === "ask") {
-        return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: v.decision, permissionDecisionReason: decisionText(v), ...extra } };
+        return { ...notice, hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: v.decision, permissionDecisionReason: decisionText(v), ...extra } };
       }
-      return context ? { hookSpecificOutput: { hookEventName: "PreToolUse", ...extra } } : null;
+      return context ? { ...notice, hookSpecificOutput: { hookEventName: "PreToolUse", ...extra } } : null;
     }
     case "PermissionRequest": {
       // A person decided in the dashboard → answer the prompt; otherwise let the CLI's own prompt run.
@@ -160,20 +183,32 @@ export function answerClaudeCode(hook: string, v: HookVerdict): HookAnswer {
     case "PostToolUse":
     case "PostToolUseFailure": {
       const context = contextText(v, v.stop);
-      const out: Record<string, unknown> = {};
+      const out: Record<string, unknown> = { ...noticeAnswer(v) };
       if (context) out.hookSpecificOutput = { hookEventName: hook, additionalContext: context };
       // After PostToolUse, continue:false stops the session at once (no further model call);
       // PostToolUseFailure ignores it, and the PostToolBatch that follows stops the session.
-      if (v.stop) Object.assign(out, stopAnswer(v.stop));
+      if (v.stop) Object.assign(out, stopAnswer(v.stop, v));
       return Object.keys(out).length ? out : null;
     }
     case "PostToolBatch":
       return v.stop ? stopAnswer(v.stop) : null;
+    case "Stop":
+    case "SubagentStop": {
+      // Paused by this text: the agent is stopping anyway; the person reads why and how to resume.
+      if (v.stop) return { systemMessage: [v.stop, ...v.notices].join("\n") };
+      // A nudge on the model's last text (it announced and did not act, it keeps planning): blocking
+      // the stop hands the nudge to the model, which goes on; a new stop is nudged only if its pattern rises.
+      const nudges = v.context.join("\n\n");
+      if (nudges) return { decision: "block", reason: nudges, ...noticeAnswer(v) };
+      return v.notices.length ? noticeAnswer(v) : null;
+    }
+    case "StopFailure":
+      return v.notices.length || v.stop ? { systemMessage: [...(v.stop ? [v.stop] : []), ...v.notices].join("\n") } : null;
     case "UserPromptSubmit": {
       // A new prompt in a paused session is not processed; the person reads why and how to resume.
       if (v.stop) return { decision: "block", reason: v.stop };
       const context = contextText(v);
-      return context ? { hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: context } } : null;
+      return context ? { ...noticeAnswer(v), hookSpecificOutput: { hookEventName: "UserPromptSubmit", additionalContext: context } } : null;
     }
     default:
       return null;

@@ -1,7 +1,7 @@
 /**
  * Gemini CLI command hooks (a `curl` pipes the payload here; SPEC 7.5). Gemini's names:
- * BeforeAgent (the prompt), BeforeTool, AfterTool, SessionStart, SessionEnd; everything else is
- * accepted and ignored. BeforeTool carries no tool-call id, so the call id is derived from the
+ * BeforeAgent (the prompt), BeforeTool, AfterTool, AfterAgent (the turn's response text),
+ * SessionStart, SessionEnd; everything else is accepted and ignored. BeforeTool carries no tool-call id, so the call id is derived from the
  * session, tool and arguments: the AfterTool of the same call derives the same id (repeats of an
  * identical call share it, which only matters for pairing results with their call).
  * Answers: `{"decision":"deny","reason":R}` blocks a tool (Gemini has no "ask" a hook can rely on,
@@ -83,6 +83,12 @@ export function planGeminiHook(p: Payload, ctx: HookRequestContext): HookPlan {
         ...(result !== undefined ? { result } : {}),
       });
     }
+    case "AfterAgent": {
+      // The turn's response text (SPEC 5.1). AfterModel carries the same text per model call, possibly
+      // in streamed pieces: recording both would count every text twice, so the turn's whole text is the one kept.
+      const text = p.prompt_response;
+      return typeof text === "string" ? record({ type: "model.text", id, sessionId, text: text.slice(0, 65536) }) : { kind: "ignore" };
+    }
     case "SessionEnd":
       return record({ type: "session.end", id: clampId(`gemini:end:${sessionId}`), sessionId });
     default:
@@ -91,14 +97,21 @@ export function planGeminiHook(p: Payload, ctx: HookRequestContext): HookPlan {
 }
 
 export function answerGemini(hook: string, v: HookVerdict): HookAnswer {
-  const context = [...(hook === "AfterTool" && v.stop ? [v.stop] : []), ...v.context].join("\n\n") || null;
+  const context = [...(hook === "AfterTool" && v.stop ? [v.stop] : []), ...v.notices, ...v.context].join("\n\n") || null;
+  // What changed about a key, for the person (systemMessage never reaches the model).
+  const notice = v.notices.length ? { systemMessage: v.notices.join("\n") } : {};
   if (hook === "BeforeTool") {
-    if (v.decision === "pause") return { decision: "deny", reason: v.stop };
-    if (v.decision === "deny" || v.decision === "ask") return { decision: "deny", reason: decisionText(v) };
-    return context ? { hookSpecificOutput: { hookEventName: "BeforeTool", additionalContext: context } } : null;
+    if (v.decision === "pause") return { ...notice, decision: "deny", reason: v.stop };
+    if (v.decision === "deny" || v.decision === "ask") return { ...notice, decision: "deny", reason: decisionText(v) };
+    return context ? { ...notice, hookSpecificOutput: { hookEventName: "BeforeTool", additionalContext: context } } : null;
+  }
+  if (hook === "AfterAgent") {
+    // The turn is over: the person reads a pause, a nudge or a key's change.
+    const lines = [...(v.stop ? [v.stop] : []), ...v.notices, ...v.context];
+    return lines.length ? { systemMessage: lines.join("\n\n") } : null;
   }
   if (hook === "AfterTool") {
-    const out: Record<string, unknown> = {};
+    const out: Record<string, unknown> = { ...notice };
     if (context) out.hookSpecificOutput = { hookEventName: "AfterTool", additionalContext: context };
     if (v.stop) Object.assign(out, { continue: false, stopReason: v.stop });
     return Object.keys(out).length ? out : null;

@@ -9,7 +9,7 @@ import { and, desc, eq } from "drizzle-orm";
 import { perDatabase, type Db } from "@/db/client";
 import { agentSession, event } from "@/db/schema";
 import type { Decision, Effect } from "@/server/engine/types";
-import { guardCheck, withRetry } from "@/server/ingest";
+import { guardCheck, withRetry, type GuardOutput } from "@/server/ingest";
 import type { CapacitySlot } from "@/server/http/capacity";
 import { applyBatch, type BatchScope } from "@/server/ingest/apply";
 import { transactionCommittedBehind } from "@/server/ingest/pipeline";
@@ -35,6 +35,8 @@ export interface HookRequestContext {
   scope: BatchScope;
   /** Dashboard URL of a session, for "how to resume" in pause answers. */
   sessionUrl: (sessionId: string) => string;
+  /** Dashboard URL of a failure key, named in ask and deny reasons (SPEC 7.5 revision 3). */
+  keyUrl?: (failureKey: string) => string;
   /** Aborted when the CLI disconnects: a wait for a person ends with it. */
   signal?: AbortSignal;
   /** The request's capacity slot, given back while waiting for a person. */
@@ -89,9 +91,16 @@ export interface HookVerdict {
   context: string[];
   /** Set when the session is paused: why, and how a person resumes it. */
   stop: string | null;
+  /** What changed about a key (escalated, blocked, recovered): told to the person and the model. */
+  notices: string[];
+  /**
+   * An ask or deny in full: the failure key, the count and window that escalated it, the recovery
+   * hint and the key's dashboard link (or the policy and its reason); null for other decisions.
+   */
+  decisionReason: string | null;
 }
 
-export const EMPTY_VERDICT: HookVerdict = { decision: null, reason: null, approvalId: null, context: [], stop: null };
+export const EMPTY_VERDICT: HookVerdict = { decision: null, reason: null, approvalId: null, context: [], stop: null, notices: [], decisionReason: null };
 
 // ---------------------------------------------------------------------------
 // Reading payloads defensively: hooks send whatever their CLI version sends.
@@ -212,6 +221,30 @@ function contextOf(effects: Effect[]): string[] {
   return out;
 }
 
+/** The messages the person and the model should read about a key's trust: escalated, blocked, recovered. */
+function noticesOf(effects: Effect[]): string[] {
+  const out: string[] = [];
+  for (const e of effects) {
+    if ((e.type === "escalated" || e.type === "blocked" || e.type === "recovered") && !out.includes(`Vigil: ${e.message}`)) out.push(`Vigil: ${e.message}`);
+  }
+  return out;
+}
+
+/** Why a call is asked about or denied, in full (see HookVerdict.decisionReason). */
+export function decisionReasonOf(out: Pick<GuardOutput, "decision" | "reason" | "failureKey" | "escalation" | "policy">, ctx: Pick<HookRequestContext, "keyUrl">): string | null {
+  if (out.decision !== "ask" && out.decision !== "deny") return null;
+  const sentence = (t: string) => t.trim().replace(/[.\s]+$/, "") + ".";
+  if (out.policy && out.policy.decision === out.decision) return sentence(`Policy '${out.policy.name}' (${out.policy.decision}): ${out.policy.reason}`);
+  const parts = [sentence(out.reason ?? "this tool call needs a person's approval")];
+  const e = out.escalation;
+  if (e) {
+    parts.push(sentence(`Key ${out.failureKey}: ${e.failureCount} failure${e.failureCount === 1 ? "" : "s"} in ${e.window}`));
+    if (e.recoveryHint) parts.push(sentence(e.recoveryHint));
+  } else parts.push(sentence(`Key ${out.failureKey}`));
+  if (ctx.keyUrl) parts.push(`Details: ${ctx.keyUrl(out.failureKey)}`);
+  return parts.join(" ");
+}
+
 /** Records events (one transaction, like ingest.events) and reports nudges and the pause state. */
 async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, receivedAt: number): Promise<HookVerdict> {
   // The adapters build well-formed events; validating them anyway keeps bad data out of the store.
@@ -235,6 +268,7 @@ async function runRecord(db: Db, ctx: HookRequestContext, plan: RecordPlan, rece
   return {
     ...EMPTY_VERDICT,
     context: contextOf(result.effects),
+    notices: noticesOf(result.effects),
     stop: result.paused ? pauseText(result.pauseReason, plan.sessionId, ctx) : null,
   };
 }
@@ -321,6 +355,8 @@ async function runGuard(db: Db, ctx: HookRequestContext, plan: GuardPlan, receiv
     approvalId,
     context: [...start.context, ...contextOf(out.effects)],
     stop: out.decision === "pause" ? pauseText(out.reason, plan.sessionId, ctx) : null,
+    notices: [...start.notices, ...noticesOf(out.effects)],
+    decisionReason: decisionReasonOf(out, ctx),
   };
 }
 
@@ -343,7 +379,8 @@ export async function runPlan(db: Db, ctx: HookRequestContext, plan: HookPlan, r
 
 /** The text of an escalation for the model: Vigil's reason, attributed. */
 export function decisionText(verdict: HookVerdict): string {
-  const reason = verdict.reason ?? "this tool call needs a person's approval";
   const waiting = verdict.approvalId ? ` A person can approve it in Vigil (approval ${verdict.approvalId}).` : "";
+  if (verdict.decisionReason) return `Vigil: ${verdict.decisionReason}${waiting}`;
+  const reason = verdict.reason ?? "this tool call needs a person's approval";
   return `Vigil: ${reason}.${waiting}`.replace(/\.\./g, ".");
 }

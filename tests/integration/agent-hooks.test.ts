@@ -175,19 +175,20 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
       expect([name, r.status, r.text]).toEqual([name, 200, ""]);
     }
     const events = await eventsOf(sid);
-    expect(events.map((e) => e.type)).toEqual(["session.start", "user.message", "tool.call", "tool.result", "tool.call", "tool.result", "session.end"]);
+    expect(events.map((e) => e.type)).toEqual(["session.start", "user.message", "tool.call", "tool.result", "tool.call", "tool.result", "model.text", "session.end"]);
+    expect(events[6].payload).toMatchObject({ text: capture("Stop").last_assistant_message });
     const bash = capture("PreToolUse.Bash");
     expect(events[2]).toMatchObject({ toolName: "Bash", callId: bash.tool_use_id });
     expect(events[3]).toMatchObject({ toolName: "Bash", callId: capture("PostToolUse.Bash").tool_use_id, failed: false });
     expect(events[3].payload).toMatchObject({ durationMs: 78 });
     const session = await sessionRow(sid);
-    expect(session).toMatchObject({ agent: "claude-code", eventCount: 7, callCount: 2, failureCount: 0 });
+    expect(session).toMatchObject({ agent: "claude-code", eventCount: 8, callCount: 2, failureCount: 0 });
     expect(session.endedAt).not.toBeNull();
 
     // The same hooks delivered again (a retry, a duplicated delivery): nothing changes.
     for (const name of sequence) expect((await hook("claude-code", capture(name))).status).toBe(200);
-    expect(await eventsOf(sid)).toHaveLength(7);
-    expect(await sessionRow(sid)).toMatchObject({ eventCount: 7, callCount: 2 });
+    expect(await eventsOf(sid)).toHaveLength(8);
+    expect(await sessionRow(sid)).toMatchObject({ eventCount: 8, callCount: 2 });
   });
 
   it("records a failing Bash call with its error, and a person's interrupt without counting it", async () => {
@@ -215,7 +216,8 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     expect((await hook("claude-code", pre)).status).toBe(200);
     expect((await hook("claude-code", capture("PostToolUse.Bash.subagent"))).status).toBe(200);
     expect((await hook("claude-code", capture("SubagentStop"))).status).toBe(200);
-    expect((await eventsOf(child)).map((e) => e.type)).toEqual(["session.start", "tool.call", "tool.result", "session.end"]);
+    expect((await eventsOf(child)).map((e) => e.type)).toEqual(["session.start", "tool.call", "tool.result", "model.text", "session.end"]);
+    expect((await eventsOf(child))[3].payload).toMatchObject({ text: "Subagent report: README says hello." });
     expect(await sessionRow(child)).toMatchObject({ agent: "general-purpose", callCount: 1 });
     // The parent's own Agent tool call stays in the parent session.
     expect((await hook("claude-code", capture("PreToolUse.Agent"), { query: "?agent=builder" })).status).toBe(200);
@@ -225,13 +227,26 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
   it("asks (Claude Code) or denies (Codex, Gemini) an escalated call with Vigil's reason", async () => {
     await strictBashRule();
     const sid = "s-escalate";
+    const answers: HookResponse[] = [];
     for (const n of [1, 2]) {
       const r = await hook("claude-code", variant("PostToolUseFailure.Bash", { session_id: sid, tool_use_id: `toolu_fail_${n}` }));
       expect(r.status).toBe(200);
+      answers.push(r);
     }
+    // The failure that escalated the key is told to the person (systemMessage) and the model (additionalContext).
+    const escalation = answers.find((a) => a.body?.systemMessage)?.body;
+    expect(escalation?.systemMessage).toMatch(/^Vigil: ⚠️ Tool 'Bash' escalated to require approval/);
+    expect(escalation?.hookSpecificOutput).toMatchObject({ hookEventName: "PostToolUseFailure" });
+    expect(escalation?.hookSpecificOutput.additionalContext).toContain(escalation?.systemMessage);
     const pre = await hook("claude-code", variant("PreToolUse.Bash", { session_id: sid, tool_use_id: "toolu_next", tool_input: capture("PostToolUseFailure.Bash").tool_input }));
     expect(pre.body?.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "ask" });
-    expect(pre.body?.hookSpecificOutput.permissionDecisionReason).toMatch(/^Vigil: .*2 consecutive failures/);
+    // The reason names the key, the count and window, the recovery hint and the key's dashboard link.
+    const reason: string = pre.body?.hookSpecificOutput.permissionDecisionReason;
+    expect(reason).toMatch(/^Vigil: .*2 consecutive failures/);
+    const failureKey = (await eventsOf(sid)).find((e) => e.type === "tool.call")!.failureKey!;
+    expect(reason).toContain(`Key ${failureKey}: 2 failures in `);
+    expect(reason).toContain("successful calls restore trust");
+    expect(reason).toContain(`http://vigil.test/w/hooks/tools/${encodeURIComponent(failureKey)}`);
 
     const codexPre = await hook("codex", variant("codex.PreToolUse", { session_id: "s-escalate-codex", tool_input: capture("PostToolUseFailure.Bash").tool_input, tool_use_id: "call_after_escalation" }));
     expect(codexPre.body?.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
@@ -240,6 +255,7 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     const geminiPre = await hook("gemini", variant("gemini.BeforeTool", { session_id: "s-escalate-gemini", tool_name: "Bash", tool_input: capture("PostToolUseFailure.Bash").tool_input }));
     expect(geminiPre.body).toMatchObject({ decision: "deny" });
     expect(geminiPre.body?.reason).toContain("Vigil:");
+    expect(geminiPre.body?.reason).toContain("http://vigil.test/w/hooks/tools/");
     // An unrelated tool is not held up: the answer is empty.
     expect((await hook("claude-code", variant("PreToolUse.Read", { session_id: sid }))).text).toBe("");
     await app.mutation("keys.reset", { all: true }, { key: ws.key });
@@ -292,6 +308,44 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     expect(next.body?.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse" });
     expect(next.body?.hookSpecificOutput.permissionDecision).toBeUndefined();
     expect(next.body?.hookSpecificOutput.additionalContext).toContain("Create the directory first.");
+  });
+
+  it("a model that announces and never acts is nudged at its Stop: Claude Code goes on with the nudge, then is paused", async () => {
+    const sid = "s-announce";
+    const stop = (n: number, text: string) => hook("claude-code", variant("Stop", { session_id: sid, prompt_id: `p-announce-${n}`, stop_hook_active: n > 1, last_assistant_message: text }));
+    const answers: (Body | null)[] = [];
+    const texts = ["Let me run the test suite now.", "Running the tests next.", "Let me run them now.", "Proceeding now with the tests.", "Let me start the tests."];
+    for (const [n, text] of texts.entries()) answers.push((await stop(n + 1, text)).body);
+    // An announcement counts once the next text shows nothing was done about it: the 2nd counted is minor.
+    expect(answers.slice(0, 2)).toEqual([null, null]);
+    // A nudge blocks the stop: Claude Code hands the reason to the model, which goes on.
+    expect(answers[2]).toMatchObject({ decision: "block" });
+    expect(answers[2]!.reason).toContain("Please execute the planned action");
+    expect(answers[3]).toMatchObject({ decision: "block" });
+    expect(answers[3]!.reason).toContain("NOTICE");
+    // Severe: the session is paused; the stop is not blocked, the person reads why and how to resume.
+    expect(answers[4]!.decision).toBeUndefined();
+    expect(answers[4]!.systemMessage).toContain("Vigil paused this session");
+    expect((await sessionRow(sid)).paused).toBe(true);
+    expect((await eventsOf(sid)).filter((e) => e.type === "model.text")).toHaveLength(5);
+  });
+
+  it("StopFailure is the model's failure: a model.error on the session, counted per model, never against a tool", async () => {
+    const body = capture("StopFailure");
+    const sid = body.session_id;
+    const own = await app.seedWorkspace();
+    expect((await hook("claude-code", variant("UserPromptSubmit", { session_id: sid }), { key: own.key })).status).toBe(200);
+    const r = await hook("claude-code", body, { key: own.key });
+    expect([r.status, r.text]).toEqual([200, ""]);
+    expect((await hook("claude-code", body, { key: own.key })).status).toBe(200); // delivered twice: recorded once
+    const rows = (await app.db.select().from(event).where(and(eq(event.workspaceId, own.workspaceId), eq(event.sessionId, sid)))).filter((e) => e.type === "model.error");
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ toolName: null, failed: null });
+    expect((rows[0].payload as { error: string }).error).toBe("API Error: 400 mock: scripted bad request");
+    expect(await app.db.select().from(failure).where(eq(failure.workspaceId, own.workspaceId))).toEqual([]);
+    const listed = await app.query("models.list", undefined, { key: own.key });
+    const models = (listed.body.result!.data as { models: { model: string; behaviour: { modelErrors: number } | null }[] }).models;
+    expect(models.map((m) => [m.model, m.behaviour?.modelErrors])).toEqual([["unknown", 1]]);
   });
 
   it("answers a PermissionRequest for the call its PreToolUse recorded, without recording it twice", async () => {
@@ -366,7 +420,13 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     for (const name of ["codex.SessionStart", "codex.UserPromptSubmit", "codex.Stop", "codex.SessionEnd"]) {
       expect((await hook("codex", capture(name))).text).toBe("");
     }
-    expect((await eventsOf(sid)).map((e) => e.type)).toEqual(["session.start", "user.message", "session.end"]);
+    expect((await eventsOf(sid)).map((e) => [e.type, e.model])).toEqual([
+      ["session.start", "gpt-5.1-codex"],
+      ["user.message", "gpt-5.1-codex"],
+      ["model.text", "gpt-5.1-codex"],
+      ["session.end", "gpt-5.1-codex"],
+    ]);
+    expect((await eventsOf(sid))[2].payload).toMatchObject({ text: "hi" });
     expect(await sessionRow(sid)).toMatchObject({ agent: "codex", model: "gpt-5.1-codex" });
 
     const toolSid = capture("codex.PreToolUse").session_id;
@@ -387,7 +447,8 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     const sequence = ["gemini.SessionStart", "gemini.BeforeAgent", "gemini.PreCompress", "gemini.BeforeModel", "gemini.BeforeToolSelection", "gemini.AfterModel", "gemini.BeforeTool", "gemini.AfterTool", "gemini.AfterAgent", "gemini.SessionEnd"];
     for (const name of sequence) expect([name, (await hook("gemini", capture(name))).status]).toEqual([name, 200]);
     const events = await eventsOf(sid);
-    expect(events.map((e) => e.type)).toEqual(["session.start", "user.message", "tool.call", "tool.result", "session.end"]);
+    expect(events.map((e) => e.type)).toEqual(["session.start", "user.message", "tool.call", "tool.result", "model.text", "session.end"]);
+    expect(events[4].payload).toMatchObject({ text: capture("gemini.AfterAgent").prompt_response });
     expect(events[2].callId).toBe(events[3].callId);
     expect(events[3]).toMatchObject({ toolName: "run_shell_command", failed: true });
     const [row] = await failuresOf(sid);
@@ -395,7 +456,7 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     expect(await sessionRow(sid)).toMatchObject({ agent: "gemini" });
     // Delivered twice: nothing changes.
     for (const name of sequence) await hook("gemini", capture(name));
-    expect(await eventsOf(sid)).toHaveLength(5);
+    expect(await eventsOf(sid)).toHaveLength(6);
     expect(await failuresOf(sid)).toHaveLength(1);
   });
 });
