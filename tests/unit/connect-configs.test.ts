@@ -27,7 +27,7 @@ describe("Connect page configuration", () => {
   it("Claude Code: http hooks for every mapped event, a short timeout, the key only as an allowed env variable", () => {
     const s = JSON.parse(claudeCodeSettings(base));
     expect(Object.keys(s.hooks).sort()).toEqual(
-      ["PermissionRequest", "PostToolBatch", "PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionEnd", "SubagentStop", "UserPromptSubmit"].sort(),
+      ["PermissionRequest", "PostToolBatch", "PostToolUse", "PostToolUseFailure", "PreToolUse", "SessionEnd", "Stop", "StopFailure", "SubagentStop", "UserPromptSubmit"].sort(),
     );
     const pre = s.hooks.PreToolUse[0].hooks[0];
     expect(pre).toEqual({

@@ -55,6 +55,9 @@ export function hookConfig(target: ConnectTarget, o: HookConfigOptions): Record<
         PostToolUse: tools(),
         PostToolUseFailure: tools(),
         PostToolBatch: lifecycle,
+        // The model's last text (Stop) and a failed model call (StopFailure): stall detection reads them.
+        Stop: lifecycle,
+        StopFailure: lifecycle,
         SubagentStop: lifecycle,
         SessionEnd: lifecycle,
       },
@@ -68,7 +71,7 @@ export function hookConfig(target: ConnectTarget, o: HookConfigOptions): Record<
         hooks: [{ type: "command", command: curlCommand(o, "codex", wait > 0 ? wait + 5 : 5, wait), timeout: wait > 0 ? wait + HOOK_TIMEOUT_SECONDS : HOOK_TIMEOUT_SECONDS }],
       },
     ];
-    return { hooks: { SessionStart: entry(), UserPromptSubmit: entry(), PreToolUse: entry(o.waitSeconds, true), PostToolUse: entry(0, true), SessionEnd: entry() } };
+    return { hooks: { SessionStart: entry(), UserPromptSubmit: entry(), PreToolUse: entry(o.waitSeconds, true), PostToolUse: entry(0, true), Stop: entry(), SessionEnd: entry() } };
   }
   // Gemini CLI: command hooks in .gemini/settings.json, timeouts in milliseconds.
   const entry = (wait = 0, matcher = false) => [
@@ -79,6 +82,6 @@ export function hookConfig(target: ConnectTarget, o: HookConfigOptions): Record<
   ];
   return {
     hooksConfig: { enabled: true },
-    hooks: { SessionStart: entry(), BeforeAgent: entry(), BeforeTool: entry(o.waitSeconds, true), AfterTool: entry(0, true), SessionEnd: entry() },
+    hooks: { SessionStart: entry(), BeforeAgent: entry(), BeforeTool: entry(o.waitSeconds, true), AfterTool: entry(0, true), AfterAgent: entry(), SessionEnd: entry() },
   };
 }
