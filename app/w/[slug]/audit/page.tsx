@@ -4,6 +4,7 @@ import { JsonDiff } from "@/components/dashboard/json-diff";
 import { DataTable, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { PageHeader } from "@/components/page-header";
+import { ExportMenu } from "@/components/dashboard/export-menu";
 import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -64,7 +65,9 @@ export default async function AuditPage({ params, searchParams }: { params: Prom
 
   return (
     <div className="stack stack-lg">
-      <PageHeader title="Audit log" description="Every human and API action in this workspace: approvals, resets, resumes, settings and key changes." />
+      <PageHeader title="Audit log" description="Every human and API action in this workspace: approvals, resets, resumes, settings and key changes."
+        actions={<ExportMenu resource="audit" slug={ws.slug} searchParams={sp} />}
+      />
       <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
       <form className="toolbar" method="get" action={path} role="search">
         <TimeWindowInputs window={window} defaultRange="all" />

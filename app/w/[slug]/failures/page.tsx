@@ -6,6 +6,7 @@ import { DataTable, withSearchParams } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { humanize } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
+import { ExportMenu } from "@/components/dashboard/export-menu";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { getBaseUrl } from "@/server/dashboard/base-url";
 import { getFailureFilterOptions, listFailureGroups, listFailures, NO_MODEL, SEVERITIES } from "@/server/dashboard/failures";
@@ -65,6 +66,7 @@ export default async function FailuresPage({ params, searchParams }: { params: P
       <PageHeader
         title="Failures"
         description={view === "groups" ? "Failed tool calls grouped by their normalized message, largest first." : "Every failed tool call, classified by severity. Newest first."}
+        actions={<ExportMenu resource="failures" slug={ws.slug} searchParams={sp} />}
       />
       <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
       <nav className="segmented" aria-label="View">

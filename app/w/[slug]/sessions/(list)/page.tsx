@@ -4,6 +4,7 @@ import { EmptyState } from "@/components/empty-state";
 import { formatNumber } from "@/components/format";
 import { MiddleTruncate } from "@/components/middle-truncate";
 import { PageHeader } from "@/components/page-header";
+import { ExportMenu } from "@/components/dashboard/export-menu";
 import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
 import { RelativeTime } from "@/components/relative-time";
 import { requireWorkspacePage } from "@/server/dashboard/access";
@@ -28,6 +29,8 @@ import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
 import { SessionStatusBadge } from "../session-status-badge";
+import { OpenCallsNote } from "../open-calls";
+import { openCallsOf } from "@/server/services/open-calls";
 import { ResumeSession } from "../[sessionId]/resume-session";
 import { AgentHoldButton, PauseSessionButton } from "@/components/controls/session-controls";
 import { Badge } from "@/components/state-badge";
@@ -62,6 +65,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     listSessionAgents(db, workspaceId),
     listAgentSummaries(db, workspaceId, control),
   ]);
+  const openCalls = await openCallsOf(db, workspaceId, rows.map((r) => r.sessionId));
   const canOperate = page.permissions.canOperate;
   const base = `/w/${encodeURIComponent(slug)}/sessions`;
   const now = new Date().toISOString();
@@ -73,7 +77,17 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       minWidth: 180,
       cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
     },
-    { id: "status", header: "Status", width: 130, cell: (r) => <SessionStatusBadge status={r.status} held={r.held} /> },
+    {
+      id: "status",
+      header: "Status",
+      width: 130,
+      cell: (r) => (
+        <>
+          <SessionStatusBadge status={r.status} held={r.held} />
+          <OpenCallsNote calls={openCalls.get(r.sessionId) ?? []} />
+        </>
+      ),
+    },
     { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
     { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
     {
@@ -139,7 +153,12 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       <PageHeader
         title="Sessions"
         description="Every agent session posting to this workspace: its calls, failures and detected stalls. A paused session — by a person, its agent's hold, the kill switch or an interrupt nudge — waits for a person to resume it."
-        actions={<LivePageRefresh slug={slug} workspaceId={workspaceId} />}
+        actions={
+          <>
+            <LivePageRefresh slug={slug} workspaceId={workspaceId} />
+            <ExportMenu resource="sessions" slug={page.access.workspace.slug} searchParams={sp} />
+          </>
+        }
       />
       {agentSummaries.length > 0 && (
         <section className="card" aria-labelledby="agents-title">
