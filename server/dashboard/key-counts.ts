@@ -43,6 +43,19 @@ export function failuresInWindowSql(w: KeyWindow): SQL<number> {
 }
 
 /**
+ * Whether a key_state row failed inside [from, to): one probe of the same indexes that stops at the
+ * first failure, where a count would read every failure of the key in the window.
+ */
+function failedInWindowSql(w: KeyWindow): SQL<boolean> {
+  const time = sql`${w.from ? sql`and f.ts >= ${w.from.toISOString()}::timestamptz` : sql``} ${w.to ? sql`and f.ts < ${w.to.toISOString()}::timestamptz` : sql``}`;
+  return sql<boolean>`(case "key_state"."level"
+    when 'key' then exists (select 1 from failure f where f.workspace_id = "key_state"."workspace_id" and f.failure_key = "key_state"."failure_key" ${time})
+    when 'domain' then exists (select 1 from failure f where f.workspace_id = "key_state"."workspace_id" and f.domain = "key_state"."domain" ${time})
+    else exists (select 1 from failure f where f.workspace_id = "key_state"."workspace_id" and f.tool_name = "key_state"."tool_name" ${time})
+  end)`;
+}
+
+/**
  * Keys active in a window: their last event is at or after `from`; with an end, either their last
  * event is before it or they failed inside the window. No window: every key.
  */
@@ -50,7 +63,7 @@ export function keyWindowCond(w: KeyWindow): SQL | undefined {
   if (!w.from && !w.to) return undefined;
   const conds: SQL[] = [];
   if (w.from) conds.push(sql`${keyState.lastEventAt} >= ${w.from.toISOString()}::timestamptz`);
-  if (w.to) conds.push(sql`(${keyState.lastEventAt} < ${w.to.toISOString()}::timestamptz or ${failuresInWindowSql(w)} > 0)`);
+  if (w.to) conds.push(sql`(${keyState.lastEventAt} < ${w.to.toISOString()}::timestamptz or ${failedInWindowSql(w)})`);
   return and(...conds);
 }
 

@@ -4,6 +4,7 @@ import { and, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm
 import type { Db } from "@/db/client";
 import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/schema";
 import { countPendingApprovals } from "./approvals";
+import { failureCounts } from "./failure-counts";
 import { iso } from "./util";
 
 import { countKeyStates, type TrustStateName } from "./key-counts";
@@ -34,10 +35,7 @@ export async function getLiveCounts(db: Db, workspaceId: string, now = new Date(
       .select({ n: sql<number>`count(*)::int` })
       .from(agentSession)
       .where(and(eq(agentSession.workspaceId, workspaceId), sql`${agentSession.paused}`)),
-    db
-      .select({ n: sql<number>`count(*)::int` })
-      .from(failure)
-      .where(and(eq(failure.workspaceId, workspaceId), gte(failure.ts, since))),
+    failureCounts(db, workspaceId, { from: since }).then((rows) => [{ n: rows.reduce((a, r) => a + r.n, 0) }]),
     db.select({ ts: event.ts }).from(event).where(eq(event.workspaceId, workspaceId)).orderBy(desc(event.ts)).limit(1),
   ]);
   const keys: Record<TrustStateName, number> = counts.byState;
@@ -147,16 +145,19 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8, 
 }
 
 async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, window: { from?: Date; to?: Date }): Promise<TopKey[]> {
-  const conds: SQL[] = [eq(failure.workspaceId, workspaceId)];
-  if (window.from) conds.push(gte(failure.ts, window.from));
-  if (window.to) conds.push(lt(failure.ts, window.to));
-  const counted = await db
-    .select({ failureKey: failure.failureKey, toolName: failure.toolName, n: sql<number>`count(*)::int`, last: sql<Date>`max(${failure.ts})` })
-    .from(failure)
-    .where(and(...conds))
-    .groupBy(failure.failureKey, failure.toolName)
-    .orderBy(desc(sql`count(*)`), desc(sql`max(${failure.ts})`), failure.failureKey)
-    .limit(limit);
+  const perKey = new Map<string, { failureKey: string; toolName: string; n: number; last: Date }>();
+  for (const c of await failureCounts(db, workspaceId, window)) {
+    const id = `${c.failureKey}\u0000${c.toolName}`;
+    const k = perKey.get(id);
+    if (!k) perKey.set(id, { ...c });
+    else {
+      k.n += c.n;
+      if (c.last > k.last) k.last = c.last;
+    }
+  }
+  const counted = [...perKey.values()]
+    .sort((a, b) => b.n - a.n || b.last.getTime() - a.last.getTime() || (a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0))
+    .slice(0, limit);
   if (counted.length === 0) return [];
   const states = await db
     .select(TOP_KEY_STATE_COLUMNS)
@@ -174,7 +175,7 @@ async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, wind
       effectiveFailures: st?.effectiveFailures ?? 0,
       threshold: st?.threshold ?? null,
       totalFailures: Number(c.n),
-      lastFailureAt: c.last ? new Date(c.last).toISOString() : null,
+      lastFailureAt: c.last.toISOString(),
     };
   });
 }

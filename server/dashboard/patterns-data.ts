@@ -3,8 +3,9 @@
  * Day buckets are UTC dates. All queries filter by workspace_id and a time range on indexed columns.
  */
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
-import type { Db } from "@/db/client";
-import { event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { rowsOf, type Db } from "@/db/client";
+import { rollupDays, splitByDay } from "./day-split";
+import { dailyKeyStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
@@ -67,24 +68,11 @@ export async function patternStats(
   const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts), ...ofModel(patternDetection.model));
   const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``} ${input.model === undefined ? sql`` : sql`and coalesce(n.model, 'unknown') = ${input.model}`}`;
 
-  const [typeRows, modelRows, sevRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
+  const [detectionRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
+    detectionsByDay(db, ws, { from: since, to: until }, input.model),
+    // Distinct sessions do not add up over days: counted from pattern_ws_time_idx.
     db
-      .select({ day: dayExpr(patternDetection.ts), t: patternDetection.patternType, n: count() })
-      .from(patternDetection)
-      .where(inRange)
-      .groupBy(sql`1`, patternDetection.patternType),
-    db
-      .select({ day: dayExpr(patternDetection.ts), m: sql<string>`coalesce(${patternDetection.model}, 'unknown')`, n: count() })
-      .from(patternDetection)
-      .where(inRange)
-      .groupBy(sql`1`, sql`2`),
-    db
-      .select({ t: patternDetection.patternType, s: patternDetection.severity, n: count() })
-      .from(patternDetection)
-      .where(inRange)
-      .groupBy(patternDetection.patternType, patternDetection.severity),
-    db
-      .select({ n: count(), sessions: sql<number>`count(distinct ${patternDetection.sessionId})` })
+      .select({ sessions: sql<number>`count(distinct ${patternDetection.sessionId})` })
       .from(patternDetection)
       .where(inRange),
     db
@@ -111,6 +99,20 @@ export async function patternStats(
       order by sent desc`),
   ]);
 
+  const sumBy = (key: (r: DetectionRow) => string) => {
+    const m = new Map<string, DetectionRow>();
+    for (const r of detectionRows) {
+      const k = key(r);
+      const e = m.get(k);
+      if (e) e.n += r.n;
+      else m.set(k, { ...r });
+    }
+    return [...m.values()];
+  };
+  const typeRows = sumBy((r) => `${r.day}\u0000${r.t}`);
+  const modelRows = sumBy((r) => `${r.day}\u0000${r.m}`);
+  const sevRows = sumBy((r) => `${r.t}\u0000${r.s}`);
+  const detections = detectionRows.reduce((a, r) => a + r.n, 0);
   const typeSet = new Map<string, number>();
   const byTypeMap = new Map<string, Record<string, number | string>>(days.map((d) => [d, { day: d }]));
   for (const r of typeRows) {
@@ -146,7 +148,7 @@ export async function patternStats(
   return {
     days,
     totals: {
-      detections: Number(totalsRow[0]?.n ?? 0),
+      detections,
       sessions: Number(totalsRow[0]?.sessions ?? 0),
       nudges: Number(nudgeTotals[0]?.n ?? 0),
       interrupts: Number(nudgeTotals[0]?.interrupts ?? 0),
@@ -171,6 +173,40 @@ export async function patternStats(
   };
 }
 
+
+interface DetectionRow {
+  day: string;
+  t: string;
+  s: string;
+  m: string;
+  n: number;
+}
+
+/**
+ * Detections of a window per day, pattern, severity and model (`unknown` for none): whole days
+ * from daily_pattern_stat, the partial edge days from pattern_ws_time_idx.
+ */
+async function detectionsByDay(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, model?: string): Promise<DetectionRow[]> {
+  const split = splitByDay(window);
+  const parts: SQL[] = [];
+  const modelExpr = sql`case when model = '' then 'unknown' else model end`;
+  if (split.days)
+    parts.push(sql`
+      select day, pattern_type as t, severity as s, ${modelExpr} as m, detections as n
+      from ${dailyPatternStat}
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${model === undefined ? sql`` : sql`and ${modelExpr} = ${model}`}`);
+  for (const e of split.edges)
+    parts.push(sql`
+      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD'), pattern_type, severity, coalesce(model, 'unknown'), count(*)
+      from ${patternDetection}
+      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
+        ${model === undefined ? sql`` : sql`and coalesce(model, 'unknown') = ${model}`}
+      group by 1, 2, 3, 4`);
+  if (!parts.length) return [];
+  const rows = rowsOf<DetectionRow>(await db.execute(sql`
+    select day, t, s, m, sum(n)::int as n from (${sql.join(parts, sql` union all `)}) r group by 1, 2, 3, 4`));
+  return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
 
 // ---------------------------------------------------------------------------
 // Models
@@ -223,20 +259,28 @@ export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12, win
 }
 
 async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
-  const conds: SQL[] = [eq(event.workspaceId, workspaceId), eq(event.type, "tool.result"), sql`${event.failureKey} is not null`];
-  if (window.from) conds.push(gte(event.ts, window.from));
-  if (window.to) conds.push(lt(event.ts, window.to));
-  const rows = await db
-    .select({
-      failureKey: sql<string>`${event.failureKey}`,
-      model: sql<string>`coalesce(${event.model}, 'unknown')`,
-      attempts: sql<number>`count(*)::int`,
-      failures: sql<number>`(count(*) filter (where ${event.failed}))::int`,
-      lastFailureAt: sql<string | null>`max(${event.ts}) filter (where ${event.failed})`,
-    })
-    .from(event)
-    .where(and(...conds))
-    .groupBy(event.failureKey, sql`2`);
+  // Whole days from daily_key_stat, the partial edge days from the event log (event_ws_time_idx).
+  const split = splitByDay(window);
+  const parts: SQL[] = [];
+  if (split.days)
+    parts.push(sql`
+      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
+      from ${dailyKeyStat}
+      where workspace_id = ${workspaceId} and results > 0 ${rollupDays(split.days)}`);
+  for (const e of split.edges)
+    parts.push(sql`
+      select failure_key, coalesce(model, 'unknown'), count(*), count(*) filter (where failed), max(ts) filter (where failed)
+      from ${event}
+      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
+        and type = 'tool.result' and failure_key is not null
+      group by 1, 2`);
+  if (!parts.length) return { models: [], keys: [], cells: {} };
+  const rows = rowsOf<{ failureKey: string; model: string; attempts: number; failures: number; lastFailureAt: string | Date | null }>(
+    await db.execute(sql`
+      select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
+      from (${sql.join(parts, sql` union all `)}) r
+      group by failure_key, model`),
+  );
   const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
   for (const r of rows) {
     const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };

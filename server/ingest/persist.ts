@@ -12,6 +12,8 @@ import { textArray } from "@/db/sql-arrays";
 import {
   agentSession,
   approval,
+  dailyKeyStat,
+  dailyPatternStat,
   dailyToolStat,
   event,
   failure,
@@ -470,8 +472,71 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
     stats.map((d) => ({ workspaceId, ...d })),
     DAILY_STAT_INCREMENT,
   ));
+  statements.push(...rowsWrite(tx, dailyKeyStat, dailyKeyStats(workspaceId, writes), DAILY_KEY_STAT_INCREMENT));
+  statements.push(...rowsWrite(tx, dailyPatternStat, dailyPatternStats(workspaceId, writes), DAILY_PATTERN_STAT_INCREMENT));
   return statements;
 }
+
+const UTC_DAY = (d: Date) => d.toISOString().slice(0, 10);
+const laterOf = (a: Date | null, b: Date) => (a === null || b > a ? b : a);
+
+/** The batch's tool results (by the event's model) and failure rows (by the failure's model) per day, key and model, in key order. */
+function dailyKeyStats(workspaceId: string, writes: BatchOutcome["records"]): (typeof dailyKeyStat.$inferInsert)[] {
+  type Row = { workspaceId: string; day: string; failureKey: string; model: string; toolName: string; results: number; failed: number; lastFailedAt: Date | null; failures: number; lastFailureAt: Date | null };
+  const rows = new Map<string, Row>();
+  const rowOf = (ts: Date, failureKey: string, model: string | null | undefined, toolName: string) => {
+    const day = UTC_DAY(ts);
+    const id = `${day}\u0000${failureKey}\u0000${model ?? ""}`;
+    let r = rows.get(id);
+    if (!r) rows.set(id, (r = { workspaceId, day, failureKey, model: model ?? "", toolName, results: 0, failed: 0, lastFailedAt: null, failures: 0, lastFailureAt: null }));
+    return r;
+  };
+  for (const e of writes.events) {
+    if (e.type !== "tool.result" || !e.failureKey) continue;
+    const r = rowOf(e.ts, e.failureKey, e.model, e.toolName ?? e.failureKey.split("|")[0]);
+    r.results += 1;
+    if (e.failed) {
+      r.failed += 1;
+      r.lastFailedAt = laterOf(r.lastFailedAt, e.ts);
+    }
+  }
+  for (const f of writes.failures) {
+    const r = rowOf(f.ts, f.failureKey, f.model, f.toolName);
+    r.failures += 1;
+    r.lastFailureAt = laterOf(r.lastFailureAt, f.ts);
+  }
+  return [...rows.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.failureKey, b.failureKey) || cmp(a.model, b.model));
+}
+
+/** The batch's detections per day, pattern, severity and model, in key order. */
+function dailyPatternStats(workspaceId: string, writes: BatchOutcome["records"]): (typeof dailyPatternStat.$inferInsert)[] {
+  const rows = new Map<string, typeof dailyPatternStat.$inferInsert & { detections: number }>();
+  for (const p of writes.patterns) {
+    const day = UTC_DAY(p.ts);
+    const model = p.model ?? "";
+    const id = `${day}\u0000${p.patternType}\u0000${p.severity}\u0000${model}`;
+    const r = rows.get(id) ?? { workspaceId, day, patternType: p.patternType, severity: p.severity, model, detections: 0 };
+    r.detections += 1;
+    rows.set(id, r);
+  }
+  return [...rows.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.patternType, b.patternType) || cmp(a.severity, b.severity) || cmp(a.model!, b.model!));
+}
+
+const DAILY_KEY_STAT_INCREMENT: OnConflict<typeof dailyKeyStat> = {
+  target: [dailyKeyStat.workspaceId, dailyKeyStat.day, dailyKeyStat.failureKey, dailyKeyStat.model],
+  set: {
+    results: sql`${dailyKeyStat.results} + excluded.results`,
+    failed: sql`${dailyKeyStat.failed} + excluded.failed`,
+    lastFailedAt: sql`greatest(${dailyKeyStat.lastFailedAt}, excluded.last_failed_at)`,
+    failures: sql`${dailyKeyStat.failures} + excluded.failures`,
+    lastFailureAt: sql`greatest(${dailyKeyStat.lastFailureAt}, excluded.last_failure_at)`,
+  },
+};
+
+const DAILY_PATTERN_STAT_INCREMENT: OnConflict<typeof dailyPatternStat> = {
+  target: [dailyPatternStat.workspaceId, dailyPatternStat.day, dailyPatternStat.patternType, dailyPatternStat.severity, dailyPatternStat.model],
+  set: { detections: sql`${dailyPatternStat.detections} + excluded.detections` },
+};
 
 /**
  * `pattern_counts` plus the batch's counts, key by key, over every pattern type: one statement text

@@ -2,9 +2,9 @@
  * Retention (SPEC 6): raw events, failure history, pattern detections and nudges older than the
  * workspace's retention (default 30 days) are deleted, and so are received OTLP spans; states, profiles and daily roll-ups stay.
  */
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
-import { event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { dailyKeyStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
 import { dropEventPartitionsBefore } from "./partitions";
 import type { ConfigDocument } from "@/server/engine/types";
@@ -37,7 +37,51 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
       .returning({ w: table.workspaceId });
     deleted[name] = rows.length;
   }
+  deleted.rollups = await pruneDailyRollups(db, workspaceId, cutoff);
   return deleted;
+}
+
+/**
+ * The daily roll-ups of the pruned rows go with them: days before the cutoff's day are deleted, and
+ * the cutoff's own day (part of it pruned) is counted again from the rows it keeps (a day's rows,
+ * by index), so the roll-ups keep equal to the raw rows.
+ */
+async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Promise<number> {
+  const day = cutoff.toISOString().slice(0, 10);
+  const dayStart = new Date(`${day}T00:00:00.000Z`);
+  const dayEnd = new Date(dayStart.getTime() + DAY_MS);
+  let n = 0;
+  for (const table of [dailyKeyStat, dailyPatternStat]) {
+    const rows = await db.delete(table).where(and(eq(table.workspaceId, workspaceId), lte(table.day, day))).returning({ w: table.workspaceId });
+    n += rows.length;
+  }
+  const [start, end] = [dayStart.toISOString(), dayEnd.toISOString()];
+  const keyRows = rowsOf<{ failure_key: string; model: string; tool_name: string; results: number; failed: number; last_failed_at: string | null; failures: number; last_failure_at: string | null }>(await db.execute(sql`
+    select failure_key, model, max(tool_name) as tool_name, sum(results)::int as results, sum(failed)::int as failed, max(last_failed_at) as last_failed_at,
+      sum(failures)::int as failures, max(last_failure_at) as last_failure_at
+    from (
+      select failure_key, coalesce(model, '') as model, coalesce(tool_name, split_part(failure_key, '|', 1)) as tool_name, count(*) as results,
+        count(*) filter (where failed) as failed, max(ts) filter (where failed) as last_failed_at, 0 as failures, null::timestamptz as last_failure_at
+      from ${event} where workspace_id = ${workspaceId} and ts >= ${start}::timestamptz and ts < ${end}::timestamptz and type = 'tool.result' and failure_key is not null
+      group by 1, 2, 3
+      union all
+      select failure_key, coalesce(model, ''), tool_name, 0, 0, null::timestamptz, count(*), max(ts)
+      from ${failure} where workspace_id = ${workspaceId} and ts >= ${start}::timestamptz and ts < ${end}::timestamptz
+      group by 1, 2, 3
+    ) r group by failure_key, model`));
+  if (keyRows.length)
+    await db.insert(dailyKeyStat).values(keyRows.map((r) => ({
+      workspaceId, day, failureKey: r.failure_key, model: r.model, toolName: r.tool_name, results: Number(r.results), failed: Number(r.failed),
+      lastFailedAt: r.last_failed_at ? new Date(r.last_failed_at) : null, failures: Number(r.failures), lastFailureAt: r.last_failure_at ? new Date(r.last_failure_at) : null,
+    })));
+  const patternRows = await db
+    .select({ patternType: patternDetection.patternType, severity: patternDetection.severity, model: sql<string>`coalesce(${patternDetection.model}, '')`, n: sql<number>`count(*)::int` })
+    .from(patternDetection)
+    .where(and(eq(patternDetection.workspaceId, workspaceId), gte(patternDetection.ts, dayStart), lt(patternDetection.ts, dayEnd)))
+    .groupBy(patternDetection.patternType, patternDetection.severity, sql`3`);
+  if (patternRows.length)
+    await db.insert(dailyPatternStat).values(patternRows.map((r) => ({ workspaceId, day, patternType: r.patternType, severity: r.severity, model: r.model, detections: Number(r.n) })));
+  return n;
 }
 
 /**
