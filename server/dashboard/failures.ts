@@ -228,7 +228,7 @@ async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[],
     .select({ fingerprint: failure.fingerprint, bucket, n: sql<number>`count(*)::int` })
     .from(failure)
     .where(and(...conds))
-    .groupBy(failure.fingerprint, bucket);
+    .groupBy(sql`1`, sql`2`); // by position: the bucket's expression carries parameters
   const out = new Map<string, number[]>([["", new Array<number>(count).fill(0)]]);
   for (const r of rows) {
     const b = Number(r.bucket);

@@ -7,6 +7,7 @@ import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
 import { recoveryOf } from "@/server/engine/trust";
 import { iso, likeEscape } from "./util";
 import { levelReach, type LevelReach } from "./level-reach";
+import { timeToRecover } from "@/server/services/time-to-recover";
 
 export const KEY_SORTS = ["key", "state", "failures", "consecutive", "total", "last_failure"] as const;
 export type KeySort = (typeof KEY_SORTS)[number];
@@ -46,6 +47,8 @@ export interface KeyRow {
   windowFailures?: number;
   /** A domain- or tool-level row that is not trusted: the keys it covers and the calls and agents it stopped (listKeys only). */
   reach?: LevelReach;
+  /** Mean time to recover (escalated → trusted), all time: the key's own; a tool-level row's over every key of its tool (listKeys only). */
+  meanTimeToRecover?: { seconds: number; recoveries: number; scope: "key" | "tool" };
 }
 
 const STATE_RANK = sql`case ${keyState.effectiveState} when 'blocked' then 3 when 'escalated' then 2 when 'recovering' then 1 else 0 end`;
@@ -97,7 +100,21 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
   ]);
   const shown = await withThresholdsInForce(db, workspaceId, rows.map((r) => r.k));
   // A blocked or escalated level stops every key under it: say how far it reaches on its row.
-  const reaches = await Promise.all(shown.map((k) => (k.level !== "key" && k.state !== "trusted" ? levelReach(db, workspaceId, k) : null)));
+  const toolRows = [...new Set(shown.filter((k) => k.level === "tool").map((k) => k.toolName))];
+  const [reaches, mttr, toolMttr] = await Promise.all([
+    Promise.all(shown.map((k) => (k.level !== "key" && k.state !== "trusted" ? levelReach(db, workspaceId, k) : null))),
+    timeToRecover(db, workspaceId, { failureKeys: shown.map((k) => k.failureKey) }),
+    Promise.all(toolRows.map((toolName) => timeToRecover(db, workspaceId, { toolName }))),
+  ]);
+  const mttrOf = (k: KeyStateSummary): KeyRow["meanTimeToRecover"] => {
+    if (k.level === "tool") {
+      const t = toolMttr[toolRows.indexOf(k.toolName)];
+      const seconds = t.byTool.get(k.toolName);
+      return seconds === undefined ? undefined : { seconds, recoveries: [...t.recoveries.values()].reduce((a, b) => a + b, 0), scope: "tool" };
+    }
+    const seconds = mttr.byKey.get(k.failureKey);
+    return seconds === undefined ? undefined : { seconds, recoveries: mttr.recoveries.get(k.failureKey) ?? 0, scope: "key" };
+  };
   return {
     total,
     page,
@@ -106,6 +123,7 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
       ...toKeyRow(k),
       ...(windowed ? { windowFailures: Number(rows[i].windowFailures) } : {}),
       ...(reaches[i] ? { reach: reaches[i] } : {}),
+      ...(mttrOf(k) ? { meanTimeToRecover: mttrOf(k) } : {}),
     })),
   };
 }

@@ -6,6 +6,7 @@ import { ResetAllButton } from "@/components/dashboard/reset-keys";
 import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { FailureKey } from "@/components/failure-key";
+import { formatDuration } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
 import { WatchCounts } from "@/components/policies/watch-counts";
 import { LivePageRefresh } from "@/components/dashboard/live-page-refresh";
@@ -104,8 +105,31 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
     {
       id: "progress",
       header: "Recovery / escalation",
+      headerTitle: "Recovery progress or time left in the escalation; under it the mean time to recover (escalated → trusted, all time)",
       width: 170,
-      cell: (r) => <KeyProgress state={r.state} recovery={r.recovery} escalationExpires={r.escalationExpires} approvalPending={r.approvalPending} now={now} />,
+      cell: (r) => {
+        const progress = <KeyProgress state={r.state} recovery={r.recovery} escalationExpires={r.escalationExpires} approvalPending={r.approvalPending} now={now} />;
+        const m = r.meanTimeToRecover;
+        if (!m) return progress;
+        const mttr = (
+          <span
+            className="text-xs subtle nowrap"
+            data-testid="mttr"
+            title={`Mean time to recover (escalated → trusted) over ${m.recoveries.toLocaleString("en-US")} ${m.recoveries === 1 ? "recovery" : "recoveries"}${m.scope === "tool" ? " of every key of this tool" : ""}`}
+          >
+            MTTR {formatDuration(m.seconds * 1000)}
+            {m.scope === "tool" ? " · tool" : ""}
+          </span>
+        );
+        return r.state === "trusted" ? (
+          mttr
+        ) : (
+          <span className="stack" style={{ gap: 2 }}>
+            {progress}
+            {mttr}
+          </span>
+        );
+      },
     },
     // Under a time range the failures follow the range, with the all-time figures beside them named
     // as such, in one column (a second one squeezed the key names). A level row's own counters start
