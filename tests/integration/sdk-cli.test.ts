@@ -25,7 +25,7 @@ describe("vigil history, patterns, stalls, models, failures", () => {
 
   const vigilCli = async (args: string[], extraEnv: Record<string, string> = {}) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, [packed.sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: tmpdir(), ...env, ...extraEnv } });
+      const { stdout, stderr } = await run(process.execPath, [packed.sdk.bin, ...args], { env: { PATH: process.env.PATH ?? "", HOME: tmpdir(), ...env, ...extraEnv } as unknown as NodeJS.ProcessEnv });
       return { code: 0, stdout, stderr };
     } catch (e: any) {
       return { code: e.code as number, stdout: e.stdout as string, stderr: e.stderr as string };
