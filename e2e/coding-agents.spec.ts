@@ -39,7 +39,7 @@ function retryScript(command: string, until: (text: string) => boolean = () => f
   return (req) => (until(requestText(req)) ? { text: "Stopping: Vigil says the retries do not help." } : { toolUse: { name: "Bash", input: { command, description: "List the build output" } } });
 }
 
-test("a repeated failing Bash command: Vigil's nudge reaches the model's next request", async ({ request }) => {
+test("a repeated failing Bash command: Vigil's nudge reaches the model's next request", async ({ browser, request }) => {
   // Stall detection revision 2: the third identical call after identical failures is a loop; the
   // nudge rides on that call's PreToolUse answer and reaches the model with the call's result.
   // The calls failed, so it says to read the error (SPEC 5.1).
@@ -58,6 +58,16 @@ test("a repeated failing Bash command: Vigil's nudge reaches the model's next re
   // Vigil recorded the session under the CLI's session id, agent "claude-code".
   const session = await query(request, "sessions.get", { sessionId: run.result!.session_id }, ws.key);
   expect(session.body.result.data).toMatchObject({ agent: "claude-code", paused: false });
+
+  // The model's last text, carried by Claude Code's Stop hook, is on the session's timeline (SPEC 5.1).
+  const page = await browser.newPage();
+  try {
+    await signIn(page);
+    await page.goto(`/w/${ws.slug}/sessions/${encodeURIComponent(run.result!.session_id)}`);
+    await expect(page.locator('.timeline-item[data-kind="text"]').filter({ hasText: "Stopping: Vigil says the retries do not help." })).toBeVisible();
+  } finally {
+    await page.close();
+  }
 });
 
 test("a session Vigil pauses stops the agent at once, before any further model call", async ({ request }) => {
