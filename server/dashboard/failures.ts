@@ -4,6 +4,7 @@ import { likeEscape } from "./util";
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
+import { failureCounts } from "./failure-counts";
 
 // One list of severities: the engine's (SPEC 3).
 export { SEVERITIES } from "@/server/engine/types";
@@ -25,6 +26,21 @@ export interface FailureQuery {
   to?: Date;
   page?: number;
   pageSize?: number;
+  /** Keyset cursors (failureCursor): the page of rows older than `after`, or newer than `before`. */
+  after?: string;
+  before?: string;
+}
+
+/** A row's place in the list (ts desc, id desc), as the URL carries it: `<ISO time>_<id>`. */
+export function failureCursor(row: { ts: string; id: number }): string {
+  return `${row.ts}_${row.id}`;
+}
+
+function readCursor(c: string | undefined): { ts: Date; id: number } | null {
+  const m = c ? /^(\d{4}-\d{2}-\d{2}T[\d:.]+Z)_(\d+)$/.exec(c) : null;
+  if (!m) return null;
+  const ts = new Date(m[1]);
+  return Number.isNaN(ts.getTime()) ? null : { ts, id: Number(m[2]) };
 }
 
 export interface FailureRow {
@@ -63,41 +79,61 @@ export function failureFilters(workspaceId: string, q: FailureQuery): SQL {
 
 /**
  * One page of failures, newest first, plus the total. Every filter combination starts from an
- * index with workspace_id first (key/tool/time); pages are limit/offset on (ts desc, id desc).
+ * index with workspace_id first (key/tool/time). With a cursor, the page is the rows after (or
+ * before) it on (ts desc, id desc) — read from the index where the cursor is, however deep; without
+ * one, limit/offset by `page`. The total comes from daily_key_stat when the filters are ones it
+ * keeps (key, tool, model), with the window's partial edge days counted raw.
  */
 export async function listFailures(db: Db, workspaceId: string, q: FailureQuery = {}) {
   const pageSize = Math.min(200, Math.max(1, q.pageSize ?? 50));
-  const page = Math.max(1, q.page ?? 1);
+  const after = readCursor(q.after);
+  const before = after ? null : readCursor(q.before);
+  const page = after || before ? 0 : Math.max(1, q.page ?? 1);
   const where = failureFilters(workspaceId, q);
-  const [[{ total }], rows] = await Promise.all([
-    db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where),
-    db
-      .select({
-        id: failure.id,
-        eventId: failure.eventId,
-        failureKey: failure.failureKey,
-        toolName: failure.toolName,
-        domain: failure.domain,
-        severity: failure.severity,
-        weight: failure.weight,
-        ts: failure.ts,
-        sessionId: failure.sessionId,
-        agent: failure.agent,
-        model: failure.model,
-        errorMessage: failure.errorMessage,
-        httpStatus: failure.httpStatus,
-      })
-      .from(failure)
-      .where(where)
-      .orderBy(desc(failure.ts), desc(failure.id))
-      .limit(pageSize)
-      .offset((page - 1) * pageSize),
+  const byRollup = !q.severity && !q.text && !q.fingerprint;
+  const columns = {
+    id: failure.id,
+    eventId: failure.eventId,
+    failureKey: failure.failureKey,
+    toolName: failure.toolName,
+    domain: failure.domain,
+    severity: failure.severity,
+    weight: failure.weight,
+    ts: failure.ts,
+    sessionId: failure.sessionId,
+    agent: failure.agent,
+    model: failure.model,
+    errorMessage: failure.errorMessage,
+    httpStatus: failure.httpStatus,
+  };
+  const at = (c: { ts: Date; id: number }) => sql`(${c.ts.toISOString()}::timestamptz, ${c.id}::bigint)`;
+  const pageRows = after
+    ? db.select(columns).from(failure).where(and(where, sql`(${failure.ts}, ${failure.id}) < ${at(after)}`)).orderBy(desc(failure.ts), desc(failure.id)).limit(pageSize + 1)
+    : before
+      ? db.select(columns).from(failure).where(and(where, sql`(${failure.ts}, ${failure.id}) > ${at(before)}`)).orderBy(asc(failure.ts), asc(failure.id)).limit(pageSize + 1)
+      : db.select(columns).from(failure).where(where).orderBy(desc(failure.ts), desc(failure.id)).limit(pageSize + 1).offset((page - 1) * pageSize);
+  const [total, fetched] = await Promise.all([
+    byRollup
+      ? failureCounts(db, workspaceId, { from: q.from, to: q.to }, {
+          failureKey: q.failureKey,
+          tool: q.tool,
+          model: q.model === NO_MODEL ? null : q.model || undefined,
+        }).then((rows) => rows.reduce((a, r) => a + r.n, 0))
+      : db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where).then(([r]) => r.total),
+    pageRows,
   ]);
+  const more = fetched.length > pageSize;
+  const shown = (before ? fetched.slice(0, pageSize).reverse() : fetched.slice(0, pageSize)).map((r): FailureRow => ({ ...r, id: Number(r.id), ts: r.ts.toISOString() }));
+  // Older rows exist past the last shown; newer ones before the first (always, after a cursor).
+  const hasOlder = before ? true : more;
+  const hasNewer = after ? true : before ? more : page > 1;
   return {
     total,
     page,
     pageSize,
-    rows: rows.map((r): FailureRow => ({ ...r, id: Number(r.id), ts: r.ts.toISOString() })),
+    rows: shown,
+    nextCursor: hasOlder && shown.length ? failureCursor(shown[shown.length - 1]) : null,
+    prevCursor: hasNewer && shown.length ? failureCursor(shown[0]) : null,
   };
 }
 

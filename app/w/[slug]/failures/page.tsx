@@ -3,6 +3,7 @@ import type { Metadata } from "next";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { failureColumns } from "@/components/dashboard/failure-columns";
 import { DataTable, withSearchParams } from "@/components/data-table";
+import { CursorPager } from "@/components/cursor-pager";
 import { EmptyState } from "@/components/empty-state";
 import { humanize } from "@/components/format";
 import { PageHeader } from "@/components/page-header";
@@ -42,7 +43,7 @@ export default async function FailuresPage({ params, searchParams }: { params: P
   const view = stringParam(sp.view) === "list" || fingerprint ? "list" : "groups";
 
   const [list, options, groups] = await Promise.all([
-    listFailures(db, ws.id, { tool, severity, model, text, fingerprint, from: time.from, to: time.to, page: pageNo, pageSize: PAGE_SIZE }),
+    listFailures(db, ws.id, { tool, severity, model, text, fingerprint, from: time.from, to: time.to, page: pageNo, after: stringParam(sp.after), before: stringParam(sp.before), pageSize: PAGE_SIZE }),
     getFailureFilterOptions(db, ws.id),
     view === "groups" ? listFailureGroups(db, ws.id, { from: time.from, to: time.to, toolName: tool, severity, model, text, withDaily: true, now }) : Promise.resolve([]),
   ]);
@@ -141,9 +142,15 @@ export default async function FailuresPage({ params, searchParams }: { params: P
           rowKey={(r) => String(r.id)}
           rowHref={(r) => `/w/${ws.slug}/tools/${encodeURIComponent(r.failureKey)}`}
           linkColumn="key"
-          pagination={{ page: list.page, pageSize: list.pageSize, total: list.total }}
-          pageHref={(p) => withSearchParams(path, sp, { page: p === 1 ? null : p })}
           empty={<EmptyState compact title="No failures match" description="Widen the time range or clear a filter." />}
+        />
+      )}
+      {view === "list" && list.total > 0 && (
+        <CursorPager
+          total={list.total}
+          noun={list.total === 1 ? "failure" : "failures"}
+          newerHref={list.prevCursor ? withSearchParams(path, sp, { page: null, after: null, before: list.prevCursor }) : null}
+          olderHref={list.nextCursor ? withSearchParams(path, sp, { page: null, before: null, after: list.nextCursor }) : null}
         />
       )}
     </div>
