@@ -262,6 +262,15 @@ describe.each(DATABASE_KINDS)("agent hooks (%s)", (kind) => {
     await app.mutation("config.put", {}, { key: ws.key });
   });
 
+  it("a call a policy denies is denied with the policy's name and reason, in every CLI's terms", async () => {
+    const own = await app.seedWorkspace();
+    expect((await app.mutation("config.put", { policies: [{ name: "no-wipes", tool: "wipe_disk", decision: "deny", reason: "Never wipe disks" }] }, { key: own.key })).status).toBe(200);
+    const claude = await hook("claude-code", variant("PreToolUse.Bash", { session_id: "s-policy", tool_use_id: "toolu_wipe", tool_name: "wipe_disk", tool_input: { disk: "/dev/sda" } }), { key: own.key });
+    expect(claude.body?.hookSpecificOutput).toMatchObject({ permissionDecision: "deny", permissionDecisionReason: "Vigil: Policy 'no-wipes' (deny): Never wipe disks." });
+    const gemini = await hook("gemini", variant("gemini.BeforeTool", { session_id: "s-policy-g", tool_name: "wipe_disk", tool_input: { disk: "/dev/sda" } }), { key: own.key });
+    expect(gemini.body).toEqual({ decision: "deny", reason: "Vigil: Policy 'no-wipes' (deny): Never wipe disks." });
+  });
+
   it("nudges a repeated failing call through additionalContext, then pauses and stops the agent; guidance reaches it after resume", async () => {
     const sid = "s-loop";
     const tool_input = { command: "ls nonexistent-dir", description: "List missing dir" };
