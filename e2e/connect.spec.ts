@@ -55,9 +55,23 @@ test("an inline key fills the one-step command; the Claude Code check turns gree
   await expect(codexCheck).toContainText("codex exec");
   await expect(page.getByLabel("Connect Codex CLI in one step", { exact: true })).toContainText(`export VIGIL_API_KEY=${key}`);
 
-  // Vigil's MCP tools.
-  await page.getByRole("tab", { name: "MCP tools" }).click();
-  await expect(page.getByRole("tabpanel")).toContainText("/api/mcp");
+  // MCP: the user's server behind the proxy and Vigil's own tools, in the chosen client's own file.
+  await page.getByRole("tab", { name: "MCP servers" }).click();
+  const proxyEntry = page.getByLabel(/^Claude Code: \.mcp\.json/);
+  await expect(proxyEntry).toContainText(`"args": ["-y", "@vigil/sdk", "mcp-proxy", "--agent", "laptop", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/path/to/project"]`);
+  await expect(page.getByLabel("Claude Code: Vigil's own tools", { exact: true })).toContainText(`"url": "http://127.0.0.1:`);
+  await page.getByLabel("Server name").fill("git");
+  await page.getByLabel("Server command").fill(`uvx mcp-server-git --repository "/home/me/my repo"`);
+  await expect(proxyEntry).toContainText(`"git": {`);
+  await expect(proxyEntry).toContainText(`"--", "uvx", "mcp-server-git", "--repository", "/home/me/my repo"]`);
+  await page.screenshot({ path: path.join(SHOTS, "connect-mcp-1440.png"), fullPage: true });
+  await page.getByLabel("MCP client").selectOption("codex");
+  await expect(page.getByLabel(/^Codex CLI: ~\/\.codex\/config\.toml/)).toContainText("[mcp_servers.git]");
+  await expect(page.getByLabel("Codex CLI: Vigil's own tools", { exact: true })).toContainText(`bearer_token_env_var = "VIGIL_API_KEY"`);
+  // Claude Desktop expands no variables: the key made here is written in, and Vigil's tools come through `vigil mcp`.
+  await page.getByLabel("MCP client").selectOption("claude-desktop");
+  await expect(page.getByLabel(/^Claude Desktop: claude_desktop_config\.json/)).toContainText(`"VIGIL_API_KEY": "${key}"`);
+  await expect(page.getByLabel("Claude Desktop: Vigil's own tools", { exact: true })).toContainText(`"args": ["-y", "@vigil/sdk", "mcp"]`);
 
   // Phone width: nothing wider than the screen.
   await page.setViewportSize({ width: 390, height: 844 });
@@ -66,4 +80,9 @@ test("an inline key fills the one-step command; the Claude Code check turns gree
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   expect(overflow).toBeLessThanOrEqual(0);
   await page.screenshot({ path: path.join(SHOTS, "connect-green-390.png"), fullPage: true });
+  await page.getByRole("tab", { name: "MCP servers" }).click();
+  // The typed server stays when the tabs are switched.
+  await expect(page.getByLabel("Server name")).toHaveValue("git");
+  expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+  await page.screenshot({ path: path.join(SHOTS, "connect-mcp-390.png"), fullPage: true });
 });

@@ -210,10 +210,14 @@ function KeyStep({
 }
 
 /** Vigil in front of the user's MCP servers (`vigil mcp-proxy`) and Vigil's own tools (/api/mcp), in the chosen client's own file. */
-function McpTab({ o, apiKey }: { o: ConnectOptions; apiKey: string | null }) {
-  const [client, setClient] = useState<McpClient>("claude-code");
-  const [name, setName] = useState(EXAMPLE_MCP_SERVER.name);
-  const [command, setCommand] = useState(EXAMPLE_MCP_SERVER.command.join(" "));
+type McpForm = { client: McpClient; name: string; command: string };
+const MCP_FORM: McpForm = { client: "claude-code", name: EXAMPLE_MCP_SERVER.name, command: EXAMPLE_MCP_SERVER.command.join(" ") };
+
+function McpTab({ o, apiKey, form, onChange }: { o: ConnectOptions; apiKey: string | null; form: McpForm; onChange: (form: McpForm) => void }) {
+  const { client, name, command } = form;
+  const setClient = (v: McpClient) => onChange({ ...form, client: v });
+  const setName = (v: string) => onChange({ ...form, name: v });
+  const setCommand = (v: string) => onChange({ ...form, command: v });
   const words = splitCommand(command);
   const server = { name: name.trim() || EXAMPLE_MCP_SERVER.name, command: words.length ? words : EXAMPLE_MCP_SERVER.command };
   const configs = mcpClientConfigs(o, server, apiKey);
@@ -228,7 +232,7 @@ function McpTab({ o, apiKey }: { o: ConnectOptions; apiKey: string | null }) {
           <span className="mono nowrap">--fail closed</span> to refuse them).
         </p>
       </div>
-      <div className="connect-options">
+      <div className="connect-options connect-mcp-options">
         <Field label="MCP client">
           <Select value={client} onChange={(e) => setClient(e.target.value as McpClient)} options={MCP_CLIENTS.map((id) => ({ value: id, label: configs.find((x) => x.client === id)!.label }))} />
         </Field>
@@ -302,6 +306,7 @@ export function ConnectPanel({
   const [agent, setAgent] = useState("");
   const [wait, setWait] = useState(0);
   const [createdKey, setCreatedKey] = useState<{ name: string; value: string } | null>(null);
+  const [mcpForm, setMcpForm] = useState(MCP_FORM);
   const apiKey = createdKey?.value ?? null;
   const o: ConnectOptions = { baseUrl, agent, waitSeconds: Math.max(0, Math.min(MAX_WAIT_SECONDS, Math.floor(wait || 0))) };
   const keyHint = <>Export the key as <span className="mono">VIGIL_API_KEY</span> where the agent runs.</>;
@@ -382,7 +387,7 @@ export function ConnectPanel({
     {
       id: "mcp",
       label: "MCP servers",
-      content: <McpTab o={o} apiKey={apiKey} />,
+      content: <McpTab o={o} apiKey={apiKey} form={mcpForm} onChange={setMcpForm} />,
     },
     {
       id: "otel",
