@@ -17,11 +17,13 @@
  *  (4) ingest and guard.check on Citus (a coordinator and two workers) beside plain PostgreSQL.
  * Issue 15's targets are printed beside the figures. Flags: --batches <n> (20), --guards <n>
  * (200), --seconds <n> (8, per load step), --no-pglite, --no-http, --no-inprocess, --no-citus,
- * --no-policies.
+ * --no-policies, --no-metrics (counting off, as `VIGIL_METRICS=off`: compare with a run with it;
+ * bench/metrics-scrape.ts compares both in one run).
  */
 import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { ingestEvents } from "@/server/ingest";
+import { setMetricsCounting } from "@/server/metrics";
 import { newKeyState } from "@/server/engine/trust";
 import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
@@ -57,6 +59,10 @@ const GUARD_ROUNDS = 3;
 const BATCH_SIZE = 500;
 /** The guard.check pair with and without 20 workspace policies (PostgreSQL, with the HTTP rows). */
 const withPolicies = !argv.includes("--no-policies");
+if (argv.includes("--no-metrics")) {
+  process.env.VIGIL_METRICS = "off"; // the servers started here inherit it
+  setMetricsCounting(false);
+}
 
 // ------------------------------------------------------------------ helpers
 type Row = [string, ...(string | number)[]];

@@ -149,23 +149,33 @@ const rejectedChild = childCache<Incrementable>((v) => requestsRejected.labels(.
 // What the hot paths call
 // ---------------------------------------------------------------------------------------------
 
+/** Counting on unless `VIGIL_METRICS=off` (the scrape then shows only the gauges); the bench compares both. */
+let counting = process.env.VIGIL_METRICS !== "off";
+export function setMetricsCounting(on: boolean): void {
+  counting = on;
+}
+
 /** One guard.check answer: its decision, cause and the time it took to decide. */
 export function noteGuardCheck(workspaceId: string, agent: string, tool: string, decision: string, cause: MetricCause, seconds: number): void {
+  if (!counting) return;
   guardDecisionChild(workspaceId, agentLabel(workspaceId, agent), toolLabel(workspaceId, tool), decision, cause).inc();
   guardDurationChild(workspaceId, decision).observe(seconds);
 }
 
 /** A guard.check's wait for a person: approved, denied, or timed out (still pending). */
 export function noteApprovalWait(workspaceId: string, result: "approved" | "denied" | "timeout", seconds: number): void {
+  if (!counting) return;
   approvalWaitChild(workspaceId, result).observe(seconds);
 }
 
 export function noteIngested(workspaceId: string, source: IngestSource, events: number): void {
+  if (!counting) return;
   if (events > 0) ingestChild(workspaceId, source).inc(events);
 }
 
 /** A refused agent request; capacity and lag refusals come before the key is known (no workspace). */
 export function noteRejected(reason: RejectReason, workspaceId = ""): void {
+  if (!counting) return;
   rejectedChild(workspaceId, reason).inc();
 }
 
@@ -180,6 +190,7 @@ export const batchMetrics = (outcome: BatchOutcome): BatchMetrics => ({ records:
  * events as ingested from that route. Call it once the batch's transaction committed.
  */
 export function noteBatch(workspaceId: string, batch: { accepted: number; metrics?: BatchMetrics }, source?: IngestSource): void {
+  if (!counting) return;
   if (source) noteIngested(workspaceId, source, batch.accepted);
   const m = batch.metrics;
   if (!m) return;
