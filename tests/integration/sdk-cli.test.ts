@@ -47,6 +47,11 @@ describe("vigil history, patterns, stalls, models, failures", () => {
     for (let i = 1; i <= 4; i++) {
       vigil.report({ type: "tool.call", sessionId: loopSession, model: "model-a", callId: `a${i}`, toolName: "http_request", args: { url: URL_V1 } });
       vigil.report({ type: "tool.result", sessionId: loopSession, model: "model-a", callId: `a${i}`, toolName: "http_request", success: false, error: "upstream timed out after 30 s", httpStatus: 504 });
+      // Mid-loop: the harness's own "continue" (automated: the loop goes on) and a failed model call (not a tool failure).
+      if (i === 2) {
+        vigil.report({ type: "user.message", sessionId: loopSession, text: "Please continue", automated: true });
+        vigil.report({ type: "model.error", sessionId: loopSession, error: "429 rate limited", model: "model-a" });
+      }
     }
     // model-b: two successful reads and one failure of another tool, then three empty answers (a pause).
     emptySession = vigil.startSession({ sessionId: "empty-session", model: "model-b" });
@@ -63,6 +68,7 @@ describe("vigil history, patterns, stalls, models, failures", () => {
 
   it("history: the latest failures, newest first, as many as --limit", async () => {
     const all = await json(["history"]);
+    // Tool failures only: the model.error is not one.
     expect(all.history).toHaveLength(5);
     expect(all.history[0]).toMatchObject({ failureKey: "readFile|path_prefix=/srv/data", sessionId: emptySession, model: "model-b", severity: "not_found" });
     expect(all.history.filter((h: any) => h.failureKey === KEY_V1)).toHaveLength(4);
