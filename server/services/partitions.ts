@@ -3,7 +3,7 @@
  * the accepted event range (30 days back, a little ahead) and dropped whole once every workspace's
  * retention has passed them. Events outside the created partitions land in `event_default`.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 
 const DAY_MS = 86_400_000;
@@ -83,18 +83,84 @@ export async function ensureEventPartitions(db: Db, now = Date.now(), pastDays =
   return created;
 }
 
-/** Drops the daily partitions that end before `cutoff` (the oldest day any workspace keeps). */
-export async function dropEventPartitionsBefore(db: Db, cutoff: number): Promise<string[]> {
+/** Event ids deleted per statement while a partition is emptied: each its own short transaction. */
+export const PRUNE_CHUNK = 5_000;
+/** How long the drop waits for the event log's lock before it steps aside for ingest and retries. */
+const DROP_LOCK_TIMEOUT = "100ms";
+const DROP_ATTEMPTS = 50;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * Lets requests waiting on the thread in between chunks: on PGlite every statement runs on the
+ * server's one thread, and a loop of statements resolving one another never gives their I/O a turn.
+ */
+export const yieldToRequests = () => new Promise<void>((r) => setImmediate(r));
+const lockNotAvailable = (err: unknown) => {
+  for (let e = err as { code?: string; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (e.code === "55P03") return true;
+  return false;
+};
+
+/**
+ * Deletes the ids of a partition's events from `event_id`, `chunk` at a time in key order, each
+ * chunk an autocommitted statement: ingest claiming ids meanwhile waits for a chunk at most.
+ * Answers how many were deleted.
+ */
+async function deletePartitionIds(db: Db, partition: string, chunk: number): Promise<number> {
+  let after: { ws: string; id: string } | null = null;
+  let total = 0;
+  for (;;) {
+    const from: SQL = after ? sql`where (workspace_id, id) > (${after.ws}, ${after.id})` : sql``;
+    const [row]: { n: number; ws: string | null; id: string | null }[] = rowsOf(
+      await db.execute(sql`
+        with batch as (select workspace_id, id from ${sql.identifier(partition)} ${from} order by workspace_id, id limit ${chunk}),
+        gone as (delete from event_id i using batch b where i.workspace_id = b.workspace_id and i.id = b.id returning 1),
+        last as (select workspace_id, id from batch order by workspace_id desc, id desc limit 1)
+        select (select count(*) from gone)::int as n, (select workspace_id from last) as ws, (select id from last) as id`),
+    );
+    total += Number(row?.n ?? 0);
+    if (!row?.ws || !row.id) return total;
+    await yieldToRequests();
+    after = { ws: row.ws, id: row.id };
+  }
+}
+
+/**
+ * Drops the daily partitions that end before `cutoff` (the oldest day any workspace keeps). Their
+ * events' ids are deleted first in chunks (above); then one short transaction locks the partition
+ * against late inserts (an event that old is still accepted when a workspace keeps fewer days
+ * than the 30 ingest takes), deletes the ids those added, and drops it. The drop needs the whole
+ * event log's lock for a moment: it waits at most DROP_LOCK_TIMEOUT for batches in flight, and
+ * otherwise steps back (to a savepoint, keeping the partition's own lock) and tries again, so ingest
+ * is never held behind it longer than that.
+ */
+export async function dropEventPartitionsBefore(db: Db, cutoff: number, options: { chunk?: number } = {}): Promise<string[]> {
   const dropped: string[] = [];
   for (const p of await listEventPartitions(db)) {
     if (p.day + DAY_MS > cutoff) continue;
-    await db.transaction(async (tx) => {
+    await deletePartitionIds(db, p.name, options.chunk ?? PRUNE_CHUNK);
+    const done = await db.transaction(async (tx) => {
       await tx.execute(sql`set local lock_timeout = '2s'`);
-      // Its events' ids go with it (by key: event_id has no index on time).
+      // Blocks inserts into this day only; batches writing other days go on.
+      await tx.execute(sql.raw(`lock table "${p.name}" in share row exclusive mode`));
       await tx.execute(sql.raw(`delete from event_id i using "${p.name}" e where i.workspace_id = e.workspace_id and i.id = e.id`));
-      await tx.execute(sql.raw(`drop table if exists "${p.name}"`));
+      await tx.execute(sql.raw(`set local lock_timeout = '${DROP_LOCK_TIMEOUT}'`));
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await tx.transaction(async (sp) => {
+            await sp.execute(sql.raw(`drop table if exists "${p.name}"`));
+          });
+          return true;
+        } catch (err) {
+          if (!lockNotAvailable(err) || attempt >= DROP_ATTEMPTS) {
+            if (lockNotAvailable(err)) return false;
+            throw err;
+          }
+          await sleep(20 + Math.floor(Math.random() * 80));
+        }
+      }
     });
-    dropped.push(p.name);
+    if (done) dropped.push(p.name);
+    else console.warn(`[vigil] event partition ${p.name} not dropped: the event log stayed busy; the next run tries again`);
   }
   return dropped;
 }

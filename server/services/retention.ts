@@ -6,22 +6,34 @@ import { and, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { dailyKeyStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
-import { dropEventPartitionsBefore } from "./partitions";
+import { dropEventPartitionsBefore, PRUNE_CHUNK, yieldToRequests } from "./partitions";
 import type { ConfigDocument } from "@/server/engine/types";
 
 const DAY_MS = 86_400_000;
 
-export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays: number, now = Date.now()) {
+export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays: number, now = Date.now(), options: { chunk?: number } = {}) {
   const cutoff = new Date(now - retentionDays * DAY_MS);
-  const deleted: Record<string, number> = {};
-  // The ids of the events about to go, by key (event_id has no index on time).
-  const ids = await db.execute(sql`
-    delete from ${eventId} i using ${event} e
-    where e.workspace_id = ${workspaceId} and e.ts < ${cutoff.toISOString()}::timestamptz and i.workspace_id = e.workspace_id and i.id = e.id
-    returning 1`);
-  deleted.eventIds = rowsOf(ids).length;
+  const deleted: Record<string, number> = { eventIds: 0, events: 0 };
+  // The events past retention and their ids, oldest first, a chunk per statement (each its own
+  // short transaction, found by the workspace's time index): a batch claiming ids meanwhile
+  // waits for one chunk at most, never for the whole prune.
+  const chunk = options.chunk ?? PRUNE_CHUNK;
+  for (;;) {
+    const [row] = rowsOf<{ ids: number; events: number }>(
+      await db.execute(sql`
+        with batch as (
+          select id, ts from ${event} where workspace_id = ${workspaceId} and ts < ${cutoff.toISOString()}::timestamptz order by ts limit ${chunk}
+        ),
+        ids as (delete from ${eventId} i using batch b where i.workspace_id = ${workspaceId} and i.id = b.id returning 1),
+        events as (delete from ${event} e using batch b where e.workspace_id = ${workspaceId} and e.id = b.id and e.ts = b.ts returning 1)
+        select (select count(*) from ids)::int as ids, (select count(*) from events)::int as events`),
+    );
+    deleted.eventIds += Number(row?.ids ?? 0);
+    deleted.events += Number(row?.events ?? 0);
+    if (Number(row?.events ?? 0) < chunk) break;
+    await yieldToRequests();
+  }
   for (const [name, table, col] of [
-    ["events", event, event.ts],
     ["failures", failure, failure.ts],
     ["patterns", patternDetection, patternDetection.ts],
     ["nudges", nudge, nudge.ts],
@@ -88,17 +100,17 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
  * Prunes every workspace with its effective retention. Daily event partitions older than the
  * longest retention of all workspaces are dropped whole; shorter retentions delete rows.
  */
-export async function pruneAll(db: Db, now = Date.now()) {
+export async function pruneAll(db: Db, now = Date.now(), options: { chunk?: number } = {}) {
   const rows = await db
     .select({ id: workspace.id, ws: workspace.config, org: organization.config })
     .from(workspace)
     .innerJoin(organization, eq(organization.id, workspace.organizationId));
   const retention = rows.map((r) => ({ id: r.id, days: mergeEffectiveConfig(r.ws as ConfigDocument, r.org as ConfigDocument).retentionDays }));
   const longest = retention.length ? Math.max(...retention.map((r) => r.days)) : DEFAULT_RETENTION_DAYS;
-  const dropped = await dropEventPartitionsBefore(db, now - longest * DAY_MS);
+  const dropped = await dropEventPartitionsBefore(db, now - longest * DAY_MS, options);
   let total = 0;
   for (const r of retention) {
-    const d = await pruneWorkspace(db, r.id, r.days, now);
+    const d = await pruneWorkspace(db, r.id, r.days, now, options);
     total += Object.values(d).reduce((a, b) => a + b, 0);
   }
   return total + dropped.length;
