@@ -347,6 +347,7 @@ describe.each(DATABASE_KINDS)("behaviour, settings, models and promotion on %s",
       nudgesSent: one.nudgesSent * sessions,
       nudgesEffective: one.nudgesEffective * sessions,
       patternCounts: Object.fromEntries(Object.entries(one.patternCounts).map(([p, n]) => [p, n! * sessions])),
+      modelErrors: 0,
     });
     const shardRows = await app.db.execute(sql`select count(*)::int as n from model_behaviour_profile where workspace_id = ${workspaceId} and model = 'model-fleet'`);
     // 24 batches over 8 rows: all on one row has probability 8^-23.
