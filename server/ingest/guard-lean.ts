@@ -495,8 +495,9 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     // A hold over the session pauses this decision; the row keeps its own pause (`fields` below).
     const hold = applicableHold(inputs.holds, stored?.agent ?? DEFAULT_AGENT);
     const verdict = guardVerdict({ call: ev, keys, session: foldHold(session, hold), configs, states: inputs.states, globalPattern: inputs.globalPattern });
-    // An ask (approvals) or a pause by the tool-call budget (the session is paused): the full path.
-    if (verdict.decision === "ask" || verdict.pausesSession !== null) return null;
+    // An ask (approvals), a pause by the tool-call budget (the session is paused) or a policy's
+    // deny (policy_denied may be notified, in the outbox of the decision's transaction): the full path.
+    if (verdict.decision === "ask" || verdict.pausesSession !== null || (verdict.cause === "policy" && verdict.decision === "deny")) return null;
     if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
     // The engine's step for a tool.call (same as applyBatch): clock clamp, counters, behaviour.

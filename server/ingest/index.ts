@@ -9,7 +9,8 @@ import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/serve
 import type { EscalationInfo } from "@/server/engine/trust";
 import type { PolicyHit } from "@/server/engine/policies";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
-import { enqueueNotifications } from "@/server/notifications/outbox";
+import { enqueueNotificationDrafts, enqueueNotifications } from "@/server/notifications/outbox";
+import { draftForBudgetExhausted, draftForPolicyDenied } from "@/server/notifications/events";
 import { applyBatch, type BatchResult, type BatchScope } from "./apply";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { errorCode, isUniqueViolation } from "./sql-errors";
@@ -235,6 +236,14 @@ async function decideGuard(db: Db, scope: BatchScope, input: GuardInput, receive
       if (recordedAt) await recordGuardDecision(tx, scope.workspaceId, { id: ev.id, recordedAt }, guardRecord({ ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason }));
       // The call that spends the tool-call budget pauses the session (SPEC 4.6); a person resumes it.
       const budgetPause = verdict.pausesSession !== null && !stored.paused && recordedAt ? await pauseForBudget(tx, scope, ev.sessionId, verdict.pausesSession, receivedAt) : [];
+      // Notified once, with the call that spent the budget or met the deny policy (a repeated call has no recordedAt).
+      const drafts = [
+        ...(budgetPause.length ? [draftForBudgetExhausted({ sessionId: ev.sessionId, reason: verdict.pausesSession!, toolName: ev.toolName })] : []),
+        ...(recordedAt && verdict.cause === "policy" && verdict.decision === "deny"
+          ? [draftForPolicyDenied({ sessionId: ev.sessionId, toolName: ev.toolName, failureKey: verdict.failureKey, policy: verdict.policy?.name ?? null, reason: verdict.reason })]
+          : []),
+      ];
+      if (drafts.length) await enqueueNotificationDrafts(tx, scope.workspaceId, drafts, { now: receivedAt, channels: batch.notificationChannels });
       await batch.writeSharedCounters();
       const answer = guardAnswer(
         { ...verdict, decision: settled?.decision ?? verdict.decision, reason: settled ? settled.reason : verdict.reason },

@@ -146,11 +146,12 @@ export async function deleteChannel(db: Db, scope: Scope, id: string) {
 }
 
 /** Enqueues a test notification and delivers it right away; the result is in the delivery log. */
-export async function sendTestNotification(db: Db, scope: Scope, id: string, opts: WorkerOptions = workerOptionsFromEnv()) {
+export async function sendTestNotification(db: Db, scope: Scope, id: string, opts: WorkerOptions = workerOptionsFromEnv(), event: NotificationEvent = "key_escalated") {
+  if (!NOTIFICATION_EVENTS.includes(event)) throw badRequest(`Unknown event '${String(event).slice(0, 60)}'`, "event");
   const c = await getChannel(db, scope.workspaceId, id);
   const [ws] = await db.select({ slug: workspace.slug }).from(workspace).where(eq(workspace.id, scope.workspaceId));
-  const outboxId = await enqueueTestNotification(db, c, ws.slug, (opts.now ?? Date.now)());
-  await writeAudit(db, { organizationId: scope.organizationId, workspaceId: scope.workspaceId, actor: scope.actor, action: "notification_channel.test", target: id });
+  const outboxId = await enqueueTestNotification(db, c, ws.slug, (opts.now ?? Date.now)(), event);
+  await writeAudit(db, { organizationId: scope.organizationId, workspaceId: scope.workspaceId, actor: scope.actor, action: "notification_channel.test", target: id, after: { event } });
   const [row] = await db.update(notificationOutbox).set({ leaseUntil: new Date((opts.now ?? Date.now)() + 60_000) })
     .where(and(eq(notificationOutbox.workspaceId, scope.workspaceId), eq(notificationOutbox.id, outboxId))).returning();
   return { outboxId, ...(await deliverClaimed(db, row, opts)) };

@@ -8,7 +8,7 @@ import { and, desc, eq, gte, inArray, ne, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { globalToolPattern, notificationChannel, notificationOutbox, workspace } from "@/db/schema";
 import type { Effect } from "@/server/engine/types";
-import { draftForGlobalPattern, draftFromEffect, severityAtLeast, type NotificationDraft, type NotificationSeverity } from "./events";
+import { draftForGlobalPattern, draftForTest, draftFromEffect, severityAtLeast, type NotificationDraft, type NotificationEvent, type NotificationSeverity } from "./events";
 import type { StoredNotification } from "./payload";
 
 export type NotificationChannel = typeof notificationChannel.$inferSelect;
@@ -40,6 +40,17 @@ export async function enqueueNotifications(
   const drafts = effects.map(draftFromEffect).filter((d): d is NotificationDraft => d !== null);
   if (!drafts.length) return 0;
   return enqueueDrafts(tx, workspaceId, drafts, ctx.now ?? Date.now(), ctx.channels);
+}
+
+/** Notifications not raised by an engine effect (a budget spent, a policy's deny, the kill switch), in the caller's transaction. */
+export async function enqueueNotificationDrafts(
+  tx: Tx | Db,
+  workspaceId: string,
+  drafts: readonly NotificationDraft[],
+  ctx: { now?: number; channels?: readonly NotificationChannel[] } = {},
+): Promise<number> {
+  if (!drafts.length) return 0;
+  return enqueueDrafts(tx, workspaceId, [...drafts], ctx.now ?? Date.now(), ctx.channels);
 }
 
 /** A newly raised global tool pattern: notify every workspace that takes part in it. */
@@ -124,18 +135,12 @@ async function insertRow(tx: Tx | Db, ch: NotificationChannel, slug: string, d: 
   return id;
 }
 
-/** A test notification for one channel (Settings → Send test), bypassing filters and quiet period. */
-export async function enqueueTestNotification(db: Db, ch: NotificationChannel, slug: string, now = Date.now()): Promise<string> {
-  const draft: NotificationDraft = {
-    event: "key_escalated",
-    severity: "info",
-    subject: "test",
-    subjectKind: "failure_key",
-    title: `Test notification from Vigil (${ch.name})`,
-    reason: "This is a test: the channel is configured correctly.",
-    actionPath: "/settings",
-    details: {},
-  };
+/**
+ * A test notification for one channel (Settings → Send test) shaped as `event`, bypassing filters
+ * and quiet period; the outbox row's event stays `test` (the delivery log tells it apart).
+ */
+export async function enqueueTestNotification(db: Db, ch: NotificationChannel, slug: string, now = Date.now(), event: NotificationEvent = "key_escalated"): Promise<string> {
+  const draft = draftForTest(event, ch.name);
   const id = randomUUID();
   const payload: StoredNotification = { ...draft, id, workspaceSlug: slug, createdAt: new Date(now).toISOString(), suppressedCount: 0, test: true };
   await db.insert(notificationOutbox).values({

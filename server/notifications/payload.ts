@@ -35,7 +35,7 @@ export function webhookBody(n: StoredNotification, baseUrl: string) {
 }
 
 const SEVERITY_MARK = { info: ":information_source:", warning: ":warning:", critical: ":rotating_light:" } as const;
-const SUBJECT_LABEL = { failure_key: "Key", session: "Session", tool: "Tool" } as const;
+const SUBJECT_LABEL = { failure_key: "Key", session: "Session", tool: "Tool", workspace: "Workspace" } as const;
 
 export function slackMessage(n: StoredNotification, baseUrl: string) {
   const url = dashboardUrl(baseUrl, n);

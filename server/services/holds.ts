@@ -11,6 +11,8 @@ import { storedSessionBehaviour, upgradeSessionBehaviour } from "@/server/engine
 import { pauseSession as pauseBehaviour } from "@/server/engine/nudges";
 import { redactString } from "@/server/engine/redact";
 import { writeAudit, type Actor } from "./audit";
+import { enqueueNotificationDrafts } from "@/server/notifications/outbox";
+import { draftForWorkspacePaused } from "@/server/notifications/events";
 import { badRequest, notFound } from "./errors";
 import { queueGuidanceFor } from "./pending-nudges";
 
@@ -109,6 +111,8 @@ async function putHold(tx: Tx, input: Who & { scope: "workspace" | "agent"; targ
     before: before ? { held: true, reason: before.reason } : { held: false },
     after: { held: true, reason: input.reason },
   });
+  // The kill switch pulled (not a paused workspace's new reason): its channels hear it with the pause.
+  if (input.scope === "workspace" && !before) await enqueueNotificationDrafts(tx, input.workspaceId, [draftForWorkspacePaused({ reason: input.reason, by: input.actor.label })], { now: at.getTime() });
   return holdOut(row);
 }
 

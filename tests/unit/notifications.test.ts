@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { draftFromEffect, EVENT_SEVERITY, severityAtLeast, NOTIFICATION_EVENTS } from "@/server/notifications/events";
+import { readFileSync } from "node:fs";
+import { DEFAULT_NOTIFICATION_EVENTS, draftFromEffect, EVENT_SEVERITY, NOTIFICATION_EVENT_DEFS, notificationEventsMarkdownTable, severityAtLeast, NOTIFICATION_EVENTS } from "@/server/notifications/events";
 import { checkChannelUrl, isPrivateAddress } from "@/server/notifications/url-guard";
 import { signWebhook, verifyWebhook } from "@/server/notifications/signature";
 import { backoffDelayMs } from "@/server/notifications/worker";
@@ -14,12 +15,18 @@ describe("notification events", () => {
     expect(noReason?.reason).toMatch(/waiting for a person/);
   });
 
-  it("maps escalated, blocked, recovery_pending and paused; ignores the rest", () => {
+  it("maps escalated, blocked, recovery_pending, paused, recovered, severe patterns and model suggestions; ignores the rest", () => {
     expect(draftFromEffect({ type: "escalated", failureKey: "k|a=b", toolName: "k", reason: "3 failures", expiresAt: "x", message: "m" })).toMatchObject({ event: "key_escalated", actionPath: "/tools/k%7Ca%3Db" });
     expect(draftFromEffect({ type: "blocked", failureKey: "k", toolName: "k", reason: "security", message: "m" })?.event).toBe("key_blocked");
     expect(draftFromEffect({ type: "recovery_pending", failureKey: "k", approvalId: "a" })?.event).toBe("recovery_pending");
     expect(draftFromEffect({ type: "paused", sessionId: "s1", reason: "loop" })).toMatchObject({ event: "session_paused", subject: "s1", actionPath: "/sessions/s1" });
-    expect(draftFromEffect({ type: "recovered", failureKey: "k", toolName: "k", message: "m" })).toBeNull();
+    expect(draftFromEffect({ type: "recovered", failureKey: "k", toolName: "k", message: "m" })).toMatchObject({ event: "key_recovered", severity: "info" });
+    const pattern = (severity: "minor" | "moderate" | "severe") => draftFromEffect({ type: "pattern", patternType: "error_retry_loop", severity, count: 5, sessionId: "s1", toolSequence: [] });
+    expect(pattern("severe")).toMatchObject({ event: "pattern_detected", subject: "s1" });
+    expect(pattern("moderate")).toBeNull();
+    expect(pattern("minor")).toBeNull();
+    expect(draftFromEffect({ type: "model_suggestion", strategy: "suggest", currentModel: "a", suggestedModel: "b", failureKey: "k", currentSuccessRate: 0.5, suggestedSuccessRate: 0.9 })?.event).toBe("model_switch_suggested");
+    expect(draftFromEffect({ type: "recovering", failureKey: "k", successes: 1, needed: 3 })).toBeNull();
   });
 
   it("orders severities info < warning < critical and gives every event one", () => {
@@ -85,5 +92,17 @@ describe("payloads", () => {
   });
   it("webhook body names the event, severity, subject and dashboard URL", () => {
     expect(webhookBody(n, "http://x")).toMatchObject({ id: "n1", event: "key_blocked", severity: "critical", subject: { kind: "failure_key", id: "shell|cmd=rm" }, url: "http://x/w/prod/tools/shell%7Ccmd%3Drm", suppressedCount: 4 });
+  });
+});
+
+describe("notification events, declared once", () => {
+  it("the docs' table is the declaration's", () => {
+    const doc = readFileSync(new URL("../../docs/dashboard.md", import.meta.url), "utf8");
+    expect(doc).toContain(notificationEventsMarkdownTable());
+  });
+  it("every event has a severity, a label and a description; policy_denied is off by default", () => {
+    for (const d of NOTIFICATION_EVENT_DEFS) expect(d.label && d.description && EVENT_SEVERITY[d.name]).toBeTruthy();
+    expect(DEFAULT_NOTIFICATION_EVENTS).not.toContain("policy_denied");
+    expect(DEFAULT_NOTIFICATION_EVENTS).toContain("workspace_paused");
   });
 });

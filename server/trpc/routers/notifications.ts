@@ -34,8 +34,8 @@ export const notificationsRouter = router({
     .input(id)
     .mutation(({ ctx, input }) => deleteChannel(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, actor: ctx.actor }, input.channelId)),
   sendTest: protectedWorkspaceProcedure("admin")
-    .input(id)
-    .mutation(({ ctx, input }) => sendTestNotification(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, actor: ctx.actor }, input.channelId)),
+    .input(id.extend({ event: z.enum(NOTIFICATION_EVENTS).default("key_escalated") }))
+    .mutation(({ ctx, input }) => sendTestNotification(ctx.db, { workspaceId: ctx.workspaceId, organizationId: ctx.organizationId, actor: ctx.actor }, input.channelId, undefined, input.event)),
   deliveries: protectedWorkspaceProcedure("viewer")
     .input(id.extend({ limit: z.number().int().min(1).max(100).default(20), offset: z.number().int().min(0).default(0) }))
     .query(({ ctx, input }) => listDeliveries(ctx.db, ctx.workspaceId, input.channelId, input)),
