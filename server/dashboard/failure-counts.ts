@@ -40,7 +40,7 @@ export async function failureCounts(db: Db, workspaceId: string, window: { from?
       where workspace_id = ${workspaceId} and failures > 0 ${rollupDays(split.days)} ${rollupFilter}`);
   for (const e of split.edges)
     parts.push(sql`
-      select failure_key, tool_name, model, count(*), max(ts)
+      select failure_key, tool_name, model, count(*) as n, max(ts) as last
       from ${failure}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz ${rawFilter}
       group by 1, 2, 3`);

@@ -197,7 +197,7 @@ async function detectionsByDay(db: Db, workspaceId: string, window: { from?: Dat
       where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${model === undefined ? sql`` : sql`and ${modelExpr} = ${model}`}`);
   for (const e of split.edges)
     parts.push(sql`
-      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD'), pattern_type, severity, coalesce(model, 'unknown'), count(*)
+      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD') as day, pattern_type as t, severity as s, coalesce(model, 'unknown') as m, count(*) as n
       from ${patternDetection}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
         ${model === undefined ? sql`` : sql`and coalesce(model, 'unknown') = ${model}`}
@@ -269,7 +269,7 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
       where workspace_id = ${workspaceId} and results > 0 ${rollupDays(split.days)}`);
   for (const e of split.edges)
     parts.push(sql`
-      select failure_key, coalesce(model, 'unknown'), count(*), count(*) filter (where failed), max(ts) filter (where failed)
+      select failure_key, coalesce(model, 'unknown') as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
       from ${event}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
         and type = 'tool.result' and failure_key is not null
