@@ -72,6 +72,7 @@ export function ActionMenu({ label, items, trigger, align = "end", className }: 
         type="button"
         className="btn btn-secondary btn-sm"
         aria-haspopup="menu"
+        aria-label={trigger ? label : undefined}
         aria-expanded={open}
         aria-controls={open ? id : undefined}
         onClick={() => {

@@ -3,12 +3,15 @@
 import { formatDuration } from "@/components/format";
 
 /**
- * Settings → Notifications: webhook and Slack channels (admins edit, others read), Send test, and a
- * paginated delivery log per channel. Secrets are shown once, at creation or rotation.
+ * Settings → Notifications: webhook and Slack channels (admins edit, others read), each with its
+ * actions in a menu, Send test of a chosen event, and its paginated delivery log under it. Secrets
+ * are shown once, at creation or rotation, with a copy button.
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
+import { ActionMenu, type ActionMenuItem } from "@/components/action-menu";
 import { ConfirmDialog } from "@/components/confirm-dialog";
+import { CopyValueButton } from "@/components/copy-value-button";
 import { DataTable, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { Button, Checkbox, Field, NumberInput, Select, TextInput } from "@/components/form";
@@ -19,20 +22,14 @@ import { RelativeTime } from "@/components/relative-time";
 import { Badge } from "@/components/state-badge";
 import { toast } from "@/components/toast";
 import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
+import { DEFAULT_NOTIFICATION_EVENTS, NOTIFICATION_EVENT_DEFS, type NotificationEvent } from "@/server/notifications/events";
 
-const EVENTS = [
-  { id: "tool_call_approval_waiting", label: "Tool call waiting for approval", severity: "warning" },
-  { id: "recovery_pending", label: "Recovery pending approval", severity: "warning" },
-  { id: "key_escalated", label: "Key escalated", severity: "warning" },
-  { id: "key_blocked", label: "Key or tool blocked", severity: "critical" },
-  { id: "session_paused", label: "Session paused", severity: "warning" },
-  { id: "global_pattern_raised", label: "Global tool pattern raised", severity: "critical" },
-] as const;
-type EventId = (typeof EVENTS)[number]["id"];
+const EVENTS = NOTIFICATION_EVENT_DEFS;
+type EventId = NotificationEvent;
 type Severity = "info" | "warning" | "critical";
 type Channel = { id: string; name: string; type: "webhook" | "slack"; url: string; events: EventId[]; minSeverity: Severity; quietPeriodSeconds: number; enabled: boolean; createdAt: string };
 type Draft = { name: string; type: "webhook" | "slack"; url: string; events: EventId[]; minSeverity: Severity; quietPeriodSeconds: number };
-const EMPTY: Draft = { name: "", type: "webhook", url: "", events: EVENTS.map((e) => e.id), minSeverity: "warning", quietPeriodSeconds: 300 };
+const EMPTY: Draft = { name: "", type: "webhook", url: "", events: DEFAULT_NOTIFICATION_EVENTS, minSeverity: "warning", quietPeriodSeconds: 300 };
 const PAGE = 10;
 
 export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: string; canEdit: boolean }) {
@@ -49,7 +46,8 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
   const [editing, setEditing] = useState<Channel | null>(null);
   const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
   const [deleting, setDeleting] = useState<Channel | null>(null);
-  const [logFor, setLogFor] = useState<Channel | null>(null);
+  const [logFor, setLogFor] = useState<string | null>(null);
+  const [testing, setTesting] = useState<{ channelId: string; event: EventId } | null>(null);
   const refresh = async () => {
     await qc.invalidateQueries(trpc.notifications.list.queryFilter({ workspaceSlug }));
     await qc.invalidateQueries({ queryKey: trpc.notifications.deliveries.pathKey() });
@@ -57,57 +55,70 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
   const active = editing ? update : create;
   const errs = fieldErrors(active.error);
 
-  const columns: Column<Channel>[] = [
-    { id: "name", header: "Name", cell: (c) => <span style={{ fontWeight: 500 }}>{c.name}</span> },
-    { id: "type", header: "Type", cell: (c) => <Badge tone="neutral" square>{c.type}</Badge> },
-    { id: "url", header: "URL", cell: (c) => <span className="mono text-sm">{c.url}</span> },
-    { id: "events", header: "Events", cell: (c) => <span className="text-sm" title={c.events.join(", ")}>{c.events.length} of {EVENTS.length}</span> },
-    { id: "sev", header: "Min. severity", cell: (c) => c.minSeverity },
-    { id: "quiet", header: "Quiet period", cell: (c) => (c.quietPeriodSeconds ? formatDuration(c.quietPeriodSeconds * 1000) : "none") },
-    { id: "status", header: "Status", cell: (c) => (c.enabled ? <Badge tone="trusted" dot>Enabled</Badge> : <Badge tone="neutral" dot>Disabled</Badge>) },
-    {
-      id: "actions",
-      header: <span className="sr-only">Actions</span>,
-      align: "right",
-      cell: (c) => (
-        <div className="row" style={{ justifyContent: "flex-end", gap: 4, flexWrap: "nowrap", whiteSpace: "nowrap" }}>
-          <Button size="xs" variant="ghost" onClick={() => setLogFor(c)} aria-label={`Delivery log of ${c.name}`}>Log</Button>
-          {canEdit && (
-            <>
-              <Button
-                size="xs"
-                variant="ghost"
-                loading={sendTest.isPending && sendTest.variables?.channelId === c.id}
-                onClick={async () => {
-                  try {
-                    const r = await sendTest.mutateAsync({ workspaceSlug, channelId: c.id });
-                    if (r.status === "sent") toast.success("Test delivered", `HTTP ${r.statusCode}`);
-                    else toast.error("Test not delivered", r.statusCode ? `HTTP ${r.statusCode} — see the delivery log` : "See the delivery log");
-                    setLogFor(c);
-                    await refresh();
-                  } catch (err) {
-                    toast.error("Send test failed", errorMessage(err));
-                  }
-                }}
-              >
-                Send test
-              </Button>
-              <Button size="xs" variant="ghost" onClick={() => { setEditing(c); setDraft({ name: c.name, type: c.type, url: "", events: c.events, minSeverity: c.minSeverity, quietPeriodSeconds: c.quietPeriodSeconds }); }}>Edit</Button>
-              <Button size="xs" variant="ghost" onClick={async () => { try { await setEnabled.mutateAsync({ workspaceSlug, channelId: c.id, enabled: !c.enabled }); await refresh(); } catch (err) { toast.error("Could not change", errorMessage(err)); } }}>
-                {c.enabled ? "Disable" : "Enable"}
-              </Button>
-              {c.type === "webhook" && (
-                <Button size="xs" variant="ghost" onClick={async () => { try { const r = await rotate.mutateAsync({ workspaceSlug, channelId: c.id }); setSecret({ name: c.name, value: r.secret }); } catch (err) { toast.error("Could not rotate", errorMessage(err)); } }}>
-                  Rotate secret
-                </Button>
-              )}
-              <Button size="xs" variant="ghost" onClick={() => setDeleting(c)} aria-label={`Delete channel ${c.name}`}>Delete</Button>
-            </>
-          )}
-        </div>
-      ),
-    },
+  const test = async (c: Channel, event: EventId) => {
+    try {
+      const r = await sendTest.mutateAsync({ workspaceSlug, channelId: c.id, event });
+      if (r.status === "sent") toast.success(`Test of ${event} delivered`, `HTTP ${r.statusCode}`);
+      else toast.error("Test not delivered", r.statusCode ? `HTTP ${r.statusCode} — see the delivery log` : "See the delivery log");
+      setTesting(null);
+      setLogFor(c.id);
+      await refresh();
+    } catch (err) {
+      toast.error("Send test failed", errorMessage(err));
+    }
+  };
+
+  const menuFor = (c: Channel): ActionMenuItem[] => [
+    { label: logFor === c.id ? "Hide delivery log" : "Delivery log", onSelect: () => setLogFor(logFor === c.id ? null : c.id) },
+    ...(canEdit
+      ? [
+          { label: "Send test…", onSelect: () => setTesting({ channelId: c.id, event: c.events[0] ?? "key_escalated" }) },
+          { label: "Edit", onSelect: () => { setEditing(c); setDraft({ name: c.name, type: c.type, url: "", events: c.events, minSeverity: c.minSeverity, quietPeriodSeconds: c.quietPeriodSeconds }); } },
+          { label: c.enabled ? "Disable" : "Enable", onSelect: async () => { try { await setEnabled.mutateAsync({ workspaceSlug, channelId: c.id, enabled: !c.enabled }); await refresh(); } catch (err) { toast.error("Could not change", errorMessage(err)); } } },
+          ...(c.type === "webhook"
+            ? [{ label: "Rotate secret", onSelect: async () => { try { const r = await rotate.mutateAsync({ workspaceSlug, channelId: c.id }); setSecret({ name: c.name, value: r.secret }); } catch (err) { toast.error("Could not rotate", errorMessage(err)); } } }]
+            : []),
+          { label: "Delete…", danger: true, onSelect: () => setDeleting(c) },
+        ]
+      : []),
   ];
+
+  const channelCard = (c: Channel) => (
+    <article key={c.id} className="card" data-testid="notification-channel" aria-labelledby={`ch-${c.id}`}>
+      <div className="card-head channel-head">
+        <div className="stack stack-sm" style={{ minWidth: 0, flex: 1 }}>
+          <div className="row row-wrap" style={{ gap: 8 }}>
+            <h3 className="card-title" id={`ch-${c.id}`}>{c.name}</h3>
+            <Badge tone="neutral" square>{c.type}</Badge>
+            {c.enabled ? <Badge tone="trusted" dot>Enabled</Badge> : <Badge tone="neutral" dot>Disabled</Badge>}
+          </div>
+          <span className="mono text-sm channel-url" title={c.url}>{c.url}</span>
+          <span className="text-sm muted">
+            <span title={c.events.join(", ")}>{c.events.length} of {EVENTS.length} events</span> · {c.minSeverity} and above · quiet period {c.quietPeriodSeconds ? formatDuration(c.quietPeriodSeconds * 1000) : "none"}
+          </span>
+        </div>
+        <ActionMenu label={`Actions for ${c.name}`} trigger={<><span className="channel-actions-label">Actions</span> <Icon name="more" size={14} /></>} items={menuFor(c)} />
+      </div>
+      {testing?.channelId === c.id && (
+        <form
+          className="card-body row row-wrap channel-test"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void test(c, testing.event);
+          }}
+        >
+          <Field label="Send a test of">
+            <Select value={testing.event} onChange={(e) => setTesting({ channelId: c.id, event: e.target.value as EventId })} options={EVENTS.map((ev) => ({ value: ev.name, label: `${ev.label} (${ev.name})` }))} />
+          </Field>
+          <div className="row">
+            <Button type="submit" size="sm" variant="primary" loading={sendTest.isPending}>Send test</Button>
+            <Button size="sm" variant="ghost" onClick={() => setTesting(null)}>Cancel</Button>
+          </div>
+        </form>
+      )}
+      {logFor === c.id && <DeliveryLog workspaceSlug={workspaceSlug} channel={c} onClose={() => setLogFor(null)} />}
+    </article>
+  );
 
   return (
     <div className="stack stack-lg">
@@ -117,7 +128,8 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
           <div className="stack stack-sm" style={{ minWidth: 0, flex: 1 }}>
             <strong>Signing secret of “{secret.name}” — copy it now, you won’t see it again.</strong>
             <div className="row row-wrap">
-              <code className="code">{secret.value}</code>
+              <code className="code" data-testid="channel-secret-value">{secret.value}</code>
+              <CopyValueButton value={secret.value} label="signing secret" />
               <Button size="sm" variant="ghost" onClick={() => setSecret(null)}>I’ve stored it</Button>
             </div>
             <span className="text-sm muted">Verify <span className="mono">X-Vigil-Signature</span> = sha256 HMAC of <span className="mono">{"<X-Vigil-Timestamp>.<body>"}</span> (see docs/dashboard.md in the Vigil repository).</span>
@@ -131,14 +143,13 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
         ) : list.error ? (
           <div className="field-error">{errorMessage(list.error)}</div>
         ) : (
-          <DataTable
-            label="Notification channels"
-            columns={columns}
-            rows={(list.data ?? []) as Channel[]}
-            rowKey={(c) => c.id}
-            maxHeight="none"
-            empty={<EmptyState compact icon="settings" title="No channels" description={canEdit ? "Add a webhook or Slack channel below." : "An admin can add a webhook or Slack channel."} />}
-          />
+          <div className="stack" aria-label="Notification channels">
+            {(list.data ?? []).length === 0 ? (
+              <EmptyState compact icon="settings" title="No channels" description={canEdit ? "Add a webhook or Slack channel below." : "An admin can add a webhook or Slack channel."} />
+            ) : (
+              ((list.data ?? []) as Channel[]).map(channelCard)
+            )}
+          </div>
         )}
       </Section>
 
@@ -185,11 +196,12 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
               <div className="row row-wrap">
                 {EVENTS.map((ev) => (
                   <Checkbox
-                    key={ev.id}
+                    key={ev.name}
                     label={ev.label}
-                    hint={ev.severity}
-                    checked={draft.events.includes(ev.id)}
-                    onChange={(e) => setDraft({ ...draft, events: e.target.checked ? [...draft.events, ev.id] : draft.events.filter((x) => x !== ev.id) })}
+                    hint={ev.defaultOn ? ev.severity : `${ev.severity} · off by default`}
+                    title={ev.description}
+                    checked={draft.events.includes(ev.name)}
+                    onChange={(e) => setDraft({ ...draft, events: e.target.checked ? [...draft.events, ev.name] : draft.events.filter((x) => x !== ev.name) })}
                   />
                 ))}
               </div>
@@ -212,7 +224,6 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
         </Section>
       )}
 
-      {logFor && <DeliveryLog workspaceSlug={workspaceSlug} channel={logFor} onClose={() => setLogFor(null)} />}
 
       <ConfirmDialog
         open={deleting !== null}
@@ -227,7 +238,7 @@ export function NotificationsPanel({ workspaceSlug, canEdit }: { workspaceSlug: 
           } catch (err) {
             throw new Error(errorMessage(err));
           }
-          if (logFor?.id === deleting?.id) setLogFor(null);
+          if (logFor === deleting?.id) setLogFor(null);
           toast.success("Channel deleted");
           await refresh();
         }}
@@ -254,10 +265,11 @@ function DeliveryLog({ workspaceSlug, channel, onClose }: { workspaceSlug: strin
     { id: "resp", header: "Response", cell: (d) => <span className="mono text-sm" title={d.response ?? ""}>{(d.response ?? "").slice(0, 80)}</span> },
   ];
   return (
-    <Section
-      title={`Delivery log — ${channel.name}`}
-      actions={<Button size="xs" variant="ghost" onClick={onClose}>Close</Button>}
-    >
+    <section className="card-body stack stack-sm channel-log" aria-label={`Delivery log of ${channel.name}`}>
+      <div className="row" style={{ justifyContent: "space-between" }}>
+        <h4 className="text-sm" style={{ fontWeight: 500, margin: 0 }}>Delivery log</h4>
+        <Button size="xs" variant="ghost" onClick={onClose}>Close</Button>
+      </div>
       {q.isLoading ? (
         <LoadingBlock />
       ) : q.error ? (
@@ -274,6 +286,6 @@ function DeliveryLog({ workspaceSlug, channel, onClose }: { workspaceSlug: strin
           </div>
         </div>
       )}
-    </Section>
+    </section>
   );
 }
