@@ -1,6 +1,7 @@
 /**
  * Settings → Notifications end to end: an admin adds a webhook channel pointing at a local HTTP
- * receiver, the signing secret is shown once, Send test arrives signed, and the delivery log shows it.
+ * receiver, the signing secret is shown once (with a copy button), Send test of a chosen event arrives
+ * signed, and the delivery log under the channel shows it.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -37,17 +38,32 @@ test("notifications: admin adds a webhook channel, Send test arrives signed, the
     await expect(secretBox).toBeVisible();
     const secret = (await secretBox.locator("code").textContent())!.trim();
     expect(secret).toMatch(/^vgls_/);
+    await expect(secretBox.getByRole("button", { name: "Copy signing secret" })).toBeVisible();
 
-    const row = page.getByRole("row", { name: /on-call/ });
-    await expect(row).toContainText("Enabled");
-    await row.getByRole("button", { name: "Send test" }).click();
+    const card = page.getByTestId("notification-channel").filter({ hasText: "on-call" });
+    await expect(card).toContainText("Enabled");
+    // The row's actions are a menu a keyboard opens, walks and closes.
+    const actions = card.getByRole("button", { name: "Actions for on-call" });
+    await actions.focus();
+    await page.keyboard.press("Enter");
+    await expect(page.getByRole("menuitem", { name: "Delivery log" })).toBeFocused();
+    await page.keyboard.press("ArrowDown");
+    await expect(page.getByRole("menuitem", { name: "Send test…" })).toBeFocused();
+    await page.keyboard.press("Escape");
+    await expect(page.getByRole("menu")).toHaveCount(0);
+    await expect(actions).toBeFocused();
+    await actions.click();
+    await page.getByRole("menuitem", { name: "Send test…" }).click();
+    await card.getByLabel("Send a test of").selectOption("budget_exhausted");
+    await card.getByRole("button", { name: "Send test" }).click();
     await expect.poll(() => received.length).toBe(1);
     const { headers, body } = received[0];
     const expected = "sha256=" + createHmac("sha256", secret).update(`${headers["x-vigil-timestamp"]}.${body}`).digest("hex");
     expect(headers["x-vigil-signature"]).toBe(expected);
-    expect(JSON.parse(body)).toMatchObject({ test: true, workspace: slug });
+    expect(JSON.parse(body)).toMatchObject({ test: true, workspace: slug, event: "budget_exhausted" });
 
-    const log = page.getByTestId("delivery-log");
+    // The delivery log opens under its channel.
+    const log = card.getByTestId("delivery-log");
     await expect(log).toContainText("sent");
     await expect(log).toContainText("200");
     await expect(log).toContainText("thanks");
