@@ -29,6 +29,8 @@ import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
 import { SessionStatusBadge } from "../session-status-badge";
+import { OpenCallsNote } from "../open-calls";
+import { openCallsOf } from "@/server/services/open-calls";
 import { ResumeSession } from "../[sessionId]/resume-session";
 import { AgentHoldButton, PauseSessionButton } from "@/components/controls/session-controls";
 import { Badge } from "@/components/state-badge";
@@ -63,6 +65,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     listSessionAgents(db, workspaceId),
     listAgentSummaries(db, workspaceId, control),
   ]);
+  const openCalls = await openCallsOf(db, workspaceId, rows.map((r) => r.sessionId));
   const canOperate = page.permissions.canOperate;
   const base = `/w/${encodeURIComponent(slug)}/sessions`;
   const now = new Date().toISOString();
@@ -74,7 +77,17 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       minWidth: 180,
       cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
     },
-    { id: "status", header: "Status", width: 130, cell: (r) => <SessionStatusBadge status={r.status} held={r.held} /> },
+    {
+      id: "status",
+      header: "Status",
+      width: 130,
+      cell: (r) => (
+        <>
+          <SessionStatusBadge status={r.status} held={r.held} />
+          <OpenCallsNote calls={openCalls.get(r.sessionId) ?? []} />
+        </>
+      ),
+    },
     { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
     { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
     {

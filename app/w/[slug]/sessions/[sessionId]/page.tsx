@@ -19,6 +19,8 @@ import { SETTING_NAMES } from "@/server/engine/settings";
 import { getRuntime } from "@/server/runtime";
 import { effectiveSettingsFor } from "@/server/services/workspace-config";
 import { SessionStatusBadge } from "../session-status-badge";
+import { OpenCallsCallout } from "../open-calls";
+import { openCallsOf } from "@/server/services/open-calls";
 import { ResumeSession } from "./resume-session";
 import { SessionTimeline } from "./session-timeline";
 import { FailureSummary } from "./failure-summary";
@@ -64,7 +66,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
   const control = await loadSessionControl(db, workspaceId);
   const session = await getSessionRow(db, workspaceId, sessionId, control);
   if (!session) notFound();
-  const [timeline, patterns, settings, messages, failureSummary] = await Promise.all([
+  const [timeline, patterns, settings, messages, failureSummary, openCalls] = await Promise.all([
     sessionTimeline(db, { workspaceId, sessionId }),
     sessionPatternSummary(db, workspaceId, sessionId),
     effectiveSettingsFor(db, workspaceId, session.settings),
@@ -75,6 +77,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
       endedAt: session.endedAt ? new Date(session.endedAt) : null,
       failureCount: session.failureCount,
     }),
+    openCallsOf(db, workspaceId, [sessionId]),
   ]);
   const held = session.held;
   const running = session.status !== "ended";
@@ -149,6 +152,8 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
           </div>
         </div>
       )}
+
+      <OpenCallsCallout calls={openCalls.get(sessionId) ?? []} openCallSeconds={settings.openCallSeconds.value} now={now} />
 
       <WatchCounts workspaceId={workspaceId} sessionId={session.sessionId} scopeLabel="this session" />
 
