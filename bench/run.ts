@@ -847,6 +847,7 @@ function printFleetTable() {
 
 // ------------------------------------------------------------------ main
 async function main() {
+  if (argv.includes("--scale")) return (await import("./scale/run-scale")).runScaleBench(argv);
   // The bench signs up several users on its own throwaway databases (sign-up closes after the first).
   process.env.VIGIL_ALLOW_SIGNUP ??= "true";
   console.log(`Machine: ${os.cpus().length} cores, Node ${process.version}`);
