@@ -123,9 +123,11 @@ export function planClaudeShapedHook(p: Payload, ctx: HookRequestContext): HookP
       return { kind: "pause-check", sessionId };
     case "SessionEnd":
       return record({ type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId });
-    case "Stop":
+    case "Stop": {
       // The model's last text of the turn: an announcement never acted on, a planning loop, an empty answer.
-      return modelTextOf(p, id, sessionId, model).length ? record(...modelTextOf(p, id, sessionId, model)) : { kind: "ignore" };
+      const text = modelTextOf(p, id, sessionId, model);
+      return text.length ? record(...text) : { kind: "ignore" };
+    }
     case "SubagentStop":
       // The subagent's last text, then its child session ends with it.
       return str(p, "agent_id") ? record(...modelTextOf(p, id, sessionId, model), { type: "session.end", id: clampId(`${ctx.cli}:end:${sessionId}`), sessionId }) : { kind: "ignore" };
