@@ -170,6 +170,21 @@ describe.each(DATABASE_KINDS)("stall detection on %s", (kind) => {
     expect(bad.body.error!.message).toContain("automated");
   });
 
+  it("result_loop (SPEC 5.1): reworded searches returning the same document, one request each, are a loop; an action ends it", async () => {
+    const { key } = await app.seedWorkspace();
+    const s = uid("s");
+    const doc = { success: true, result: { title: "Sampling", path: "/platform/python/sampling/" } };
+    const search = (query: string, m: number) => act(s, "searchDocumentation", { query }, doc, at(base, m));
+    // Each call in its own request: the run lives in the session's stored state between them.
+    for (const [m, query] of ["python trace sample rate", "reduce tracing sample rate"].entries()) expect((await ingest(key, search(query, m))).effects).toEqual([]);
+    const third = await ingest(key, search("configure traces_sample_rate", 2));
+    expect(third.effects.filter((e) => e.type === "pattern").map((e) => [e.patternType, e.severity, e.count])).toEqual([["result_loop", "minor", 3]]);
+    expect(third.effects.find((e) => e.type === "nudge")).toMatchObject({ nudgeType: "gentle", patternType: "result_loop" });
+    // An edit ends the run: the next same-result search starts a new one.
+    await ingest(key, act(s, "Edit", { file_path: "sentry.py" }, { success: true, result: "updated" }, at(base, 3)));
+    expect((await ingest(key, search("sample rate docs", 4))).effects).toEqual([]);
+  });
+
   it("model.error (SPEC 7.6): accepted, stored redacted under its model, counted per model, never a tool failure; an empty error is a 400", async () => {
     const { key, workspaceId } = await app.seedWorkspace();
     const s = uid("s");
