@@ -53,6 +53,11 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
       resultEv(s, "c-read", "read_file", t0 + 3000),
     ]);
 
+    // Two checks first: from here on guard.check decides from the session held in memory.
+    for (const path of ["/m1", "/m2"]) {
+      const r = await ok("guard.check", { id: uid(), sessionId: s, callId: uid("c"), toolName: "read_file", args: { path } }, ws.key);
+      expect(hung(r.effects)).toEqual([]);
+    }
     // Not a millisecond early: 600 s after the call it is open, not before.
     expect((await sweepOpenCalls(app.db, t0 + 1000 + 600_000 - 1)).raised.filter((r) => r.startsWith(s))).toEqual([]);
     expect((await view(ws.key, s)).openCalls).toEqual([]);
@@ -78,7 +83,7 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
     // The result arrives: no longer open, and the sweep forgets the mark.
     await ingestAccepted(app, ws.key, [resultEv(s, "c-deploy", "deploy", Date.now())]);
     expect((await view(ws.key, s)).openCalls).toEqual([]);
-    // (Sweeping before the two checks above are due: they have no results either.)
+    // (Sweeping before the checks above are due: they have no results either.)
     await sweepOpenCalls(app.db, Date.now() + MIN);
     expect(await app.db.select().from(openCall).where(eq(openCall.workspaceId, ws.workspaceId))).toEqual([]);
   });
