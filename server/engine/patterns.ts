@@ -378,8 +378,8 @@ function onResult(s: SessionBehaviour, ev: EnrichedToolResult, cfg: PatternConfi
   const r = s.resultRun;
   if (ev.failed || ev.result === undefined || inToolClass(cfg.actionTools, ev.toolName)) s.resultRun = null;
   else if (r && r.toolName === ev.toolName && r.outcome === outcome) {
-    if (!r.identities.includes(id)) s.resultRun = { ...r, count: r.count + 1, identities: [...r.identities.slice(-(RESULT_RUN_IDENTITIES_KEPT - 1)), id] };
-  } else s.resultRun = { toolName: ev.toolName, outcome, identities: [id], count: 1, start: s.seq };
+    if (!r.identities.includes(hash)) s.resultRun = { ...r, count: r.count + 1, identities: [...r.identities.slice(-(RESULT_RUN_IDENTITIES_KEPT - 1)), hash] };
+  } else s.resultRun = { toolName: ev.toolName, outcome, identities: [hash], count: 1, start: s.seq };
 
   // Alternation needs unchanged outcomes on both sides.
   if (s.alternating && s.alternating.pair.includes(id)) {

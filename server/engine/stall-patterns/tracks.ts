@@ -56,7 +56,7 @@ export interface AlternatingRun {
 export interface ResultRun {
   toolName: string;
   outcome: string;
-  /** The run's call identities (bounded): a repeat of one is repetitive_calls', not counted here. */
+  /** The argument hashes of the run's calls (one tool, so they are its call identities; bounded): a repeat is repetitive_calls', not counted here. */
   identities: string[];
   count: number;
   start: number;
