@@ -39,9 +39,12 @@ test("failures group by normalized message; a group opens its failures; a sessio
   ];
   expect((await trpc(page.request, "ingest.events", { events }, ws.key)).status).toBe(200);
 
-  await page.goto(`/w/${ws.slug}/failures?view=groups`);
+  // Groups are the page's default view; each row has its sparkline.
+  await page.goto(`/w/${ws.slug}/failures`);
+  await expect(page.getByRole("navigation", { name: "View" }).getByRole("link", { name: "Groups" })).toHaveAttribute("aria-current", "page");
   const group = page.getByRole("row").filter({ hasText: "ENOENT: no such file or directory, open '<str>'" });
   await expect(group).toContainText("4");
+  await expect(group.getByRole("img", { name: /Failures per day: 4 over/ })).toBeVisible();
   await expect(page.getByRole("row").filter({ hasText: "HTTP 503 Service Unavailable (request id <uuid>)" })).toContainText("3");
   await page.screenshot({ path: path.join(SHOTS, "failure-groups-1440.png"), fullPage: true });
   await page.setViewportSize({ width: 390, height: 844 });
@@ -53,6 +56,11 @@ test("failures group by normalized message; a group opens its failures; a sessio
   await expect(page.getByRole("row").filter({ hasText: "ENOENT" })).toHaveCount(4);
   await expect(page.getByRole("row").filter({ hasText: "HTTP 503" })).toHaveCount(0);
 
+  // The toggle's flat list shows every failure.
+  await page.getByRole("navigation", { name: "View" }).getByRole("link", { name: "All failures" }).click();
+  await expect(page.getByRole("row").filter({ hasText: "ENOENT" })).toHaveCount(4);
+  await expect(page.getByRole("row").filter({ hasText: "HTTP 503" })).toHaveCount(3);
+
   await page.goto(`/w/${ws.slug}/overview`);
   await expect(page.getByRole("heading", { name: /Top failure reasons/ })).toBeVisible();
   await expect(page.getByRole("row").filter({ hasText: "ENOENT: no such file or directory" })).toBeVisible();
@@ -63,4 +71,6 @@ test("failures group by normalized message; a group opens its failures; a sessio
   await expect(summary).toContainText("HTTP 503 Service Unavailable (request id <uuid>)");
   await expect(summary).toContainText("Keys it escalated");
   await page.screenshot({ path: path.join(SHOTS, "session-failure-summary-1440.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(SHOTS, "session-failure-summary-390.png"), fullPage: true });
 });
