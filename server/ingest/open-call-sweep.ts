@@ -11,7 +11,7 @@
  * session's `pending_nudges` flag: the session's next answer delivers the `hung_call` pattern
  * effect and its nudge (server/services/pending-nudges.ts), and records the detection.
  *
- * Candidates: calls of the last 7 days in sessions not ended, that were reported as `tool.call`
+ * Candidates: calls of the last 24 hours in sessions not ended, that were reported as `tool.call`
  * events, or allowed by guard.check in a session that reports results (a session that only calls
  * guard.check never sends results: its calls are not open calls). Idle sessions need no sweep:
  * status is decided when read (server/engine/session-status.ts), so the next event makes the
@@ -26,8 +26,12 @@ import { queuePendingNudges } from "@/server/services/pending-nudges";
 import { withRetry } from "./index";
 import { loadConfigs } from "./load";
 
-/** How far back calls are looked for: the event log's partitions older than this are not read. */
-export const OPEN_CALL_LOOKBACK_MS = 7 * 86_400_000;
+/**
+ * How far back calls are looked for: every pass reads the tool calls of this window (the event
+ * log's older partitions are not read), so it is kept to a day; a call is swept many times within
+ * it, so only an `open_call_seconds` above a day is never raised.
+ */
+export const OPEN_CALL_LOOKBACK_MS = 86_400_000;
 /** The smallest `open_call_seconds` (a positive count): a younger call is never open. */
 const MIN_OPEN_MS = 1000;
 /** Candidate calls read per pass (oldest first); the rest wait for the next pass. */
