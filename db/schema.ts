@@ -652,7 +652,11 @@ export const dailyKeyStat = pgTable(
     failures: integer("failures").notNull().default(0),
     lastFailureAt: ts("last_failure_at"),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.failureKey, t.model] })],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.day, t.failureKey, t.model] }),
+    // Failure counts read only the rows with failures: most keys of a day only succeed.
+    index("daily_key_stat_failures_idx").on(t.workspaceId, t.day).where(sql`failures > 0`),
+  ],
 );
 
 /** Daily roll-up of pattern detections (Patterns page), written with the detections and pruned with them. */

@@ -1,0 +1,1 @@
+CREATE INDEX "daily_key_stat_failures_idx" ON "daily_key_stat" USING btree ("workspace_id","day") WHERE failures > 0;
