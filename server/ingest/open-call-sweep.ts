@@ -157,6 +157,12 @@ async function raise(
     values (${c.workspaceId}, ${day}, 'hung_call', 'minor', ${model ?? ""}, ${n})
     on conflict (workspace_id, day, pattern_type, severity, model) do update set detections = daily_pattern_stat.detections + excluded.detections`);
   const nudges = raised.flatMap((r) => (r?.nudge ? [r.nudge] : []));
+  // Recorded as sent, as the fold's nudges are: the Patterns page counts them, the timeline shows them.
+  for (const x of nudges) {
+    await tx.execute(sql`
+      insert into nudge (workspace_id, session_id, model, pattern_type, nudge_type, message, ts)
+      values (${c.workspaceId}, ${c.sessionId}, ${model}, ${x.patternType}, ${x.nudgeType}, ${x.message}, ${at}::timestamptz)`);
+  }
   await queuePendingNudges(
     tx,
     c.workspaceId,

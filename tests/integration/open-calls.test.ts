@@ -9,7 +9,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
-import { openCall, patternDetection, pendingNudge } from "@/db/schema";
+import { nudge, openCall, patternDetection, pendingNudge } from "@/db/schema";
 import { startOpenCallSweep, sweepOpenCalls } from "@/server/ingest/open-call-sweep";
 
 const MIN = 60_000;
@@ -79,6 +79,8 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
     expect(hung(second.effects)).toEqual([]);
     const detections = await app.db.select().from(patternDetection).where(and(eq(patternDetection.workspaceId, ws.workspaceId), eq(patternDetection.sessionId, s)));
     expect(detections.map((d) => [d.patternType, d.severity])).toEqual([["hung_call", "minor"]]);
+    const sent = await app.db.select().from(nudge).where(and(eq(nudge.workspaceId, ws.workspaceId), eq(nudge.sessionId, s)));
+    expect(sent.map((n) => [n.patternType, n.nudgeType])).toEqual([["hung_call", "gentle"]]);
 
     // The result arrives: no longer open, and the sweep forgets the mark.
     await ingestAccepted(app, ws.key, [resultEv(s, "c-deploy", "deploy", Date.now())]);
