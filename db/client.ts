@@ -10,8 +10,9 @@ import path from "node:path";
 import fs from "node:fs";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import * as schema from "./schema";
+import { sql } from "drizzle-orm";
 import { distributeTables, enableCitusIfPresent } from "./citus";
-import { DEFAULT_PGLITE_SHARED_BUFFERS, pgliteSharedBuffersFromEnv, pgliteStartSettings, prepareDataDir } from "./pglite-data-dir";
+import { DEFAULT_PGLITE_SHARED_BUFFERS, PGLITE_CHECKPOINT_EVERY_MS, PGLITE_CHECKPOINT_WAL_BYTES, pgliteSharedBuffersFromEnv, pgliteStartSettings, prepareDataDir } from "./pglite-data-dir";
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>;
 /** A drizzle transaction handle (same query API as Db). */
@@ -138,7 +139,28 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   // Loaded here, as PGlite itself is: a process on a PostgreSQL server never loads PGlite.
   const { preparingPglite } = await import("./pglite-prepared");
   const db = drizzle(preparingPglite(client), { schema }) as unknown as Db;
-  return { db, kind: "pglite", close: () => client.close() };
+  const checkpoints = setInterval(() => void checkpointIfWalAbove(db).catch(() => {}), PGLITE_CHECKPOINT_EVERY_MS);
+  checkpoints.unref();
+  return {
+    db,
+    kind: "pglite",
+    close: () => {
+      clearInterval(checkpoints);
+      return client.close();
+    },
+  };
+}
+
+/**
+ * PGlite's single-user PostgreSQL never checkpoints by itself (db/pglite-data-dir.ts): a checkpoint
+ * once the WAL written since the last one passes `bytes`, after which its segments are recycled.
+ * Answers whether it ran one.
+ */
+export async function checkpointIfWalAbove(db: Db, bytes = PGLITE_CHECKPOINT_WAL_BYTES): Promise<boolean> {
+  const [row] = rowsOf<{ since: string }>(await db.execute(sql`select (pg_current_wal_lsn() - redo_lsn)::text as since from pg_control_checkpoint()`));
+  if (!(Number(row?.since) > bytes)) return false;
+  await db.execute(sql`checkpoint`);
+  return true;
 }
 
 /**

@@ -30,9 +30,21 @@ export function pgliteSharedBuffersFromEnv(raw: string | undefined): string {
   return `${m![1]}${m![2]}`;
 }
 
+/**
+ * WAL kept by the embedded database. PGlite runs PostgreSQL single-user, with no checkpointer: a
+ * checkpoint happens only when asked for, and until then every segment stays (a data directory of
+ * 375 MB kept ~1 GB of WAL beside it). Vigil asks (walCheckpointDue, db/client.ts) once the WAL since
+ * the last checkpoint passes PGLITE_CHECKPOINT_WAL_BYTES; `min_wal_size` caps the segments then
+ * kept for reuse. Each checkpoint flushes at most the 32 MB buffer pool.
+ */
+export const PGLITE_WAL_SETTINGS = { max_wal_size: "96MB", min_wal_size: "32MB" } as const;
+export const PGLITE_CHECKPOINT_WAL_BYTES = 64 * 2 ** 20;
+/** How often the embedded database's WAL is looked at, ms. */
+export const PGLITE_CHECKPOINT_EVERY_MS = 30_000;
+
 /** The arguments PGlite starts PostgreSQL with beyond its defaults. */
 export function pgliteStartSettings(sharedBuffers: string): string[] {
-  return ["-c", `shared_buffers=${sharedBuffers}`];
+  return ["-c", `shared_buffers=${sharedBuffers}`, ...Object.entries(PGLITE_WAL_SETTINGS).flatMap(([k, v]) => ["-c", `${k}=${v}`])];
 }
 
 /** What prepareDataDir did. */

@@ -13,7 +13,7 @@ describe("pgliteSharedBuffersFromEnv", () => {
     expect(pgliteSharedBuffersFromEnv("128MB")).toBe("128MB");
     expect(pgliteSharedBuffersFromEnv(" 1GB ")).toBe("1GB");
     expect(pgliteSharedBuffersFromEnv("1024kB")).toBe("1024kB");
-    expect(pgliteStartSettings("64MB")).toEqual(["-c", "shared_buffers=64MB"]);
+    expect(pgliteStartSettings("64MB").slice(0, 2)).toEqual(["-c", "shared_buffers=64MB"]);
   });
 
   it.each(["32", "32mb", "32 M", "512kB", "2GB", "-1MB", "1.5GB", "lots"])("refuses %j, naming the setting", (raw) => {
