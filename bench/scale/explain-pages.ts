@@ -88,7 +88,7 @@ async function main() {
       ? await pg<{ id: string; events: string }[]>`select ${loaded}::text as id, (select count(*) from event where workspace_id = ${loaded})::text as events`
       : await pg<{ id: string; events: string }[]>`select workspace_id as id, count(*)::text as events from event group by 1 order by 2 desc limit 1`;
   const [{ last }] = await pg<{ last: Date }[]>`select coalesce(max(ts), now()) as last from event where workspace_id = ${workspaceId}`;
-  const now = new Date(last.getTime() + 60_000);
+  const now = new Date(new Date(last).getTime() + 60_000);
   console.log(`workspace ${workspaceId}: ${events} events; now = ${now.toISOString()}`);
 
   const { getFailureRateSeries, getLiveCounts, getTopFailingKeys } = await import("@/server/dashboard/overview");
@@ -118,7 +118,7 @@ async function main() {
       await listFailureGroups(db, workspaceId, { ...w, withDaily: true, now });
       // A deep page: the cursor of the row 2,500 pages in is one index probe away.
       const [deep] = await pg<{ ts: Date; id: string }[]>`select ts, id::text from failure where workspace_id = ${workspaceId} order by ts desc, id desc offset 2500 limit 1`;
-      if (deep) await listFailures(db, workspaceId, { ...w, pageSize: 50, after: `${deep.ts.toISOString()}_${deep.id}` });
+      if (deep) await listFailures(db, workspaceId, { ...w, pageSize: 50, after: `${new Date(deep.ts).toISOString()}_${deep.id}` });
       return first;
     },
     tools: (w) => Promise.all([listKeys(db, workspaceId, { window: w, pageSize: 50 }), countKeysByState(db, workspaceId, w)]),

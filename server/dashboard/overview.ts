@@ -1,8 +1,8 @@
 /** Read-only queries for the workspace overview. */
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
-import { and, desc, eq, gte, inArray, lt, lte, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
-import { agentSession, dailyToolStat, event, failure, keyState } from "@/db/schema";
+import { agentSession, dailyToolStat, event, keyState } from "@/db/schema";
 import { countPendingApprovals } from "./approvals";
 import { failureCounts } from "./failure-counts";
 import { iso } from "./util";

@@ -18,8 +18,6 @@ export function dayList(days: number, now: number): string[] {
   return out;
 }
 
-const dayExpr = (col: typeof patternDetection.ts | typeof nudge.ts) => sql<string>`to_char(${col} at time zone 'UTC', 'YYYY-MM-DD')`;
-
 export interface PatternStats {
   days: string[];
   totals: { detections: number; sessions: number; nudges: number; interrupts: number };
