@@ -4,7 +4,6 @@ import { likeEscape } from "./util";
 import type { Db } from "@/db/client";
 import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
-import { failureCounts } from "./failure-counts";
 
 // One list of severities: the engine's (SPEC 3).
 export { SEVERITIES } from "@/server/engine/types";
@@ -81,8 +80,8 @@ export function failureFilters(workspaceId: string, q: FailureQuery): SQL {
  * One page of failures, newest first, plus the total. Every filter combination starts from an
  * index with workspace_id first (key/tool/time). With a cursor, the page is the rows after (or
  * before) it on (ts desc, id desc) — read from the index where the cursor is, however deep; without
- * one, limit/offset by `page`. The total comes from daily_key_stat when the filters are ones it
- * keeps (key, tool, model), with the window's partial edge days counted raw.
+ * one, limit/offset by `page`. The total is a count on the same index (at a fleet's failure rates
+ * the failure rows are fewer than daily_key_stat's rows: docs/performance.md).
  */
 export async function listFailures(db: Db, workspaceId: string, q: FailureQuery = {}) {
   const pageSize = Math.min(200, Math.max(1, q.pageSize ?? 50));
@@ -90,7 +89,6 @@ export async function listFailures(db: Db, workspaceId: string, q: FailureQuery 
   const before = after ? null : readCursor(q.before);
   const page = after || before ? 0 : Math.max(1, q.page ?? 1);
   const where = failureFilters(workspaceId, q);
-  const byRollup = !q.severity && !q.text && !q.fingerprint;
   const columns = {
     id: failure.id,
     eventId: failure.eventId,
@@ -113,13 +111,7 @@ export async function listFailures(db: Db, workspaceId: string, q: FailureQuery 
       ? db.select(columns).from(failure).where(and(where, sql`(${failure.ts}, ${failure.id}) > ${at(before)}`)).orderBy(asc(failure.ts), asc(failure.id)).limit(pageSize + 1)
       : db.select(columns).from(failure).where(where).orderBy(desc(failure.ts), desc(failure.id)).limit(pageSize + 1).offset((page - 1) * pageSize);
   const [total, fetched] = await Promise.all([
-    byRollup
-      ? failureCounts(db, workspaceId, { from: q.from, to: q.to }, {
-          failureKey: q.failureKey,
-          tool: q.tool,
-          model: q.model === NO_MODEL ? null : q.model || undefined,
-        }).then((rows) => rows.reduce((a, r) => a + r.n, 0))
-      : db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where).then(([r]) => r.total),
+    db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where).then(([r]) => r.total),
     pageRows,
   ]);
   const more = fetched.length > pageSize;
@@ -187,6 +179,8 @@ export interface FailureGroup {
   lastSeen: string;
   /** With `withDaily`: the group's failures per bucket of the window, oldest first (the sparkline). */
   daily?: number[];
+  /** The sparkline's bucket: a day (or several) for a week or more, under a day for shorter windows. */
+  trendBucketMs?: number;
 }
 
 /** Most groups returned; most names listed per group (the counts stay exact). */
@@ -239,16 +233,30 @@ export async function listFailureGroups(
   const now = q.now ?? new Date();
   const to = q.to && q.to < now ? q.to : now;
   const earliest = groups.reduce((min, g) => Math.min(min, Date.parse(g.firstSeen)), to.getTime());
-  const daily = await groupBuckets(db, workspaceId, groups.map((g) => g.fingerprint), { ...filters, from: q.from ?? new Date(earliest), to });
-  return groups.map((g) => ({ ...g, daily: daily.get(g.fingerprint) ?? daily.get("")! }));
+  // "All": from the oldest group's first failure, and a week at least, so a young workspace's bars stay narrow.
+  const from = q.from ?? new Date(Math.min(earliest, to.getTime() - DAILY_FROM_MS));
+  const { buckets, bucketMs } = await groupBuckets(db, workspaceId, groups.map((g) => g.fingerprint), { ...filters, from, to });
+  return groups.map((g) => ({ ...g, daily: buckets.get(g.fingerprint) ?? buckets.get("")!, trendBucketMs: bucketMs }));
 }
 
 /** Most points of a sparkline: a window longer than this many days counts several days per point. */
 export const MAX_SPARK_POINTS = 60;
 const DAY_MS = 86_400_000;
+/** A window shorter than this is drawn in steps under a day (a 1 h or 24 h range is not one bar). */
+const DAILY_FROM_MS = 7 * DAY_MS;
+const SUB_DAY_STEPS = [5 * 60_000, 15 * 60_000, 3_600_000, 3 * 3_600_000, 6 * 3_600_000];
 
-/** A window's sparkline buckets: whole UTC days from the window's first day, several per bucket past MAX_SPARK_POINTS days. */
+/**
+ * A window's sparkline buckets, aligned to UTC: whole days from the window's first day (several per
+ * bucket past MAX_SPARK_POINTS days); under a week, the smallest step of SUB_DAY_STEPS that fits.
+ */
 export function sparkBuckets(from: Date, to: Date): { start: number; bucketMs: number; count: number } {
+  const span = Math.max(1, to.getTime() - from.getTime());
+  if (span < DAILY_FROM_MS) {
+    const step = SUB_DAY_STEPS.find((ms) => Math.ceil(span / ms) + 1 <= MAX_SPARK_POINTS) ?? DAY_MS;
+    const start = Math.floor(from.getTime() / step) * step;
+    return { start, bucketMs: step, count: Math.max(1, Math.ceil((to.getTime() - start) / step)) };
+  }
   const start = Math.floor(from.getTime() / DAY_MS) * DAY_MS;
   const days = Math.max(1, Math.ceil((to.getTime() - start) / DAY_MS));
   const perBucket = Math.ceil(days / MAX_SPARK_POINTS);
@@ -256,7 +264,7 @@ export function sparkBuckets(from: Date, to: Date): { start: number; bucketMs: n
 }
 
 /** Failures per bucket for each fingerprint (one aggregate on failure_ws_fingerprint_time_idx); "" holds the zeros. */
-async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[], q: FailureQuery & { from: Date; to: Date }): Promise<Map<string, number[]>> {
+async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[], q: FailureQuery & { from: Date; to: Date }): Promise<{ buckets: Map<string, number[]>; bucketMs: number }> {
   const { start, bucketMs, count } = sparkBuckets(q.from, q.to);
   const conds: SQL[] = [failureFilters(workspaceId, q), inArray(failure.fingerprint, fingerprints)];
   const bucket = sql<number>`floor((extract(epoch from ${failure.ts}) * 1000 - ${start}) / ${bucketMs})::int`;
@@ -273,5 +281,5 @@ async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[],
     if (!series) out.set(r.fingerprint, (series = new Array<number>(count).fill(0)));
     series[b] += Number(r.n);
   }
-  return out;
+  return { buckets: out, bucketMs };
 }

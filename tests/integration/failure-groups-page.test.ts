@@ -42,10 +42,18 @@ describe.each(DATABASE_KINDS)("failure groups and MTTR on the pages, %s", (kind)
     expect(http.daily!.reduce((a, b) => a + b, 0)).toBe(1);
     expect(http.daily![count - 1]).toBe(1);
 
-    // Without a start (all time) the sparkline starts at the earliest group's first day.
+    expect(group.trendBucketMs).toBe(DAY);
+    // Without a start (all time) the sparkline covers a week at least: here the same days as the 7-day window.
     const [allTime] = await listFailureGroups(app.db, workspaceId, { withDaily: true, now: new Date(now) });
-    expect(allTime.daily!.reduce((a, b) => a + b, 0)).toBe(25);
-    expect(allTime.daily![0]).toBe(2);
+    expect(allTime.daily).toEqual(group.daily);
+    // A window under a week is drawn in steps under a day: 24 h → hourly bars.
+    const dayFrom = new Date(now - DAY);
+    const [lastDay] = await listFailureGroups(app.db, workspaceId, { from: dayFrom, withDaily: true, now: new Date(now) });
+    const hourly = sparkBuckets(dayFrom, new Date(now));
+    expect(lastDay.trendBucketMs).toBe(3_600_000);
+    expect(lastDay.daily).toHaveLength(hourly.count);
+    expect(lastDay.daily!.reduce((a, b) => a + b, 0)).toBe(22);
+    expect(lastDay.daily!.filter((n) => n > 0).length).toBeGreaterThanOrEqual(1);
     // Without withDaily (failures.groups) there is no sparkline.
     expect((await listFailureGroups(app.db, workspaceId, { from }))[0]).not.toHaveProperty("daily");
 

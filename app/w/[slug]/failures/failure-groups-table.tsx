@@ -4,6 +4,13 @@ import { RelativeTime } from "@/components/relative-time";
 import { Sparkline } from "@/components/sparkline";
 import type { FailureGroup } from "@/server/dashboard/failures";
 
+/** "day", "3 days", "hour", "15 minutes": one sparkline bar. */
+function bucketName(ms = 86_400_000): string {
+  const unit = ms % 86_400_000 === 0 ? ["day", 86_400_000] : ms % 3_600_000 === 0 ? ["hour", 3_600_000] : ["minute", 60_000];
+  const n = ms / (unit[1] as number);
+  return n === 1 ? (unit[0] as string) : `${n} ${unit[0]}s`;
+}
+
 /** Names of a group, the first few and a count of the rest. */
 function Names({ names, max = 3 }: { names: string[]; max?: number }) {
   const shown = names.slice(0, max);
@@ -21,7 +28,7 @@ export function FailureGroupsTable({ groups, path, sp, now }: { groups: FailureG
   const columns: Column<FailureGroup>[] = [
     { id: "sample", header: "Failure", cell: (g) => <code className="failure-group-sample" style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{g.sample}</code>, minWidth: 260, nowrap: false },
     { id: "count", header: "Count", align: "right", cell: (g) => g.count.toLocaleString("en-US") },
-    { id: "trend", header: "Trend", cell: (g) => (g.daily ? <Sparkline values={g.daily} label="Failures per day" /> : null), headerTitle: "Failures per day over the range" },
+    { id: "trend", header: "Trend", cell: (g) => (g.daily ? <Sparkline values={g.daily} label={`Failures per ${bucketName(g.trendBucketMs)}`} /> : null), headerTitle: "Failures over the range: per day, or per hour or minutes for a range under a week" },
     { id: "tools", header: "Tools", cell: (g) => <Names names={g.toolNames} /> },
     { id: "keys", header: "Keys", align: "right", cell: (g) => <span title={g.failureKeys.join("\n")}>{g.keyCount.toLocaleString("en-US")}</span>, headerTitle: "Failure keys the group hit" },
     { id: "sessions", header: "Sessions", align: "right", cell: (g) => g.sessions.toLocaleString("en-US") },
