@@ -74,8 +74,15 @@ async function pageTime(url: string, cookie: string, pathAndQuery: string): Prom
   return performance.now() - t0;
 }
 
-const agentPost = (url: string, procedure: string, body: unknown) =>
-  fetch(`${url}/api/trpc/${procedure}`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+/** An agent's POST; a 503 (at capacity, Retry-After) is retried as an agent would, its wait counted in the latency. */
+async function agentPost(url: string, procedure: string, body: unknown): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await fetch(`${url}/api/trpc/${procedure}`, { method: "POST", headers: { authorization: `Bearer ${BENCH_KEY}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    if (res.status !== 503 || attempt >= 20) return res;
+    await res.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get("retry-after") ?? 1)));
+  }
+}
 
 /** Loads the fleet through ingest.events with 4 writers; answers events/s and batch latencies. */
 async function loadFleet(url: string, events: number, now: number, prefix = "fleet") {
@@ -306,7 +313,10 @@ export async function runScaleBench(argv: string[]) {
   if (sizes.length) {
     const cluster = await startPgCluster({ durable: true });
     try {
-      for (const n of sizes) results.push(await runPostgresSize(cluster.url, n, { requests, guards }));
+      for (const n of sizes) {
+        results.push(await runPostgresSize(cluster.url, n, { requests, guards }));
+        printResults(results);
+      }
     } finally {
       cluster.stop();
     }
