@@ -209,7 +209,7 @@ async function runPostgresSize(clusterUrl: string, events: number, opts: { reque
       guard: { p50: quantile(g, 0.5), p99: quantile(g, 0.99) },
       pages,
       bytesPerEvent: Number(bytes) / events,
-      prune: { seconds: pruneSeconds, batchesDuring: during.length, batchP50: quantile(during, 0.5), batchMax: Math.max(...during, NaN), dropped: "7 days" },
+      prune: { seconds: pruneSeconds, batchesDuring: during.length, batchP50: quantile(during, 0.5), batchMax: during.length ? Math.max(...during) : NaN, dropped: "7 days" },
     };
   } finally {
     await sql.end();
