@@ -366,9 +366,9 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     return { wire, received, database, instance: await TestApp.create(database) };
   }
   const failed = (s: string, path = "a") => result(s, "http_request", { url: `https://svc.example.com/${path}` }, { success: false, error: "503 Service Unavailable", httpStatus: 503 });
-  /** The COMMIT is the next thing sent after the last trust-phase write (the daily roll-up), before any answer. */
+  /** The COMMIT is the next thing sent after the last trust-phase write (the daily roll-ups), before any answer. */
   const expectCommitBehindWrites = (wire: string[]) => {
-    const stat = wire.findLastIndex((w) => w.startsWith('send insert into "daily_tool_stat"'));
+    const stat = wire.findLastIndex((w) => w.startsWith('send insert into "daily_'));
     expect(stat, wire.join("\n")).toBeGreaterThan(0);
     expect(wire.slice(stat + 1, stat + 2), wire.join("\n")).toEqual(["send commit"]);
   };
