@@ -43,6 +43,7 @@ const ORG_NAV: NavItem[] = [
   { section: "defaults", label: "Org defaults", icon: "defaults" },
   { section: "policies", label: "Policies", icon: "shield" },
   { section: "patterns", label: "Global patterns", icon: "globe" },
+  { section: "audit", label: "Audit log", icon: "audit" },
 ];
 
 const SECTION_LABEL: Record<string, string> = Object.fromEntries(WORKSPACE_NAV.map((n) => [n.section, n.label]));

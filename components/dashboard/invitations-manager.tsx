@@ -6,7 +6,7 @@ import { useRouter } from "next/navigation";
 import { useState, type FormEvent } from "react";
 import { ConfirmDialog } from "@/components/confirm-dialog";
 import { DataTable, type Column } from "@/components/data-table";
-import { Button, Field, FormError, Select } from "@/components/form";
+import { Button, Field, FormError, Select, TextInput } from "@/components/form";
 import { Icon } from "@/components/icons";
 import { Section } from "@/components/page-header";
 import { RelativeTime } from "@/components/relative-time";
@@ -36,11 +36,14 @@ export function InvitationsManager({
   invitations,
   baseUrl,
   canInviteOwners,
+  emailEnabled = false,
 }: {
   organizationId: string;
   invitations: InvitationItem[];
   baseUrl: string;
   canInviteOwners: boolean;
+  /** SMTP is configured (VIGIL_SMTP_URL): the form takes an address to email the link to. */
+  emailEnabled?: boolean;
 }) {
   const trpc = useTRPC();
   const router = useRouter();
@@ -48,7 +51,9 @@ export function InvitationsManager({
   const revoke = useMutation(trpc.invitations.revoke.mutationOptions());
   const [role, setRole] = useState<RoleName>("member");
   const [days, setDays] = useState("7");
-  const [created, setCreated] = useState<{ link: string; role: string; expiresAt: string } | null>(null);
+  const [email, setEmail] = useState("");
+  type EmailStatus = { sent: true; to: string } | { sent: false; to: string; reason: string } | null;
+  const [created, setCreated] = useState<{ link: string; role: string; expiresAt: string; email: EmailStatus } | null>(null);
   const [copied, setCopied] = useState(false);
   const [revoking, setRevoking] = useState<InvitationItem | null>(null);
   const errs = fieldErrors(create.error);
@@ -56,8 +61,9 @@ export function InvitationsManager({
   const onSubmit = async (e: FormEvent) => {
     e.preventDefault();
     try {
-      const r = await create.mutateAsync({ organizationId, role, expiresInDays: Number(days) });
-      setCreated({ link: `${baseUrl}/invite/${r.token}`, role: r.role, expiresAt: r.expiresAt });
+      const r = await create.mutateAsync({ organizationId, role, expiresInDays: Number(days), ...(emailEnabled && email.trim() ? { email: email.trim() } : {}) });
+      setCreated({ link: `${baseUrl}/invite/${r.token}`, role: r.role, expiresAt: r.expiresAt, email: r.email });
+      setEmail("");
       setCopied(false);
       router.refresh();
     } catch {
@@ -107,6 +113,19 @@ export function InvitationsManager({
           <div className="callout" data-tone="warning" role="status" data-testid="new-invitation">
             <Icon name="alert" />
             <div className="stack stack-sm" style={{ minWidth: 0, flex: 1 }}>
+              {created.email && (
+                <span data-testid="invitation-email-status">
+                  {created.email.sent ? (
+                    <>
+                      <Icon name="check" /> Emailed to <strong>{created.email.to}</strong>.
+                    </>
+                  ) : (
+                    <>
+                      Email not sent: {created.email.reason}; share the link.
+                    </>
+                  )}
+                </span>
+              )}
               <strong>Copy this {created.role} invitation link now — you won’t see it again.</strong>
               <code className="code dash2-key-value" data-testid="invitation-link">
                 {created.link}
@@ -137,24 +156,31 @@ export function InvitationsManager({
             </div>
           </div>
         )}
-        <form className="card card-body dash2-key-form" noValidate onSubmit={onSubmit}>
-          <Field label="Role" error={errs.role}>
-            <Select
-              name="invite-role"
-              value={role}
-              onChange={(e) => setRole(e.target.value as RoleName)}
-              options={ROLE_OPTIONS.filter((o) => canInviteOwners || o.value !== "owner")}
-            />
-          </Field>
-          <Field label="Expires after" error={errs.expiresInDays}>
-            <Select name="invite-expiry" value={days} onChange={(e) => setDays(e.target.value)} options={EXPIRY_OPTIONS} />
-          </Field>
-          <Button type="submit" variant="primary" loading={create.isPending}>
-            <Icon name="plus" />
-            Create invitation link
-          </Button>
+        <form className="card card-body stack" noValidate onSubmit={onSubmit}>
+          {emailEnabled && (
+            <Field label="Email the link to" optional hint="Leave empty for a link only." error={errs.email}>
+              <TextInput type="email" name="invite-email" autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} placeholder="name@example.com" />
+            </Field>
+          )}
+          <div className="dash2-key-form">
+            <Field label="Role" error={errs.role}>
+              <Select
+                name="invite-role"
+                value={role}
+                onChange={(e) => setRole(e.target.value as RoleName)}
+                options={ROLE_OPTIONS.filter((o) => canInviteOwners || o.value !== "owner")}
+              />
+            </Field>
+            <Field label="Expires after" error={errs.expiresInDays}>
+              <Select name="invite-expiry" value={days} onChange={(e) => setDays(e.target.value)} options={EXPIRY_OPTIONS} />
+            </Field>
+            <Button type="submit" variant="primary" loading={create.isPending}>
+              <Icon name="plus" />
+              Create invitation link
+            </Button>
+          </div>
         </form>
-        <FormError message={create.error && !errs.role && !errs.expiresInDays ? errorMessage(create.error) : null} />
+        <FormError message={create.error && !errs.role && !errs.expiresInDays && !errs.email ? errorMessage(create.error) : null} />
         <DataTable
           label="Pending invitations"
           columns={columns}

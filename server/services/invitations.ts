@@ -13,6 +13,7 @@ import { and, asc, eq, gt, isNotNull, isNull } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { invitation, member, organization, type Role } from "@/db/schema";
 import { writeAudit, type Actor } from "./audit";
+import { isEmailAddress, sendInvitationEmail, smtpSettings, type InvitationEmailStatus } from "./invitation-email";
 import { badRequest, conflict, forbidden, notFound, ServiceError } from "./errors";
 import { hasRole } from "./roles";
 
@@ -43,7 +44,18 @@ const pending = (now: Date) => and(isNull(invitation.acceptedAt), isNull(invitat
 
 export async function createInvitation(
   db: Db,
-  input: { organizationId: string; role: Role; expiresInDays?: number; inviterRole: Role; actor: Actor; now?: Date },
+  input: {
+    organizationId: string;
+    role: Role;
+    expiresInDays?: number;
+    inviterRole: Role;
+    actor: Actor;
+    now?: Date;
+    /** Emails the link here when SMTP is configured (invitation-email.ts), after the commit. */
+    email?: string;
+    /** The dashboard's public origin, for the emailed link (`<baseUrl>/invite/<token>`). */
+    baseUrl?: string;
+  },
 ) {
   // An admin may invite up to admin; making someone an owner stays with owners (as changing roles does).
   if (!hasRole(input.inviterRole, input.role)) throw forbidden(`Only an owner can invite an ${input.role}`);
@@ -51,11 +63,14 @@ export async function createInvitation(
   if (!Number.isInteger(days) || days < 1 || days > INVITATION_MAX_DAYS) {
     throw badRequest(`Expiry must be 1–${INVITATION_MAX_DAYS} days`, "expiresInDays");
   }
+  const email = input.email?.trim() || undefined;
+  if (email && !isEmailAddress(email)) throw badRequest("Enter one email address", "email");
+  const smtp = email ? smtpSettings() : null;
   const now = input.now ?? new Date();
   const token = randomBytes(32).toString("base64url");
   const expiresAt = new Date(now.getTime() + days * 86_400_000);
   const id = randomUUID();
-  return db.transaction(async (tx) => {
+  const created = await db.transaction(async (tx) => {
     await tx.insert(invitation).values({
       id,
       organizationId: input.organizationId,
@@ -71,10 +86,32 @@ export async function createInvitation(
       actor: input.actor,
       action: "invitation.create",
       target: `invitation ${id.slice(0, 8)}`,
-      after: { role: input.role, expiresAt: expiresAt.toISOString() },
+      after: { role: input.role, expiresAt: expiresAt.toISOString(), ...(email ? { email } : {}) },
     });
     return { id, token, role: input.role, expiresAt };
   });
+  // Committed: the link stands whatever the mail server does.
+  let emailStatus: InvitationEmailStatus | null = null;
+  if (email && !smtp) emailStatus = { sent: false, to: email, reason: "SMTP is not configured (VIGIL_SMTP_URL, VIGIL_SMTP_FROM)" };
+  else if (email && smtp) {
+    const [org] = await db.select({ name: organization.name }).from(organization).where(eq(organization.id, input.organizationId));
+    emailStatus = await sendInvitationEmail(smtp, {
+      to: email,
+      link: `${(input.baseUrl || process.env.VIGIL_BASE_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, "")}/invite/${token}`,
+      organizationName: org?.name ?? "an organization",
+      inviterLabel: input.actor.label,
+      role: input.role,
+      expiresAt,
+    });
+    await writeAudit(db, {
+      organizationId: input.organizationId,
+      actor: input.actor,
+      action: emailStatus.sent ? "invitation.email" : "invitation.email_failed",
+      target: `invitation ${id.slice(0, 8)}`,
+      after: emailStatus,
+    }).catch((err) => console.error("[invitations] could not audit the invitation email", err));
+  }
+  return { ...created, email: emailStatus };
 }
 
 /** Pending invitations of an organization, oldest first (never the token: only its hash is stored). */

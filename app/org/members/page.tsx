@@ -5,6 +5,7 @@ import { PageHeader } from "@/components/page-header";
 import { requireOrgPage } from "@/server/dashboard/access";
 import { getBaseUrl } from "@/server/dashboard/base-url";
 import { listPendingInvitations } from "@/server/services/invitations";
+import { smtpSettings } from "@/server/services/invitation-email";
 import { getRuntime } from "@/server/runtime";
 import { listMembers } from "@/server/services/tenancy";
 
@@ -40,6 +41,7 @@ export default async function OrgMembersPage() {
           invitations={invitations.map((i) => ({ ...i, createdAt: i.createdAt.toISOString(), expiresAt: i.expiresAt.toISOString() }))}
           baseUrl={await getBaseUrl()}
           canInviteOwners={page.permissions.canManageMembers}
+          emailEnabled={smtpSettings() !== null}
         />
       )}
     </div>

@@ -11,6 +11,7 @@ import {
   revokeInvitation,
 } from "@/server/services/invitations";
 import { listWorkspaces } from "@/server/services/tenancy";
+import { publicOrigin } from "@/server/http/public-origin";
 
 export const invitationsRouter = router({
   list: protectedOrgProcedure("admin").query(async ({ ctx }) =>
@@ -22,6 +23,8 @@ export const invitationsRouter = router({
       z.object({
         role: z.enum(ROLES),
         expiresInDays: z.number().int().min(1).max(INVITATION_MAX_DAYS).default(INVITATION_DEFAULT_DAYS),
+        /** Emailed the link when SMTP is configured (VIGIL_SMTP_URL); the link is returned either way. */
+        email: z.string().trim().max(254).optional(),
       }),
     )
     .mutation(async ({ ctx, input }) => {
@@ -31,8 +34,10 @@ export const invitationsRouter = router({
         expiresInDays: input.expiresInDays,
         inviterRole: ctx.role,
         actor: ctx.actor,
+        email: input.email,
+        baseUrl: publicOrigin(ctx.req),
       });
-      return { id: inv.id, token: inv.token, role: inv.role, expiresAt: inv.expiresAt.toISOString() };
+      return { id: inv.id, token: inv.token, role: inv.role, expiresAt: inv.expiresAt.toISOString(), email: inv.email };
     }),
   revoke: protectedOrgProcedure("admin")
     .input(z.object({ invitationId: z.string().min(1).max(64) }))
