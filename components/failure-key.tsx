@@ -1,14 +1,41 @@
+import { failureKeyTail } from "./middle-ellipsis";
+import { MiddleTruncate } from "./middle-truncate";
+
 /**
  * Renders a failure key like `http_request|domain=api.example.com|path_prefix=v1`
- * with the tool name emphasised and parameter names muted. Monospace, no wrapping
- * unless `wrap` is set: long keys then break between parameters, then after a parameter's name.
+ * with the tool name emphasised and parameter names muted. Monospace; without `wrap` one line,
+ * middle-truncated on a real overflow (MiddleTruncate) with the last parameter kept. With `wrap` long keys break between parameters, then after a parameter's name.
  * A value stays whole on its line (a path never splits as "/shop/src/" + "billing" when it fits
  * a line of its own) and breaks inside only when it alone is wider than the line.
  */
-export function FailureKey({ value, wrap = false, title }: { value: string; wrap?: boolean; title?: string }) {
+export function FailureKey({ value, wrap = false, title, copy = false }: { value: string; wrap?: boolean; title?: string; copy?: boolean }) {
   const [tool, ...params] = value.split("|");
+  if (!wrap) {
+    // One line: whole when it fits, else "tool|…|args_hash=…" keeping the last parameter, which tells keys apart.
+    return (
+      <MiddleTruncate value={value} tail={failureKeyTail(value)} className="fkey-line" copy={copy} copyLabel="failure key">
+        <span className="fkey-tool">{tool}</span>
+        {params.map((p, i) => {
+          const eq = p.indexOf("=");
+          return (
+            <span key={i}>
+              <span className="fkey-sep">|</span>
+              {eq > 0 ? (
+                <>
+                  <span className="fkey-k">{p.slice(0, eq + 1)}</span>
+                  {p.slice(eq + 1)}
+                </>
+              ) : (
+                p
+              )}
+            </span>
+          );
+        })}
+      </MiddleTruncate>
+    );
+  }
   return (
-    <span className={wrap ? "fkey fkey-wrap" : "fkey"} title={title ?? value}>
+    <span className="fkey fkey-wrap" title={title ?? value}>
       <span className="fkey-tool">{tool}</span>
       {params.map((p, i) => {
         const eq = p.indexOf("=");

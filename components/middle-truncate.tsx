@@ -1,27 +1,33 @@
-import type { CSSProperties } from "react";
-import { CopyValueButton } from "./copy-value-button";
+"use client";
 
-/**
- * Where the kept end starts: up to `tail` characters, about the last 60 % of a short value
- * ("claude-sonnet-4.5" keeps "-sonnet-4.5"), starting at a separator when one is near so the end
- * reads as whole words ("…-refactor-bot-1", not "…9-refactor-bot-1"). value.length: nothing cut.
- */
-export function middleCut(value: string, tail = 16): number {
-  const tailLength = Math.min(tail, Math.ceil(value.length * 0.6));
-  if (value.length <= tailLength + 2) return value.length;
-  const cut = value.length - tailLength;
-  const separator = value.slice(cut, cut + 6).search(/[-_/:|@]/);
-  return separator > 0 && tailLength - separator >= 10 ? cut + separator : cut;
+import { useLayoutEffect, useRef, useState, type CSSProperties, type ReactNode } from "react";
+import { CopyValueButton } from "./copy-value-button";
+import { middleCut, middleEllipsis } from "./middle-ellipsis";
+
+export { middleCut } from "./middle-ellipsis";
+
+let canvas: CanvasRenderingContext2D | null = null;
+
+/** Width of `text` in the font `el` renders with (a canvas measurement: no layout per try). */
+function textMeasurer(el: HTMLElement): (text: string) => number {
+  canvas ??= document.createElement("canvas").getContext("2d");
+  const ctx = canvas;
+  if (!ctx) return (t) => t.length * 8;
+  const cs = getComputedStyle(el);
+  ctx.font = `${cs.fontStyle} ${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  const spacing = Number.parseFloat(cs.letterSpacing) || 0;
+  return (t) => ctx.measureText(t).width + spacing * t.length;
 }
 
 /**
- * An id or name that may be long (session ids, agent and model names): when it does not fit, the
- * middle is elided and the end stays visible, since the end is what tells similar ids apart
- * (`demo-…-feature-bot-s49`, `clau…-sonnet-4.5`). It is as wide as the whole value when there is
- * room (a table column grows to show it) and shrinks down to its kept end when there is not. The
- * text content is the whole value (screen readers and find-in-page see it), the full value shows
- * on hover, and `copy` adds a copy button (not inside links: a button in an <a> is invalid, so
- * row-link cells leave it off).
+ * An identifier that may be long (session ids, agent, model and tool names, failure keys). It
+ * shows whole whenever it fits — it is as wide as the whole value when there is room (a table
+ * column grows to show it) — and only on a real overflow is its middle replaced by "…", keeping
+ * the end that tells similar ids apart (`demo-…-feature-bot-s49`, `http|…|args_hash=9f3c`). It
+ * never wraps. The whole value stays the text (screen readers, find-in-page and a selection see
+ * it; the shortened text is drawn over it), it shows on hover, and `copy` adds a copy button (not
+ * inside links: a button in an <a> is invalid, so row-link cells leave it off). `children` renders
+ * the whole value styled (a failure key's parts), drawn while it fits.
  */
 export function MiddleTruncate({
   value,
@@ -31,6 +37,7 @@ export function MiddleTruncate({
   copyLabel,
   mono = false,
   className,
+  children,
 }: {
   value: string;
   /** Characters kept at the end at most; short values keep about their last 60 %. */
@@ -41,18 +48,54 @@ export function MiddleTruncate({
   copyLabel?: string;
   mono?: boolean;
   className?: string;
+  children?: ReactNode;
 }) {
   const cut = middleCut(value, tail);
+  const boxRef = useRef<HTMLSpanElement>(null);
+  const [shown, setShown] = useState<string | null>(null);
+
+  useLayoutEffect(() => {
+    const box = boxRef.current;
+    const whole = box?.firstElementChild as HTMLElement | null;
+    if (!box || !whole) return;
+    let frame = 0;
+    const update = () => {
+      const room = box.clientWidth;
+      const wholeWidth = whole.getBoundingClientRect().width;
+      if (wholeWidth <= room + 0.5) {
+        setShown(null);
+        return;
+      }
+      const measure = textMeasurer(whole);
+      // Canvas and layout can differ slightly (font features): scale to the laid-out width.
+      const scale = wholeWidth / Math.max(1, measure(value));
+      setShown(middleEllipsis(value, (t) => measure(t) * scale <= room - 0.5, cut));
+    };
+    update();
+    const observer = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(update);
+    });
+    observer.observe(box);
+    return () => {
+      cancelAnimationFrame(frame);
+      observer.disconnect();
+    };
+  }, [value, cut]);
+
   const style = {
-    "--mid-head": `${cut}ch`,
     "--mid-tail": `${value.length - cut}ch`,
     ...(maxWidth ? { "--mid-max": maxWidth } : {}),
   } as CSSProperties;
   return (
-    <span className={["mid-trunc", mono && "mono", className].filter(Boolean).join(" ")} style={style}>
-      <span className="mid-trunc-text" title={value}>
-        <span className="mid-trunc-head">{value.slice(0, cut)}</span>
-        {cut < value.length && <span className="mid-trunc-tail">{value.slice(cut)}</span>}
+    <span className={["mid-trunc", mono && "mono", className].filter(Boolean).join(" ")} style={style} data-truncated={shown !== null || undefined}>
+      <span className="mid-trunc-text" title={value} ref={boxRef}>
+        <span className="mid-trunc-whole">{children ?? value}</span>
+        {shown !== null && (
+          <span className="mid-trunc-shown" aria-hidden="true">
+            {shown}
+          </span>
+        )}
       </span>
       {copy && <CopyValueButton value={value} label={copyLabel} />}
     </span>
