@@ -4,6 +4,7 @@ import {
   isValidElement,
   useId,
   type ButtonHTMLAttributes,
+  type CSSProperties,
   type InputHTMLAttributes,
   type ReactElement,
   type ReactNode,
@@ -118,17 +119,31 @@ export function TextInput({ size, mono, className, type = "text", ...rest }: Inp
   return <input type={type} className={inputClass("input", size, mono, className)} {...rest} />;
 }
 
-/** Number input with optional unit suffix ("ms", "%", "failures"). */
+/**
+ * Number input with optional unit suffix ("ms", "%", "failures"). `chars`: the widest value it
+ * accepts, in characters (components/config/meta.ts derives it from the field's range), so its
+ * digits never clip; a text suffix gets room for its own length.
+ */
 export function NumberInput({
   size,
   suffix,
+  chars,
   className,
+  style,
   ...rest
-}: Omit<InputProps, "type" | "mono"> & { suffix?: ReactNode }) {
-  const input = <input type="number" inputMode="decimal" className={inputClass("input", size, false, className)} {...rest} />;
+}: Omit<InputProps, "type" | "mono"> & { suffix?: ReactNode; chars?: number }) {
+  const input = (
+    <input
+      type="number"
+      inputMode="decimal"
+      className={inputClass("input", size, false, [chars && "input-num", className].filter(Boolean).join(" ") || undefined)}
+      style={chars ? ({ "--num-chars": chars, ...style } as CSSProperties) : style}
+      {...rest}
+    />
+  );
   if (!suffix) return input;
   return (
-    <span className="input-group">
+    <span className="input-group" style={typeof suffix === "string" ? ({ "--suffix-chars": suffix.length } as CSSProperties) : undefined}>
       {input}
       <span className="input-suffix" aria-hidden="true">
         {suffix}

@@ -109,6 +109,23 @@ export function fieldError(meta: EditorFieldMeta, value: unknown): string | null
   return message.charAt(0).toUpperCase() + message.slice(1);
 }
 
+/** Digits shown for a field without an upper bound: a ten-digit count. */
+const UNBOUNDED_DIGITS = 10;
+
+/**
+ * How many characters a number field's input must show: its largest allowed value's, from the
+ * registry's range (a percentage field: up to 100 with two decimals), with room for a fraction
+ * when the value need not be whole; a field without a maximum gets ten digits.
+ */
+export function numberFieldChars(meta: EditorFieldMeta): number {
+  if (meta.kind !== "number") return 0;
+  if (meta.ratio) return String(Math.round((meta.max ?? 1) * 100)).length + 3;
+  const whole = meta.max !== undefined ? String(Math.trunc(meta.max)).length : UNBOUNDED_DIGITS;
+  const negative = (meta.min ?? 0) < 0 ? 1 : 0;
+  const spec = meta.spec;
+  return whole + negative + (spec.kind === "number" && !spec.int ? 3 : 0);
+}
+
 /** Short human summary of the fields a rule sets. */
 export function ruleSummary(rule: SnakeRule | undefined): string {
   if (!rule) return "—";

@@ -18,7 +18,7 @@ import type { SnakeConfigDocument, SnakeRule } from "@/server/engine/config";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import type { RuleInput, Severity } from "@/server/engine/types";
 import { cloneDoc, issuesUnder, ReadOnlyNotice, useConfigEditor } from "./config-context";
-import { RULE_FIELD_META, SEVERITY_OPTIONS, formatRuleValue, ruleSummary, validateNumberText, type RuleFieldMeta } from "./meta";
+import { RULE_FIELD_META, SEVERITY_OPTIONS, formatRuleValue, numberFieldChars, ruleSummary, validateNumberText, type RuleFieldMeta } from "./meta";
 
 type RuleKind = "tool_rules" | "domain_rules" | "plugin_rules";
 const KIND_META: Record<RuleKind, { title: string; singular: string; nameLabel: string; description: string; placeholder: string }> = {
@@ -246,6 +246,7 @@ function RuleForm({
                 title={`Empty inherits ${inhText}`}
                 suffix={m.unit}
                 step={m.step}
+                chars={numberFieldChars(m)}
                 onChange={(e) => {
                   touch(m.key);
                   setServerErrors((se) => ({ ...se, [m.key]: "" }));

@@ -19,6 +19,7 @@ import {
   SETTING_META,
   fieldError,
   formatSettingValue,
+  numberFieldChars,
   ratioToPercentText,
   validateNumberText,
   validatePercentText,
@@ -54,6 +55,7 @@ function parseDraft(meta: SettingMeta, draft: string): { value?: unknown; error?
     return error ? { error } : { value: list };
   }
   if (meta.kind === "bool") return { value: draft === "true" };
+  if (meta.kind === "number") return validateNumberText(meta, draft);
   return { value: draft };
 }
 
@@ -77,7 +79,21 @@ function SettingRow({
   const dirty = draft !== encode(meta, own);
 
   const control =
-    meta.kind === "list" ? (
+    meta.kind === "number" ? (
+      <NumberInput
+        size="sm"
+        aria-label={`${meta.label} (${level} value)`}
+        value={draft}
+        min={meta.min}
+        max={meta.max}
+        step={meta.step}
+        chars={numberFieldChars(meta)}
+        suffix={meta.unit}
+        placeholder="not set"
+        disabled={!canEdit}
+        onChange={(e) => onChange(e.target.value)}
+      />
+    ) : meta.kind === "list" ? (
       <TextInput
         mono
         size="sm"
@@ -285,7 +301,8 @@ function ModelSwitchCard() {
                   disabled={!canEdit}
                   placeholder={`Inherit: ${inherited(f)}`}
                   step={f.ratio ? 1 : f.step}
-                  suffix={f.ratio ? "%" : undefined}
+                  chars={numberFieldChars(f)}
+                  suffix={f.ratio ? "%" : f.unit}
                   onChange={(e) => setDraft({ ...draft, [f.key]: e.target.value })}
                 />
               </Field>

@@ -6,7 +6,7 @@ import { Button, Field, FormError, TextInput } from "@/components/form";
 import { authClient, authErrorMessage } from "@/lib/auth-client";
 import { sameOriginNext } from "./same-origin-next";
 
-export function SignInForm({ next }: { next?: string }) {
+export function SignInForm({ next, signupOpen = true }: { next?: string; signupOpen?: boolean }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<{ email?: string; password?: string; form?: string }>({});
@@ -53,9 +53,15 @@ export function SignInForm({ next }: { next?: string }) {
           Sign in
         </Button>
       </form>
-      <p className="text-sm muted auth-switch">
-        No account yet? <Link href="/sign-up">Create one</Link>
-      </p>
+      {signupOpen ? (
+        <p className="text-sm muted auth-switch">
+          No account yet? <Link href="/sign-up">Create one</Link>
+        </p>
+      ) : (
+        <p className="text-sm muted auth-switch" data-testid="signup-closed-note">
+          No account yet? Sign-up is closed on this server: ask an owner for an invitation.
+        </p>
+      )}
     </div>
   );
 }

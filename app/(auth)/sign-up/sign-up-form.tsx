@@ -35,3 +35,18 @@ export function SignUpForm({ firstUser, startAtOrganization = false }: { firstUs
     </div>
   );
 }
+
+/** Sign-up closed (server/signup-policy.ts): said up front; an invitation link still signs a person up. */
+export function SignUpClosed() {
+  return (
+    <div className="card center-card stack" data-testid="signup-closed">
+      <div className="stack stack-sm">
+        <h1 className="auth-title">Sign-up is closed</h1>
+        <p className="muted">Sign-up is closed on this server: ask an owner for an invitation. An invitation link lets you create your account.</p>
+      </div>
+      <p className="text-sm muted auth-switch">
+        Already have an account? <Link href="/sign-in">Sign in</Link>
+      </p>
+    </div>
+  );
+}

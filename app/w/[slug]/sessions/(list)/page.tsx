@@ -30,6 +30,7 @@ import { getRuntime } from "@/server/runtime";
 import { AgentFilter } from "../agent-filter";
 import { SessionStatusBadge } from "../session-status-badge";
 import { OpenCallsNote } from "../open-calls";
+import { SessionPhoneLine } from "../session-phone-line";
 import { openCallsOf } from "@/server/services/open-calls";
 import { ResumeSession } from "../[sessionId]/resume-session";
 import { AgentHoldButton, PauseSessionButton } from "@/components/controls/session-controls";
@@ -75,12 +76,21 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       id: "session",
       header: "Session",
       minWidth: 180,
+      className: "session-col-id",
       cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
+    },
+    {
+      id: "phone",
+      header: <span className="sr-only">Summary</span>,
+      cardLabel: "",
+      className: "session-col-phone",
+      cell: (r) => <SessionPhoneLine row={r} openCalls={openCalls.get(r.sessionId)?.length ?? 0} now={now} />,
     },
     {
       id: "status",
       header: "Status",
       width: 130,
+      className: "session-col-status",
       cell: (r) => (
         <>
           <SessionStatusBadge status={r.status} held={r.held} />
@@ -127,6 +137,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       header: <span className="sr-only">Pause or resume</span>,
       width: 100,
       align: "right",
+      className: "session-col-control",
       cell: (r) =>
         r.status === "ended" ? null : r.held?.scope === "session" ? (
           canOperate ? <ResumeSession workspaceSlug={slug} sessionId={r.sessionId} compact /> : null
@@ -240,6 +251,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       ) : (
         <DataTable
           label="Agent sessions"
+          className="sessions-table"
           columns={columns}
           rows={rows}
           rowKey={(r) => r.sessionId}
