@@ -5,8 +5,6 @@
  * on the official server SDK), driven by the official client over stdio.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import { readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
@@ -16,30 +14,11 @@ import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { installPackedSdk, ROOT } from "../support/packed-sdk";
 import { approval, event } from "@/db/schema";
-import { handleTrpcRequest } from "@/server/agent-api/trpc";
-import { handleMcpRequest } from "@/server/mcp/handler";
-import type { Runtime } from "@/server/runtime";
+import { serveMcpApp as serveApp } from "../support/mcp-app";
 
 const URL_V1 = "https://api.example.com/v1/users";
 const KEY_V1 = "http_request|domain=api.example.com|path_prefix=v1";
 const FIXTURE = path.join(ROOT, "tests/fixtures/mcp-echo-server.mjs");
-
-/** /api/mcp and /api/trpc over HTTP, as `next start` serves them. */
-async function serveApp(runtime: Runtime) {
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
-    const request = new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
-    const response = req.url?.startsWith("/api/mcp") ? await handleMcpRequest(request, runtime) : await handleTrpcRequest(request, runtime);
-    res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 const failures = (sessionId: string, n: number) =>
   Array.from({ length: n }, (_, i) => ({
