@@ -21,7 +21,7 @@ export interface OrgAuditQuery {
   actorType?: string;
   /** "org" (default): entries without a workspace; "all": every entry of the organization. */
   scope?: string;
-  /** Keyset cursors (orgAuditCursor): the page of entries older than `after`, or newer than `before`. */
+  /** Keyset cursors (OrgAuditRow.cursor): the page of entries older than `after`, or newer than `before`. */
   after?: string;
   before?: string;
   pageSize?: number;
@@ -30,18 +30,17 @@ export interface OrgAuditQuery {
 export interface OrgAuditRow extends AuditRow {
   workspaceSlug: string | null;
   workspaceName: string | null;
+  /** The entry's place in the list (created_at desc, id desc), as the URL carries it: `<UTC time to the microsecond>_<id>`. */
+  cursor: string;
 }
 
-/** An entry's place in the list (created_at desc, id desc), as the URL carries it: `<ISO time>_<id>`. */
-export function orgAuditCursor(row: { createdAt: string; id: number }): string {
-  return `${row.createdAt}_${row.id}`;
-}
+/** created_at to the microsecond, as text (a JS Date keeps milliseconds: a cursor from it would skip or repeat entries). */
+const cursorTime = sql<string>`to_char(${auditLog.createdAt} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-function readCursor(c: string | undefined): { at: Date; id: number } | null {
-  const m = c ? /^(\d{4}-\d{2}-\d{2}T[\d:.]+Z)_(\d{1,18})$/.exec(c) : null;
-  if (!m) return null;
-  const at = new Date(m[1]);
-  return Number.isNaN(at.getTime()) ? null : { at, id: Number(m[2]) };
+function readCursor(c: string | undefined): { at: string; id: number } | null {
+  const m = c ? /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z)_(\d{1,15})$/.exec(c) : null;
+  if (!m || Number.isNaN(new Date(m[1]).getTime())) return null;
+  return { at: m[1], id: Number(m[2]) };
 }
 
 function scopeWhere(organizationId: string, scope: string | undefined): SQL {
@@ -62,7 +61,7 @@ export async function listOrgAudit(db: Db, organizationId: string, q: OrgAuditQu
   const after = readCursor(q.after);
   const before = after ? null : readCursor(q.before);
   const where = orgAuditWhere(organizationId, q);
-  const at = (c: { at: Date; id: number }) => sql`(${c.at.toISOString()}::timestamptz, ${c.id}::bigint)`;
+  const at = (c: { at: string; id: number }) => sql`(${c.at}::timestamptz, ${c.id}::bigint)`;
   const columns = {
     id: auditLog.id,
     actorType: auditLog.actorType,
@@ -72,6 +71,7 @@ export async function listOrgAudit(db: Db, organizationId: string, q: OrgAuditQu
     before: auditLog.before,
     after: auditLog.after,
     createdAt: auditLog.createdAt,
+    cursorTime,
     workspaceSlug: workspace.slug,
     workspaceName: workspace.name,
   };
@@ -88,7 +88,7 @@ export async function listOrgAudit(db: Db, organizationId: string, q: OrgAuditQu
   ]);
   const more = fetched.length > pageSize;
   const rows = (before ? fetched.slice(0, pageSize).reverse() : fetched.slice(0, pageSize)).map(
-    (r): OrgAuditRow => ({ ...r, id: Number(r.id), createdAt: r.createdAt.toISOString() }),
+    ({ cursorTime: t, ...r }): OrgAuditRow => ({ ...r, id: Number(r.id), createdAt: r.createdAt.toISOString(), cursor: `${t}_${r.id}` }),
   );
   const hasOlder = before ? true : more;
   const hasNewer = after ? true : before ? more : false;
@@ -97,8 +97,8 @@ export async function listOrgAudit(db: Db, organizationId: string, q: OrgAuditQu
     pageSize,
     rows,
     actions: actions.map((a) => a.action),
-    nextCursor: hasOlder && rows.length ? orgAuditCursor(rows[rows.length - 1]) : null,
-    prevCursor: hasNewer && rows.length ? orgAuditCursor(rows[0]) : null,
+    nextCursor: hasOlder && rows.length ? rows[rows.length - 1].cursor : null,
+    prevCursor: hasNewer && rows.length ? rows[0].cursor : null,
   };
 }
 

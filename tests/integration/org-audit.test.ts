@@ -6,6 +6,7 @@
  * person outside the organization may not.
  */
 import { beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
@@ -130,6 +131,25 @@ describe.each(DATABASE_KINDS)("organization audit log on %s", (kind) => {
     expect(first.prevCursor).toBeNull();
     // A malformed cursor reads as none: the first page.
     expect((await listOrgAudit(app.db, orgId, { pageSize: 3, after: "not-a-cursor" })).rows.map((r) => r.id)).toEqual(pages[0].map((r) => r.id));
+  });
+
+  it("pages through entries of one millisecond, told apart by their microseconds", async () => {
+    const org = (await createOrganization(app.db, { name: "Micro", ownerUserId: outsider.userId, actor: SYSTEM_ACTOR })).id;
+    for (const us of ["000300", "000100", "000200"]) {
+      await app.db.execute(
+        sql`insert into audit_log (organization_id, actor_type, actor_label, action, target, created_at) values (${org}, 'system', 'system', 'member.role', ${us}, ${`2026-01-01T00:00:00.${us}Z`}::timestamptz)`,
+      );
+    }
+    const targets: (string | null)[] = [];
+    let page = await listOrgAudit(app.db, org, { pageSize: 1, action: "member." });
+    targets.push(...page.rows.map((r) => r.target));
+    while (page.nextCursor) {
+      page = await listOrgAudit(app.db, org, { pageSize: 1, action: "member.", after: page.nextCursor });
+      targets.push(...page.rows.map((r) => r.target));
+    }
+    expect(targets).toEqual(["000300", "000200", "000100"]);
+    const newer = await listOrgAudit(app.db, org, { pageSize: 1, action: "member.", before: page.prevCursor! });
+    expect(newer.rows.map((r) => r.target)).toEqual(["000200"]);
   });
 
   it("is readable by any member, a viewer too, and by nobody outside the organization", async () => {
