@@ -13,8 +13,9 @@ import { redactString } from "@/server/engine/redact";
 import { writeAudit, type Actor } from "./audit";
 import { enqueueNotificationDrafts } from "@/server/notifications/outbox";
 import { draftForWorkspacePaused } from "@/server/notifications/events";
-import { badRequest, notFound } from "./errors";
+import { badRequest } from "./errors";
 import { queueGuidanceFor } from "./pending-nudges";
+import { lockSessionRow } from "./session-lock";
 
 export type HoldScope = "session" | "agent" | "workspace";
 
@@ -66,12 +67,7 @@ export async function pauseSession(db: Db, input: Who & { sessionId: string; rea
   const at = new Date(input.now ?? Date.now());
   const reason = personText(input.reason);
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select()
-      .from(agentSession)
-      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)))
-      .for("update");
-    if (!row) throw notFound(`Session ${input.sessionId}`);
+    const row = await lockSessionRow(tx, input.workspaceId, input.sessionId);
     if (row.endedAt) throw badRequest(`Session ${input.sessionId} has ended`, "sessionId");
     // The behaviour keeps its own pause flag (an interrupt nudge is not sent on top of a pause).
     const behaviour = row.behaviour === null ? null : storedSessionBehaviour(pauseBehaviour(upgradeSessionBehaviour(row.behaviour, input.sessionId), reason, at.getTime()));

@@ -11,12 +11,13 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { rowsOf, type Db, type Tx } from "@/db/client";
-import { agentSession, pendingNudge } from "@/db/schema";
+import { pendingNudge } from "@/db/schema";
 import { textArray } from "@/db/sql-arrays";
 import type { Effect, NudgeType, PatternType } from "@/server/engine/types";
 import { redactString } from "@/server/engine/redact";
 import { writeAudit, type Actor } from "./audit";
-import { badRequest, notFound } from "./errors";
+import { badRequest } from "./errors";
+import { lockSessionRow } from "./session-lock";
 
 export interface NudgeToQueue {
   sessionId: string;
@@ -116,12 +117,7 @@ export async function queueSessionMessage(
   const text = redactString(input.text.trim());
   if (!text) throw badRequest("text: must not be blank", "text");
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select({ endedAt: agentSession.endedAt })
-      .from(agentSession)
-      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)))
-      .for("update");
-    if (!row) throw notFound(`Session ${input.sessionId}`);
+    const row = await lockSessionRow(tx, input.workspaceId, input.sessionId);
     if (row.endedAt) throw badRequest(`Session ${input.sessionId} has ended: nothing would read the message`, "sessionId");
     await queuePendingNudges(tx, input.workspaceId, [{ sessionId: input.sessionId, nudgeType: "guidance", patternType: null, message: text, source: "message", createdBy: input.actor.label }]);
     await writeAudit(tx, {

@@ -14,6 +14,7 @@ import { FieldIssuesError, badRequest, notFound } from "./errors";
 import { heldOf, holdsOver } from "./holds";
 import { openCallsOf } from "./open-calls";
 import { sessionFailureSummary } from "./session-failure-summary";
+import { lockSessionRow } from "./session-lock";
 
 export async function getSessionView(db: Db, workspaceId: string, sessionId: string, now = Date.now()) {
   const [row] = await db
@@ -81,12 +82,7 @@ export interface ResumeSessionInput {
 export async function resumeSession(db: Db, input: ResumeSessionInput) {
   const now = input.now ?? Date.now();
   return db.transaction(async (tx) => {
-    const [row] = await tx
-      .select()
-      .from(agentSession)
-      .where(and(eq(agentSession.workspaceId, input.workspaceId), eq(agentSession.sessionId, input.sessionId)))
-      .for("update");
-    if (!row) throw notFound(`Session ${input.sessionId}`);
+    const row = await lockSessionRow(tx, input.workspaceId, input.sessionId);
     if (!row.paused) throw badRequest(`Session ${input.sessionId} is not paused`, "sessionId");
     const behaviour = upgradeSessionBehaviour(row.behaviour, input.sessionId);
     // Typed by a person, read by the agent and audit-logged: a pasted secret is redacted like args.
