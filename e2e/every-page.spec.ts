@@ -107,6 +107,8 @@ function pagesOf({ slug, keyPages }: Seed): string[] {
     "/org/defaults",
     "/org/policies",
     "/org/patterns",
+    "/org/audit",
+    "/org/audit?scope=all",
   ];
 }
 

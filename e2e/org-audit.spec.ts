@@ -83,6 +83,9 @@ test("an owner emails an invitation; the organization's audit log shows it, filt
   await page.goto("/org/audit?scope=all");
   await expect(table.getByRole("columnheader", { name: "Workspace" })).toBeVisible();
   await expect(table.getByText("workspace.create", { exact: true })).toBeVisible();
+  const clipped = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>(".table-scroll")].some((r) => r.scrollWidth > r.clientWidth + 1));
+  expect(clipped).toBe(false);
+  await page.screenshot({ path: `${shots}/org-audit-all-1440.png`, fullPage: true });
 
   // Nothing matching: the empty state.
   await page.goto("/org/audit?action=nothing.");
