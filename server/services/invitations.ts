@@ -88,17 +88,18 @@ export async function createInvitation(
       target: `invitation ${id.slice(0, 8)}`,
       after: { role: input.role, expiresAt: expiresAt.toISOString(), ...(email ? { email } : {}) },
     });
-    return { id, token, role: input.role, expiresAt };
+    // The organization's name for the email's subject, read before the commit (nothing can fail after it).
+    const [org] = email ? await tx.select({ name: organization.name }).from(organization).where(eq(organization.id, input.organizationId)) : [];
+    return { invitation: { id, token, role: input.role, expiresAt }, organizationName: org?.name ?? "an organization" };
   });
   // Committed: the link stands whatever the mail server does.
   let emailStatus: InvitationEmailStatus | null = null;
   if (email && !smtp) emailStatus = { sent: false, to: email, reason: "SMTP is not configured (VIGIL_SMTP_URL, VIGIL_SMTP_FROM)" };
   else if (email && smtp) {
-    const [org] = await db.select({ name: organization.name }).from(organization).where(eq(organization.id, input.organizationId));
     emailStatus = await sendInvitationEmail(smtp, {
       to: email,
       link: `${(input.baseUrl || process.env.VIGIL_BASE_URL || `http://localhost:${process.env.PORT || 3000}`).replace(/\/+$/, "")}/invite/${token}`,
-      organizationName: org?.name ?? "an organization",
+      organizationName: created.organizationName,
       inviterLabel: input.actor.label,
       role: input.role,
       expiresAt,
@@ -111,7 +112,7 @@ export async function createInvitation(
       after: emailStatus,
     }).catch((err) => console.error("[invitations] could not audit the invitation email", err));
   }
-  return { ...created, email: emailStatus };
+  return { ...created.invitation, email: emailStatus };
 }
 
 /** Pending invitations of an organization, oldest first (never the token: only its hash is stored). */
