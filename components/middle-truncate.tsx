@@ -76,8 +76,13 @@ export function MiddleTruncate({
       cancelAnimationFrame(frame);
       frame = requestAnimationFrame(update);
     });
+    // The room (box) and the whole text's own width (it changes when a web font arrives).
     observer.observe(box);
+    observer.observe(whole);
+    let live = true;
+    void document.fonts?.ready.then(() => live && update());
     return () => {
+      live = false;
       cancelAnimationFrame(frame);
       observer.disconnect();
     };

@@ -63,7 +63,7 @@ test.describe("phone layouts and identifiers", () => {
 
     const first = rows.first();
     await expect(first.getByTestId("session-phone-line")).toBeVisible();
-    await expect(first.getByTestId("session-phone-line")).toContainText("1 call");
+    await expect(first.getByTestId("session-phone-line")).toContainText(/\d+ calls?/);
     // Each row: the id and the status on line 1, agent · model · calls · last event on line 2.
     const heights = await rows.evaluateAll((trs) => trs.map((tr) => tr.getBoundingClientRect().height));
     for (const h of heights) expect(h).toBeLessThanOrEqual(64);
@@ -112,10 +112,16 @@ test.describe("phone layouts and identifiers", () => {
     const shown = (await title.locator(".mid-trunc-shown").innerText()).trim();
     expect(shown).toContain("…");
     expect(shown.endsWith("-refactor-bot-s0")).toBe(true);
+    // Drawn inside its box: the cut text does not run under the copy button.
+    const box = await text.boundingBox();
+    const drawn = await title.locator(".mid-trunc-shown").evaluate((el) => el.scrollWidth <= el.clientWidth + 1);
+    expect(drawn).toBe(true);
+    expect(box!.x + box!.width).toBeLessThanOrEqual((await title.getByRole("button").boundingBox())!.x + 1);
     expect(longId.startsWith(shown.split("…")[0])).toBe(true);
     await expect(text).toHaveAttribute("title", longId);
-    // The whole id is still the text (screen readers, find-in-page); only its drawing is cut.
-    await expect(text).toHaveText(longId);
+    // The whole id is still the text (screen readers, find-in-page); only its drawing is cut, drawn hidden from screen readers.
+    await expect(text.locator(".mid-trunc-whole")).toHaveText(longId);
+    await expect(title.locator(".mid-trunc-shown")).toHaveAttribute("aria-hidden", "true");
     for (const id of await identifierLines(page)) expect(id.lines, id.text).toBe(1);
     const copy = title.getByRole("button", { name: "Copy session id" });
     await copy.focus();
@@ -127,8 +133,8 @@ test.describe("phone layouts and identifiers", () => {
     await signIn(page);
     await page.setViewportSize(PHONE);
     for (const [url, level] of [
-      [`/w/${slug}/settings`, "workspace"],
-      ["/org/defaults", "organization"],
+      [`/w/${slug}/settings?tab=settings`, "workspace"],
+      ["/org/defaults?tab=settings", "organization"],
     ] as const) {
       await page.goto(url);
       const input = page.getByLabel(`Open call after (${level} value)`);
@@ -138,8 +144,11 @@ test.describe("phone layouts and identifiers", () => {
       expect(fit.scroll, `${url}: digits clipped`).toBeLessThanOrEqual(fit.client);
       await page.screenshot({ path: path.join(SHOTS, `settings-${level}-390.png`), fullPage: true });
     }
+    // The rule editor's thresholds beside their units ("failures", "in a row").
+    await page.goto(`/w/${slug}/settings?tab=rules`);
+    await page.screenshot({ path: path.join(SHOTS, "rules-390.png"), fullPage: true });
     await page.setViewportSize(DESKTOP);
-    await page.goto(`/w/${slug}/settings`);
+    await page.goto(`/w/${slug}/settings?tab=settings`);
     await page.screenshot({ path: path.join(SHOTS, "settings-workspace-1440.png"), fullPage: true });
   });
 });

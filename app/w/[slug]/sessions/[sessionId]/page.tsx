@@ -88,7 +88,7 @@ export default async function SessionPage({ params }: { params: Promise<{ slug: 
   return (
     <>
       <PageHeader
-        title={<MiddleTruncate value={session.sessionId} mono copy copyLabel="session id" className="dash2-session-title" tail={14} />}
+        title={<MiddleTruncate value={session.sessionId} mono copy copyLabel="session id" className="dash2-session-title" tail={16} />}
         badge={<SessionStatusBadge status={session.status} held={held} />}
         description={
           <>
