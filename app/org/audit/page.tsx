@@ -108,7 +108,7 @@ export default async function OrgAuditPage({ searchParams }: { searchParams: Pro
         <label className="sr-only" htmlFor="oa-scope">
           Scope
         </label>
-        <select id="oa-scope" className="select input-sm" name="scope" defaultValue={scope} style={{ width: 200 }}>
+        <select id="oa-scope" className="select input-sm" name="scope" defaultValue={scope} style={{ width: 240 }}>
           <option value="org">Organization only</option>
           <option value="all">Organization and workspaces</option>
         </select>
