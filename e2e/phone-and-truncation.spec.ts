@@ -77,6 +77,8 @@ test.describe("phone layouts and identifiers", () => {
 
     const twoLine = await page.evaluate(() => document.documentElement.scrollHeight);
     await page.screenshot({ path: path.join(SHOTS, "sessions-390.png"), fullPage: true });
+    await rows.nth(3).scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SHOTS, "sessions-390-rows.png") });
     // The same rows laid out as the generic phone cards (every column a "label value" line).
     const stacked = await page.evaluate(() => {
       const wrap = document.querySelector(".sessions-table")!;
