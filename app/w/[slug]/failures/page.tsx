@@ -71,10 +71,10 @@ export default async function FailuresPage({ params, searchParams }: { params: P
       />
       <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
       <nav className="segmented" aria-label="View">
-        <a href={withSearchParams(path, sp, { view: null, fp: null, page: null })} aria-current={view === "groups" ? "page" : undefined}>
+        <a href={withSearchParams(path, sp, { view: null, fp: null, page: null, after: null, before: null })} aria-current={view === "groups" ? "page" : undefined}>
           Groups
         </a>
-        <a href={withSearchParams(path, sp, { view: "list", page: null })} aria-current={view === "list" ? "page" : undefined}>
+        <a href={withSearchParams(path, sp, { view: "list", fp: null, page: null, after: null, before: null })} aria-current={view === "list" && !fingerprint ? "page" : undefined}>
           All failures
         </a>
       </nav>
