@@ -9,33 +9,26 @@ import { MiddleTruncate } from "./middle-truncate";
  * a line of its own) and breaks inside only when it alone is wider than the line.
  */
 export function FailureKey({ value, wrap = false, title, copy = false }: { value: string; wrap?: boolean; title?: string; copy?: boolean }) {
-  const [tool, ...params] = value.split("|");
   if (!wrap) {
     // One line: whole when it fits, else "tool|…|args_hash=…" keeping the last parameter, which tells keys apart.
     return (
       <MiddleTruncate value={value} tail={failureKeyTail(value)} className="fkey-line" copy={copy} copyLabel="failure key">
-        <span className="fkey-tool">{tool}</span>
-        {params.map((p, i) => {
-          const eq = p.indexOf("=");
-          return (
-            <span key={i}>
-              <span className="fkey-sep">|</span>
-              {eq > 0 ? (
-                <>
-                  <span className="fkey-k">{p.slice(0, eq + 1)}</span>
-                  {p.slice(eq + 1)}
-                </>
-              ) : (
-                p
-              )}
-            </span>
-          );
-        })}
+        <KeyParts value={value} wrap={false} />
       </MiddleTruncate>
     );
   }
   return (
     <span className="fkey fkey-wrap" title={title ?? value}>
+      <KeyParts value={value} wrap />
+    </span>
+  );
+}
+
+/** The tool, then each `|name=value` with the name muted. */
+function KeyParts({ value, wrap }: { value: string; wrap: boolean }) {
+  const [tool, ...params] = value.split("|");
+  return (
+    <>
       <span className="fkey-tool">{tool}</span>
       {params.map((p, i) => {
         const eq = p.indexOf("=");
@@ -55,7 +48,6 @@ export function FailureKey({ value, wrap = false, title, copy = false }: { value
           </span>
         );
       })}
-    </span>
+    </>
   );
 }
-
