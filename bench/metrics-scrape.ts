@@ -9,7 +9,8 @@
  *  (2) the counters' cost: 500-event ingest batches (rows/s) and guard.check (per call) with
  *      counting on and off (`setMetricsCounting`, as `VIGIL_METRICS=off` starts a server), in
  *      alternating rounds on one database; the median ratio beside the 5 % budget.
- * Flags: --scrapes <n> (200), --rounds <n> (6, per side), --no-pglite, --no-postgres.
+ * Flags: --scrapes <n> (200), --rounds <n> (6, per side), --batches <n> (ingest batches per round, 4),
+ *        --no-pglite, --no-postgres, --no-scrape (only the on/off comparison).
  */
 import { performance } from "node:perf_hooks";
 import os from "node:os";
@@ -31,6 +32,7 @@ const flag = (name: string, def: number) => {
 };
 const SCRAPES = flag("scrapes", 200);
 const ROUNDS = flag("rounds", 6);
+const BATCHES_PER_ROUND = flag("batches", 4);
 const KEYS = 10_000;
 const TOOLS = 500;
 const SCRAPE_TARGET_MS = 100;
@@ -44,6 +46,9 @@ const pct = (xs: number[], p: number) => {
 };
 const median = (xs: number[]) => pct(xs, 0.5);
 const f1 = (v: number) => v.toFixed(1);
+/** Each round's figure when there are few; the quartiles when there are many. */
+const spread = (xs: number[]) =>
+  xs.length <= 12 ? xs.map((x) => x.toFixed(0)).join(" / ") : `quartiles ${[0.25, 0.5, 0.75].map((p) => pct(xs, p).toFixed(0)).join(" / ")}`;
 
 const toolName = (t: number) => (t % 5 === 0 ? `mcp__srv${t % 17}__op_${t}` : `tool_${t}`);
 
@@ -82,7 +87,8 @@ function toolTraffic(prefix: string): EventInput[] {
 /** A 500-event batch of calls and results over 20 sessions (a quarter of them failing). */
 function batchSource(prefix: string) {
   let n = 0;
-  let clock = Date.now() - 2 * 3_600_000;
+  // Each batch spans 30 s of event time: start far enough back that the last round stays in the past.
+  let clock = Date.now() - 3_600_000 - (ROUNDS * 2 * BATCHES_PER_ROUND + 10) * (BATCH / 2) * 120;
   return (): EventInput[] => {
     const out: Record<string, unknown>[] = [];
     while (out.length < BATCH) {
@@ -170,7 +176,7 @@ async function onOffBench(kind: string, database: Database) {
   const order = Array.from({ length: ROUNDS * 2 }, (_, i) => ((i >> 1) % 2 === i % 2 ? "on" : "off") as "on" | "off");
   for (const side of order) {
     setMetricsCounting(side === "on");
-    const batches = Array.from({ length: 4 }, () => next());
+    const batches = Array.from({ length: BATCHES_PER_ROUND }, () => next());
     const started = performance.now();
     for (const b of batches) await ingestEvents(database.db, scope, b);
     rate[side].push((batches.length * BATCH) / ((performance.now() - started) / 1000));
@@ -187,7 +193,7 @@ async function onOffBench(kind: string, database: Database) {
   const ingestRatio = median(rate.on) / median(rate.off);
   const guardRatio = median(guard.on) / median(guard.off);
   const lines = [
-    `${kind}: ingest rows with counting on vs off: ${median(rate.on).toFixed(0)} vs ${median(rate.off).toFixed(0)} rows/s = ${((ingestRatio - 1) * 100).toFixed(1)} % (median of ${ROUNDS} rounds each; rounds on ${rate.on.map((x) => x.toFixed(0)).join(" / ")}, off ${rate.off.map((x) => x.toFixed(0)).join(" / ")}) — budget within 5 %`,
+    `${kind}: ingest rows with counting on vs off: ${median(rate.on).toFixed(0)} vs ${median(rate.off).toFixed(0)} rows/s = ${((ingestRatio - 1) * 100).toFixed(1)} % (median of ${ROUNDS} rounds of ${BATCHES_PER_ROUND} batches each; rounds on ${spread(rate.on)}, off ${spread(rate.off)}) — budget within 5 %`,
     `${kind}: guard.check with counting on vs off: p50 ${guard.on.length ? median(guard.on).toFixed(2) : "-"} vs ${median(guard.off).toFixed(2)} ms = ${((guardRatio - 1) * 100).toFixed(1)} % (median of ${ROUNDS} rounds × 60 calls) — budget within 5 %`,
   ];
   for (const l of lines) console.log(`  ${l}`);
@@ -202,7 +208,7 @@ async function main() {
     try {
       const database = await openDatabase({ url: cluster.url, poolSize: 10 });
       await migrateDatabase(database);
-      await scrapeBench("postgres", database);
+      if (!argv.includes("--no-scrape")) await scrapeBench("postgres", database);
       await onOffBench("postgres", database);
       await database.close();
     } finally {
@@ -212,7 +218,7 @@ async function main() {
   if (!argv.includes("--no-pglite")) {
     const lite = await openDatabase({ dataDir: null });
     await migrateDatabase(lite);
-    await scrapeBench("pglite", lite);
+    if (!argv.includes("--no-scrape")) await scrapeBench("pglite", lite);
     await onOffBench("pglite", lite);
     await lite.close();
   }
