@@ -505,6 +505,8 @@ export const agentSession = pgTable(
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.sessionId] }),
     index("session_ws_active_minute_idx").on(t.workspaceId, t.activeMinute.desc().nullsLast()),
+    // Both decay-timeline indexes carry INCLUDE columns (drizzle/0027): session_id, ended_at here;
+    // agent, started_at, ended_at in session_ws_ended_idx — so the timeline is an index-only scan.
     index("session_ws_agent_start_idx").on(t.workspaceId, t.agent, t.startedAt),
     index("session_ws_paused_idx").on(t.workspaceId).where(sql`paused`),
     // Session decay reads the failures' sessions that have ended (server/ingest/load.ts,
@@ -671,6 +673,27 @@ export const dailyPatternStat = pgTable(
     detections: integer("detections").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.patternType, t.severity, t.model] })],
+);
+
+/**
+ * Nudges per UTC day, pattern and model (the Patterns page's nudge counts): `nudges` every nudge
+ * ('' pattern: none), `interrupts` those of type interrupt, `sent` the pattern nudges that get a
+ * verdict (not guidance) and `effective` those judged effective — a verdict adds to its nudge's
+ * day. Kept by the batch's shared-counter statements, as daily_pattern_stat.
+ */
+export const dailyNudgeStat = pgTable(
+  "daily_nudge_stat",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    patternType: text("pattern_type").notNull().default(""),
+    model: text("model").notNull().default(""),
+    nudges: integer("nudges").notNull().default(0),
+    interrupts: integer("interrupts").notNull().default(0),
+    sent: integer("sent").notNull().default(0),
+    effective: integer("effective").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.patternType, t.model] })],
 );
 
 /** Organization-level global tool patterns (SPEC 6 promotion). */
