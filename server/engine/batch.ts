@@ -312,7 +312,7 @@ export interface BatchRecords {
   patterns: PatternRecord[];
   nudges: NudgeRecord[];
   /** Verdicts on nudges written by earlier batches (SPEC 5 effectiveness, decided once). */
-  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean }[];
+  nudgeVerdicts: { sessionId: string; patternType: string; sentAt: number; effective: boolean; model: string | null }[];
   modelToolDeltas: Map<string, ModelToolDelta>;
   behaviourDeltas: Map<string, BehaviourDelta>;
   suggestions: SuggestionRecord[];
@@ -660,7 +660,7 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
     for (const v of observed.verdicts) {
       const nudgeRow = writes.nudges.find((n) => n.sessionId === s.sessionId && n.patternType === v.patternType && n.ts.getTime() === v.sentAt && n.effective == null);
       if (nudgeRow) nudgeRow.effective = v.effective;
-      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective });
+      else writes.nudgeVerdicts.push({ sessionId: s.sessionId, patternType: v.patternType, sentAt: v.sentAt, effective: v.effective, model: s.model });
     }
     for (const eff of observed.effects) {
       if (eff.type === "pattern") {
