@@ -138,7 +138,10 @@ export async function openDatabase(opts: OpenOptions = {}): Promise<Database> {
   await client.waitReady;
   // Loaded here, as PGlite itself is: a process on a PostgreSQL server never loads PGlite.
   const { preparingPglite } = await import("./pglite-prepared");
-  const db = drizzle(preparingPglite(client), { schema }) as unknown as Db;
+  // Agents' statements before the dashboard's (db/pglite-priority.ts).
+  const { pglitePriorityFromEnv, prioritizedPglite } = await import("./pglite-priority");
+  const prepared = preparingPglite(client);
+  const db = drizzle(pglitePriorityFromEnv(process.env.VIGIL_PGLITE_PRIORITY) ? prioritizedPglite(prepared) : prepared, { schema }) as unknown as Db;
   const checkpoints = setInterval(() => void checkpointIfWalAbove(db).catch(() => {}), PGLITE_CHECKPOINT_EVERY_MS);
   checkpoints.unref();
   return {

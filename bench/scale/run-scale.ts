@@ -8,10 +8,12 @@
  * with a signed-in session), guard.check with one client, ingest's rate while loading, bytes per
  * event; on PostgreSQL a retention prune of the oldest 7 days with a writer ingesting meanwhile;
  * on PGlite guard.check's p99 quiet and while the heaviest page (Models 30d) is loaded over and
- * over, and the data directory's WAL.
+ * over — first with statements let into PGlite in arrival order (VIGIL_PGLITE_PRIORITY=off), then
+ * with agents first (db/pglite-priority.ts), on the same data directory — and the data directory's WAL.
  *
- * Flags: --scale-sizes 20k,2m (PostgreSQL; default 20k,2m), --scale-pglite 300k (0 skips),
- * --scale-requests 15 (per page × range), --scale-guards 300.
+ * Flags: --scale-sizes 20k,2m (PostgreSQL; default 20k,2m; "none" skips), --scale-pglite 300k (0 skips),
+ * --scale-requests 15 (per page × range), --scale-guards 300. --scale-quick: PGlite 100k alone, 3
+ * requests per cell (a quick look at agents-first; the flags above still apply after it).
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -133,7 +135,32 @@ interface SizeResult {
   pages: Map<string, number>;
   bytesPerEvent: number;
   prune?: { seconds: number; batchesDuring: number; batchP50: number; batchMax: number; dropped: string };
-  pglite?: { quietP99: number; quietP50: number; busyP99: number; busyP50: number; pagesLoaded: number; walMiB: number; dataMiB: number };
+  pglite?: { arrival: GuardUnderPage; agentsFirst: GuardUnderPage; walMiB: number; dataMiB: number };
+}
+
+/** guard.check quiet and while Models 30d is loaded over and over, on one server. */
+interface GuardUnderPage {
+  quietP50: number;
+  quietP99: number;
+  busyP50: number;
+  busyP99: number;
+  pagesLoaded: number;
+  /** The Models 30d page's median time while the agent checked. */
+  pageP50: number;
+}
+
+async function guardUnderHeavyPage(url: string, cookie: string, guards: number, prefix: string): Promise<GuardUnderPage> {
+  await pageTime(url, cookie, `/w/${SLUG}/models?range=30d`); // warm
+  const quiet = await guardLatencies(url, guards, `${prefix}q`);
+  let busy = true;
+  const pageTimes: number[] = [];
+  const viewer = (async () => {
+    while (busy) pageTimes.push(await pageTime(url, cookie, `/w/${SLUG}/models?range=30d`));
+  })();
+  const loaded = await guardLatencies(url, guards, `${prefix}b`);
+  busy = false;
+  await viewer;
+  return { quietP50: quantile(quiet, 0.5), quietP99: quantile(quiet, 0.99), busyP50: quantile(loaded, 0.5), busyP99: quantile(loaded, 0.99), pagesLoaded: pageTimes.length, pageP50: quantile(pageTimes, 0.5) };
 }
 
 function dirBytes(dir: string): number {
@@ -219,26 +246,21 @@ async function runPostgresSize(clusterUrl: string, events: number, opts: { reque
 
 async function runPgliteSize(events: number, opts: { requests: number; guards: number }): Promise<SizeResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "vigil-scale-pglite-"));
-  const server = await startVigil({ env: { ...serverEnv, VIGIL_DATA_DIR: path.join(dataDir, "data") } });
+  const env = { ...serverEnv, VIGIL_DATA_DIR: path.join(dataDir, "data") };
+  // Statements in arrival order first (the server restarted on the same data directory), then agents first.
+  let server = await startVigil({ env: { ...env, VIGIL_PGLITE_PRIORITY: "off" } });
   try {
     const now = Date.now() - 10 * 60_000;
     console.log(`\n[pglite ${label(events)}] loading the fleet through ingest.events…`);
     const ingest = await loadFleet(server.url, events, now);
     console.log(`  ingest ${Math.round(ingest.rate)} events/s, batch p50 ${f1(ingest.p50)} ms`);
+    const arrival = await guardUnderHeavyPage(server.url, await signIn(server.url), opts.guards, `ga-${events}`);
+    console.log(`  arrival order: guard.check p50/p99 quiet ${f1(arrival.quietP50)} / ${f1(arrival.quietP99)} ms, Models 30d loading ${f1(arrival.busyP50)} / ${f1(arrival.busyP99)} ms (${arrival.pagesLoaded} pages, p50 ${f1(arrival.pageP50)} ms)`);
+    await server.stop();
+    server = await startVigil({ env });
     const cookie = await signIn(server.url);
-    const quiet = await guardLatencies(server.url, opts.guards, `gq-${events}`);
-    // The heaviest page loaded over and over while an agent checks its calls.
-    let busy = true;
-    let pagesLoaded = 0;
-    const viewer = (async () => {
-      while (busy) {
-        await pageTime(server.url, cookie, `/w/${SLUG}/models?range=30d`);
-        pagesLoaded++;
-      }
-    })();
-    const loaded = await guardLatencies(server.url, opts.guards, `gb-${events}`);
-    busy = false;
-    await viewer;
+    const agentsFirst = await guardUnderHeavyPage(server.url, cookie, opts.guards, `gf-${events}`);
+    console.log(`  agents first:  guard.check p50/p99 quiet ${f1(agentsFirst.quietP50)} / ${f1(agentsFirst.quietP99)} ms, Models 30d loading ${f1(agentsFirst.busyP50)} / ${f1(agentsFirst.busyP99)} ms (${agentsFirst.pagesLoaded} pages, p50 ${f1(agentsFirst.pageP50)} ms)`);
     const pages = await measurePages(server, cookie, now, opts.requests);
     const dir = path.join(dataDir, "data");
     const walMiB = dirBytes(path.join(dir, "pg_wal")) / 2 ** 20;
@@ -247,10 +269,10 @@ async function runPgliteSize(events: number, opts: { requests: number; guards: n
       kind: "pglite",
       events,
       ingest,
-      guard: { p50: quantile(quiet, 0.5), p99: quantile(quiet, 0.99) },
+      guard: { p50: agentsFirst.quietP50, p99: agentsFirst.quietP99 },
       pages,
       bytesPerEvent: (total - dirBytes(path.join(dir, "pg_wal"))) / events,
-      pglite: { quietP50: quantile(quiet, 0.5), quietP99: quantile(quiet, 0.99), busyP50: quantile(loaded, 0.5), busyP99: quantile(loaded, 0.99), pagesLoaded, walMiB, dataMiB: (total / 2 ** 20) - walMiB },
+      pglite: { arrival, agentsFirst, walMiB, dataMiB: (total / 2 ** 20) - walMiB },
     };
   } finally {
     await server.stop();
@@ -292,8 +314,15 @@ function printResults(results: SizeResult[]) {
     ["bytes per event (database, WAL aside)", ...results.map((r) => String(Math.round(r.bytesPerEvent)))],
     ["retention prune of 7 days, s", ...results.map((r) => (r.prune ? f1(r.prune.seconds) : "–"))],
     ["ingest during the prune: batches, p50 / max ms", ...results.map((r) => (r.prune ? `${r.prune.batchesDuring}, ${f1(r.prune.batchP50)} / ${f1(r.prune.batchMax)}` : "–"))],
-    ["PGlite guard.check p50 / p99 quiet, ms", ...results.map((r) => (r.pglite ? `${f1(r.pglite.quietP50)} / ${f1(r.pglite.quietP99)}` : "–"))],
-    ["PGlite guard.check p50 / p99, Models 30d loading, ms", ...results.map((r) => (r.pglite ? `${f1(r.pglite.busyP50)} / ${f1(r.pglite.busyP99)} (${r.pglite.pagesLoaded} pages)` : "–"))],
+    ...(["arrival", "agentsFirst"] as const).flatMap((order) => {
+      const name = order === "arrival" ? "statements in arrival order" : "agents first";
+      const of = (r: SizeResult) => r.pglite?.[order];
+      return [
+        [`PGlite ${name}: guard.check p50 / p99 quiet, ms`, ...results.map((r) => (of(r) ? `${f1(of(r)!.quietP50)} / ${f1(of(r)!.quietP99)}` : "–"))],
+        [`PGlite ${name}: guard.check p50 / p99, Models 30d loading, ms`, ...results.map((r) => (of(r) ? `${f1(of(r)!.busyP50)} / ${f1(of(r)!.busyP99)}` : "–"))],
+        [`PGlite ${name}: Models 30d pages loaded meanwhile, p50 ms`, ...results.map((r) => (of(r) ? `${of(r)!.pagesLoaded}, ${f1(of(r)!.pageP50)}` : "–"))],
+      ];
+    }),
     ["PGlite data / pg_wal, MiB", ...results.map((r) => (r.pglite ? `${f1(r.pglite.dataMiB)} / ${f1(r.pglite.walMiB)}` : "–"))],
   ]);
 }
@@ -303,9 +332,10 @@ export async function runScaleBench(argv: string[]) {
     const i = argv.indexOf(`--${name}`);
     return i >= 0 ? argv[i + 1] : def;
   };
-  const sizes = opt("scale-sizes", "20k,2m").split(",").filter(Boolean).map(parseSize);
-  const pgliteSize = parseSize(opt("scale-pglite", "300k"));
-  const requests = Number(opt("scale-requests", "15"));
+  const quick = argv.includes("--scale-quick");
+  const sizes = opt("scale-sizes", quick ? "none" : "20k,2m").split(",").filter((s) => s && s !== "none").map(parseSize);
+  const pgliteSize = parseSize(opt("scale-pglite", quick ? "100k" : "300k"));
+  const requests = Number(opt("scale-requests", quick ? "3" : "15"));
   const guards = Number(opt("scale-guards", "300"));
   console.log(`Scale bench: PostgreSQL ${sizes.map(label).join(", ")}; PGlite ${pgliteSize ? label(pgliteSize) : "off"}; ${requests} requests per page × range. Machine: ${os.cpus().length} cores, Node ${process.version}`);
   ensureBuild();

@@ -14,6 +14,7 @@
  */
 import type { Runtime } from "@/server/runtime";
 import type { Db } from "@/db/client";
+import { withQueryPriority, type QueryPriority } from "@/db/query-priority";
 import type { AuthenticatedKey } from "@/server/services/api-keys";
 import { checkAgentKey } from "@/server/services/agent-key";
 import { readLimitedBody } from "@/server/http/limited-body";
@@ -64,15 +65,25 @@ export interface AgentRequestSteps<Parsed> {
 }
 
 /**
+ * On the embedded database an agent's statements go before the dashboard's (db/pglite-priority.ts).
+ * The dashboard's own tRPC calls share the tRPC entry, with a session cookie and no key.
+ */
+export function agentRequestPriority(headers: Headers, key: AgentRequestSteps<unknown>["key"]): QueryPriority {
+  return key !== "in-procedure" || headers.has("authorization") ? "agent" : "dashboard";
+}
+
+/**
  * Runs an agent request through the steps. `heldSlot`: the capacity slot when the caller already
  * holds one (or null to run without one); omitted, a slot is taken here.
  */
 export function handleAgentRequest<Parsed>(req: Request, runtime: Runtime, steps: AgentRequestSteps<Parsed>, heldSlot?: CapacitySlot | null): Promise<Response> {
-  if (heldSlot !== undefined) return serveAgentRequest(req, runtime, steps, heldSlot);
-  return withCapacity(
-    (slot) => serveAgentRequest(req, runtime, steps, slot),
-    (retryAfter) => steps.refuse({ reason: "overloaded", status: 503, message: OVERLOAD_MESSAGE, headers: { "retry-after": String(retryAfter) } }),
-  );
+  return withQueryPriority(agentRequestPriority(req.headers, steps.key), () => {
+    if (heldSlot !== undefined) return serveAgentRequest(req, runtime, steps, heldSlot);
+    return withCapacity(
+      (slot) => serveAgentRequest(req, runtime, steps, slot),
+      (retryAfter) => steps.refuse({ reason: "overloaded", status: 503, message: OVERLOAD_MESSAGE, headers: { "retry-after": String(retryAfter) } }),
+    );
+  });
 }
 
 async function serveAgentRequest<Parsed>(req: Request, runtime: Runtime, steps: AgentRequestSteps<Parsed>, slot: CapacitySlot | null): Promise<Response> {

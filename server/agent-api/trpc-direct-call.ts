@@ -19,6 +19,8 @@ import { appRouter } from "@/server/trpc/root";
 import { createContext } from "@/server/trpc/init";
 import { serveTrpcRequest, trpcOverloadResponse, trpcResponseMeta, TRPC_ENDPOINT } from "./trpc";
 import { withCapacity, type CapacitySlot } from "@/server/http/capacity";
+import { withQueryPriority } from "@/db/query-priority";
+import { agentRequestPriority } from "./agent-request";
 
 export interface DirectCall {
   /** The URL path, without the query string. */
@@ -103,5 +105,7 @@ export async function callMutationDirect(runtime: Runtime, call: DirectCall, slo
  * answered directly, anything else by the adapter with the `Request` built only then.
  */
 export function handleTrpcCall(runtime: Runtime, call: DirectCall, toRequest: () => Request): Promise<RawAnswer | Response> {
-  return withCapacity<RawAnswer | Response>(async (slot) => (await callMutationDirect(runtime, call, slot)) ?? serveTrpcRequest(toRequest(), runtime, slot), trpcOverloadResponse);
+  return withQueryPriority(agentRequestPriority(call.headers, "in-procedure"), () =>
+    withCapacity<RawAnswer | Response>(async (slot) => (await callMutationDirect(runtime, call, slot)) ?? serveTrpcRequest(toRequest(), runtime, slot), trpcOverloadResponse),
+  );
 }

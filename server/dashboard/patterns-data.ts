@@ -3,9 +3,10 @@
  * Day buckets are UTC dates. All queries filter by workspace_id and a time range on indexed columns.
  */
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
-import { rowsOf, type Db } from "@/db/client";
+import { clientOf, rowsOf, type Db } from "@/db/client";
+import { pglitePriorityGate } from "@/db/pglite-priority";
 import { rollupDays, splitByDay } from "./day-split";
-import { dailyKeyStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { dailyKeyStat, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
@@ -64,37 +65,15 @@ export async function patternStats(
   const ofModel = (col: typeof patternDetection.model | typeof nudge.model): SQL[] =>
     input.model === undefined ? [] : [sql`coalesce(${col}, 'unknown') = ${input.model}`];
   const inRange = and(eq(patternDetection.workspaceId, ws), ...window(patternDetection.ts), ...ofModel(patternDetection.model));
-  const nudgeWindow = sql`n.ts >= ${since.toISOString()}::timestamptz ${until ? sql`and n.ts < ${until.toISOString()}::timestamptz` : sql``} ${input.model === undefined ? sql`` : sql`and coalesce(n.model, 'unknown') = ${input.model}`}`;
 
-  const [detectionRows, totalsRow, nudgeTotals, profiles, perPattern] = await Promise.all([
+  const [detectionRows, totalsRow, nudgeRows] = await Promise.all([
     detectionsByDay(db, ws, { from: since, to: until }, input.model),
     // Distinct sessions do not add up over days: counted from pattern_ws_time_idx.
     db
       .select({ sessions: sql<number>`count(distinct ${patternDetection.sessionId})` })
       .from(patternDetection)
       .where(inRange),
-    db
-      .select({ n: count(), interrupts: sql<number>`count(*) filter (where ${nudge.nudgeType} = 'interrupt')` })
-      .from(nudge)
-      .where(and(eq(nudge.workspaceId, ws), ...window(nudge.ts), ...ofModel(nudge.model))),
-    // Per model from the window's nudges (same definition as per pattern), not the all-time profiles.
-    db.execute(sql`
-      select coalesce(n.model, 'unknown') as model, count(*)::int as sent,
-        count(*) filter (where n.effective)::int as effective
-      from nudge n
-      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
-        and n.nudge_type <> 'guidance'
-      group by 1
-      order by sent desc`),
-    // The engine decides a nudge's effectiveness once and stores it with the nudge (SPEC 5).
-    db.execute(sql`
-      select n.pattern_type as "patternType", count(*)::int as sent,
-        count(*) filter (where n.effective)::int as effective
-      from nudge n
-      where n.workspace_id = ${ws} and ${nudgeWindow} and n.pattern_type is not null
-        and n.nudge_type <> 'guidance'
-      group by n.pattern_type
-      order by sent desc`),
+    nudgesByPatternAndModel(db, ws, { from: since, to: until }, input.model),
   ]);
 
   const sumBy = (key: (r: DetectionRow) => string) => {
@@ -140,16 +119,28 @@ export async function patternStats(
     sev.set(r.t, e);
   }
 
-  const rowsOf = (r: unknown) => ((r as { rows?: unknown[] }).rows ?? (r as unknown[])) as Array<{ sent: number; effective: number }>;
-  const rows = rowsOf(perPattern);
-  const perModel = rowsOf(profiles) as Array<{ model: string; sent: number; effective: number }>;
+  // Effectiveness per model (of the window's nudges, not the all-time profiles) and per pattern:
+  // the engine decides a nudge's effectiveness once (SPEC 5); guidance and pattern-less nudges have none.
+  const effectiveness = (key: (r: NudgeRow) => string) => {
+    const m = new Map<string, { key: string; sent: number; effective: number }>();
+    for (const r of nudgeRows) {
+      if (!r.sent) continue;
+      const e = m.get(key(r)) ?? { key: key(r), sent: 0, effective: 0 };
+      e.sent += r.sent;
+      e.effective += r.effective;
+      m.set(e.key, e);
+    }
+    return [...m.values()].sort((a, b) => b.sent - a.sent || (a.key < b.key ? -1 : 1));
+  };
+  const rows = effectiveness((r) => r.p).map(({ key, ...r }) => ({ patternType: key, ...r }));
+  const perModel = effectiveness((r) => r.m).map(({ key, ...r }) => ({ model: key, ...r }));
   return {
     days,
     totals: {
       detections,
       sessions: Number(totalsRow[0]?.sessions ?? 0),
-      nudges: Number(nudgeTotals[0]?.n ?? 0),
-      interrupts: Number(nudgeTotals[0]?.interrupts ?? 0),
+      nudges: nudgeRows.reduce((a, r) => a + r.nudges, 0),
+      interrupts: nudgeRows.reduce((a, r) => a + r.interrupts, 0),
     },
     byType: days.map((d) => byTypeMap.get(d)!) as PatternStats["byType"],
     types,
@@ -162,7 +153,7 @@ export async function patternStats(
       effective: Number(r.effective),
       rate: Number(r.sent) > 0 ? Number(r.effective) / Number(r.sent) : 1,
     })),
-    effectivenessByPattern: (rows as Array<{ patternType: string; sent: number; effective: number }>).map((r) => ({
+    effectivenessByPattern: rows.map((r) => ({
       patternType: r.patternType,
       sent: Number(r.sent),
       effective: Number(r.effective),
@@ -204,6 +195,48 @@ async function detectionsByDay(db: Db, workspaceId: string, window: { from?: Dat
   const rows = rowsOf<DetectionRow>(await db.execute(sql`
     select day, t, s, m, sum(n)::int as n from (${sql.join(parts, sql` union all `)}) r group by 1, 2, 3, 4`));
   return rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
+
+interface NudgeRow {
+  /** Pattern type, '' for a nudge without one. */
+  p: string;
+  /** Model, `unknown` for none. */
+  m: string;
+  nudges: number;
+  interrupts: number;
+  /** Pattern nudges other than guidance: those the engine gives a verdict. */
+  sent: number;
+  effective: number;
+}
+
+/**
+ * Nudges of a window per pattern and model: whole days from daily_nudge_stat, the partial edge
+ * days from nudge_ws_time_idx with the roll-up's definitions.
+ */
+async function nudgesByPatternAndModel(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, model?: string): Promise<NudgeRow[]> {
+  const split = splitByDay(window);
+  const parts: SQL[] = [];
+  const modelExpr = sql`case when model = '' then 'unknown' else model end`;
+  if (split.days)
+    parts.push(sql`
+      select pattern_type as p, ${modelExpr} as m, nudges, interrupts, sent, effective
+      from ${dailyNudgeStat}
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${model === undefined ? sql`` : sql`and ${modelExpr} = ${model}`}`);
+  const counted = sql`pattern_type is not null and nudge_type <> 'guidance'`;
+  for (const e of split.edges)
+    parts.push(sql`
+      select coalesce(pattern_type, '') as p, coalesce(model, 'unknown') as m, count(*) as nudges,
+        count(*) filter (where nudge_type = 'interrupt') as interrupts, count(*) filter (where ${counted}) as sent,
+        count(*) filter (where effective and ${counted}) as effective
+      from ${nudge}
+      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
+        ${model === undefined ? sql`` : sql`and coalesce(model, 'unknown') = ${model}`}
+      group by 1, 2`);
+  if (!parts.length) return [];
+  const rows = rowsOf<NudgeRow>(await db.execute(sql`
+    select p, m, sum(nudges)::int as nudges, sum(interrupts)::int as interrupts, sum(sent)::int as sent, sum(effective)::int as effective
+    from (${sql.join(parts, sql` union all `)}) r group by 1, 2`));
+  return rows.map((r) => ({ p: r.p, m: r.m, nudges: Number(r.nudges), interrupts: Number(r.interrupts), sent: Number(r.sent), effective: Number(r.effective) }));
 }
 
 // ---------------------------------------------------------------------------
@@ -256,29 +289,76 @@ export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12, win
   return { models, keys, cells };
 }
 
-async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
-  // Whole days from daily_key_stat, the partial edge days from the event log (event_ws_time_idx).
-  const split = splitByDay(window);
-  const parts: SQL[] = [];
-  if (split.days)
-    parts.push(sql`
-      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
-      from ${dailyKeyStat}
-      where workspace_id = ${workspaceId} and results > 0 ${rollupDays(split.days)}`);
-  for (const e of split.edges)
-    parts.push(sql`
-      select failure_key, coalesce(model, 'unknown') as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
-      from ${event}
-      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        and type = 'tool.result' and failure_key is not null
-      group by 1, 2`);
-  if (!parts.length) return { models: [], keys: [], cells: {} };
-  const rows = rowsOf<{ failureKey: string; model: string; attempts: number; failures: number; lastFailureAt: string | Date | null }>(
+type MatrixRow = { failureKey: string; model: string; attempts: number; failures: number; lastFailureAt: string | Date | null };
+
+/** The matrix's counts per key and model over `parts` (roll-up days and raw edges), in one statement. */
+async function matrixRows(db: Db, parts: SQL[]): Promise<MatrixRow[]> {
+  if (!parts.length) return [];
+  return rowsOf<MatrixRow>(
     await db.execute(sql`
       select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
       from (${sql.join(parts, sql` union all `)}) r
       group by failure_key, model`),
   );
+}
+
+/**
+ * On the embedded database, the window read a day (or an edge) per statement and added up here: a
+ * 30-day window in one statement held PGlite's only thread for its whole length, and an agent's
+ * statement can go between two of these (db/pglite-priority.ts). The sums are the statement's own.
+ */
+async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]> | null, edgeParts: SQL[]): Promise<MatrixRow[]> {
+  const pieces: SQL[][] = edgeParts.map((p) => [p]);
+  if (days) {
+    const [span] = rowsOf<{ first: string | null; last: string | null }>(
+      await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyStat} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
+    );
+    if (span?.first && span.last) {
+      for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) {
+        const day = new Date(ms).toISOString().slice(0, 10);
+        pieces.push([matrixRollupPart(workspaceId, sql`and day = ${day}`)]);
+      }
+    }
+  }
+  const merged = new Map<string, MatrixRow>();
+  for (const piece of pieces) {
+    for (const r of await matrixRows(db, piece)) {
+      const id = `${r.failureKey}\u0000${r.model}`;
+      const seen = merged.get(id);
+      if (!seen) {
+        merged.set(id, { ...r, attempts: Number(r.attempts), failures: Number(r.failures) });
+        continue;
+      }
+      seen.attempts += Number(r.attempts);
+      seen.failures += Number(r.failures);
+      if (r.lastFailureAt !== null && (seen.lastFailureAt === null || new Date(r.lastFailureAt).getTime() > new Date(seen.lastFailureAt).getTime())) seen.lastFailureAt = r.lastFailureAt;
+    }
+  }
+  return [...merged.values()];
+}
+
+function matrixRollupPart(workspaceId: string, days: SQL): SQL {
+  return sql`
+      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
+      from ${dailyKeyStat}
+      where workspace_id = ${workspaceId} and results > 0 ${days}`;
+}
+
+async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
+  // Whole days from daily_key_stat, the partial edge days from the event log (event_ws_time_idx).
+  const split = splitByDay(window);
+  const edgeParts = split.edges.map(
+    (e) => sql`
+      select failure_key, coalesce(model, 'unknown') as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
+      from ${event}
+      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
+        and type = 'tool.result' and failure_key is not null
+      group by 1, 2`,
+  );
+  if (!split.days && !edgeParts.length) return { models: [], keys: [], cells: {} };
+  const rows = pglitePriorityGate(clientOf(db))
+    ? await matrixRowsInTurns(db, workspaceId, split.days, edgeParts)
+    : await matrixRows(db, [...(split.days ? [matrixRollupPart(workspaceId, rollupDays(split.days))] : []), ...edgeParts]);
   const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
   for (const r of rows) {
     const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };

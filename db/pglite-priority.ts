@@ -1,0 +1,109 @@
+/**
+ * Agents first on the embedded database. PGlite runs one statement at a time, on the server's only
+ * thread, and takes them in the order they were asked for: a dashboard page's reads queued ahead of a
+ * guard.check held the check for the whole page (p99 30 → 189 ms with Models 30d loaded over and
+ * over). This gate in front of the client lets one operation — a statement, or a whole transaction —
+ * into PGlite at a time and, when it ends, hands the turn to the longest-waiting agent operation
+ * before any dashboard one (db/query-priority.ts says whose an operation is).
+ *
+ * A statement under way is never interrupted, so an agent waits at most for the one dashboard
+ * statement already running: the dashboard's heavy reads are kept to bounded pieces (roll-ups read
+ * per day; docs/performance.md "Scale"). Agents cannot starve the dashboard: after
+ * DASHBOARD_TURN_AFTER agent operations in a row while a dashboard one waited, the dashboard gets a
+ * turn.
+ *
+ * Statements inside a transaction go through the transaction's handle, not through here: the
+ * transaction holds its turn to its end, as it holds PGlite's own lock.
+ */
+import type { PGlite, QueryOptions, Results, Transaction } from "@electric-sql/pglite";
+import { currentQueryPriority, type QueryPriority } from "./query-priority";
+
+/** Agent operations let through in a row, while a dashboard operation waits, before it gets a turn. */
+export const DASHBOARD_TURN_AFTER = 16;
+
+/** One-at-a-time turns, agents' before the dashboard's. */
+export class PriorityGate {
+  private busy = false;
+  private readonly waiting: Record<QueryPriority, (() => void)[]> = { agent: [], dashboard: [] };
+  private agentTurnsWhileDashboardWaits = 0;
+
+  /** Runs `fn` in its turn: alone, and after every agent operation that was waiting before it (dashboard ones aside). */
+  async run<T>(priority: QueryPriority, fn: () => Promise<T>): Promise<T> {
+    if (this.busy) await new Promise<void>((resolve) => this.waiting[priority].push(resolve));
+    else this.busy = true;
+    try {
+      return await fn();
+    } finally {
+      this.handOver(priority);
+    }
+  }
+
+  /** Operations waiting for a turn now, by priority. */
+  get queued(): Record<QueryPriority, number> {
+    return { agent: this.waiting.agent.length, dashboard: this.waiting.dashboard.length };
+  }
+
+  private handOver(priority: QueryPriority) {
+    // An agent request's next statement is issued once its caller has read this one's rows: before
+    // a waiting dashboard statement takes the turn, the agent is given until the event loop's next
+    // turn to ask (a guard.check is several statements; each would otherwise wait behind one).
+    if (priority === "agent" && this.waiting.agent.length === 0 && this.waiting.dashboard.length > 0) {
+      setImmediate(() => this.next());
+      return;
+    }
+    this.next();
+  }
+
+  private next() {
+    const { agent, dashboard } = this.waiting;
+    let next: (() => void) | undefined;
+    if (agent.length > 0 && (dashboard.length === 0 || this.agentTurnsWhileDashboardWaits < DASHBOARD_TURN_AFTER)) {
+      next = agent.shift();
+      this.agentTurnsWhileDashboardWaits = dashboard.length > 0 ? this.agentTurnsWhileDashboardWaits + 1 : 0;
+    } else {
+      next = dashboard.shift();
+      this.agentTurnsWhileDashboardWaits = 0;
+    }
+    // The turn passes straight to the next operation (busy stays set), so nothing can slip in between.
+    if (next) next();
+    else this.busy = false;
+  }
+}
+
+const gates = new WeakMap<object, PriorityGate>();
+
+/** The gate in front of a client made by prioritizedPglite (for tests). */
+export function pglitePriorityGate(client: object): PriorityGate | undefined {
+  return gates.get(client);
+}
+
+/**
+ * `VIGIL_PGLITE_PRIORITY=off` lets statements into PGlite in the order they come, as PGlite alone
+ * does (to measure what the gate is worth; see bench/scale).
+ */
+export function pglitePriorityFromEnv(raw: string | undefined): boolean {
+  if (raw === undefined || raw.trim() === "" || raw.trim() === "on") return true;
+  if (raw.trim() === "off") return false;
+  throw new Error(`VIGIL_PGLITE_PRIORITY must be "on" or "off", got "${raw}"`);
+}
+
+/** Wraps a PGlite client (db/pglite-prepared.ts's, or PGlite's own): its statements and transactions take turns through a PriorityGate. */
+export function prioritizedPglite(client: PGlite): PGlite {
+  const gate = new PriorityGate();
+  const bound = new Map<PropertyKey, unknown>();
+  const proxy = new Proxy(client, {
+    get(target, prop) {
+      if (prop === "query")
+        return <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => gate.run(currentQueryPriority(), () => target.query<T>(text, params, options));
+      if (prop === "exec") return (text: string, options?: QueryOptions) => gate.run(currentQueryPriority(), () => target.exec(text, options));
+      if (prop === "transaction") return <T>(callback: (tx: Transaction) => Promise<T>) => gate.run(currentQueryPriority(), () => target.transaction(callback));
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      let fn = bound.get(prop);
+      if (!fn) bound.set(prop, (fn = (value as (...a: unknown[]) => unknown).bind(target)));
+      return fn;
+    },
+  });
+  gates.set(proxy, gate);
+  return proxy;
+}
