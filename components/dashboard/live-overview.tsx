@@ -17,7 +17,17 @@ export function pollFailing(q: { isError: boolean; failureCount: number }): bool
   return q.isError || q.failureCount > 0;
 }
 
-export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCounts }) {
+/** The picked window's numbers, read by the page with the rest of its sections (and refreshed with them). */
+export interface RangeCounts {
+  /** "last 7 days", "all time", "2026-11-01 – 2026-11-05". */
+  label: string;
+  failures: number;
+  failingKeys: number;
+  /** The Failures page on the same window. */
+  failuresHref: string;
+}
+
+export function LiveOverview({ slug, initial, range }: { slug: string; initial: LiveCounts; range: RangeCounts }) {
   const trpc = useTRPC();
   const router = useRouter();
   const q = useQuery(
@@ -40,18 +50,24 @@ export function LiveOverview({ slug, initial }: { slug: string; initial: LiveCou
 
   const toolsHref = (state: string) => `/w/${slug}/tools?state=${state}`;
   const notTrusted = c.keys.escalated + c.keys.blocked + c.keys.recovering;
+  const rangeLabel = range.label.charAt(0).toUpperCase() + range.label.slice(1);
   return (
     <div className="stack" aria-live="polite">
       <div className="grid-stats">
-        <StatCard label="Trusted keys" state="trusted" value={formatNumber(c.keys.trusted)} hint={`of ${formatNumber(c.totalKeys)} tracked keys`} href={toolsHref("trusted")} />
-        <StatCard label="Recovering" state="recovering" value={formatNumber(c.keys.recovering)} hint="counting successes" href={toolsHref("recovering")} />
-        <StatCard label="Escalated" state="escalated" value={formatNumber(c.keys.escalated)} hint="need approval to run" href={toolsHref("escalated")} />
-        <StatCard label="Blocked" state="blocked" value={formatNumber(c.keys.blocked)} hint="only a reset unblocks" href={toolsHref("blocked")} />
+        <StatCard label="Trusted keys now" state="trusted" value={formatNumber(c.keys.trusted)} hint={`of ${formatNumber(c.totalKeys)} tracked keys`} href={toolsHref("trusted")} />
+        <StatCard label="Recovering now" state="recovering" value={formatNumber(c.keys.recovering)} hint="counting successes" href={toolsHref("recovering")} />
+        <StatCard label="Escalated now" state="escalated" value={formatNumber(c.keys.escalated)} hint="need approval to run" href={toolsHref("escalated")} />
+        <StatCard label="Blocked now" state="blocked" value={formatNumber(c.keys.blocked)} hint="only a reset unblocks" href={toolsHref("blocked")} />
       </div>
       <div className="grid-stats">
         <StatCard label="Pending approvals" value={formatNumber(c.pendingApprovals)} hint="tool calls and recoveries waiting for a person" href={`/w/${slug}/approvals`} />
         <StatCard label="Paused sessions" value={formatNumber(c.pausedSessions)} hint="stalled agents" href={`/w/${slug}/sessions`} />
-        <StatCard label="Failures, last 24 h" value={formatNumber(c.failures24h)} hint={notTrusted > 0 ? `${formatNumber(notTrusted)} keys not trusted` : "all keys trusted"} href={`/w/${slug}/failures?range=24h`} />
+        <StatCard
+          label={`Failures · ${range.label}`}
+          value={formatNumber(range.failures)}
+          hint={`${rangeLabel}: ${formatNumber(range.failingKeys)} failing key${range.failingKeys === 1 ? "" : "s"}${notTrusted > 0 ? ` · ${formatNumber(notTrusted)} not trusted now` : ""}`}
+          href={range.failuresHref}
+        />
         <StatCard
           label="Last event"
           value={c.lastEventAt ? <RelativeTime date={c.lastEventAt} /> : "—"}

@@ -21,6 +21,9 @@ export const RANGE_PRESETS = [
 
 export type RangePreset = (typeof RANGE_PRESETS)[number]["id"];
 
+/** The window every dashboard page opens on until a person picks another (the pick is then remembered). */
+export const DEFAULT_RANGE: RangePreset = "7d";
+
 export interface TimeWindow {
   range: RangePreset | "custom";
   /** Inclusive lower bound; absent for "all" (and a custom range without a start). */

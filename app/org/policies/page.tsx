@@ -4,7 +4,7 @@ import { PageHeader } from "@/components/page-header";
 import { PoliciesEditor, type HitMap } from "@/components/policies/policies-editor";
 import { requireOrgPage } from "@/server/dashboard/access";
 import { policyHitCounts, RISK_RULE_INFO } from "@/server/dashboard/policies";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import type { SearchParams } from "@/server/dashboard/util";
 import { toSnakeDocument } from "@/server/engine/config";
 import { getRuntime } from "@/server/runtime";
@@ -13,13 +13,10 @@ import { getConfigDocument } from "@/server/services/workspace-config";
 export const metadata: Metadata = { title: "Organization policies" };
 export const dynamic = "force-dynamic";
 
-const DEFAULT_RANGE = "7d" as const;
-
 export default async function OrgPoliciesPage({ searchParams }: { searchParams: Promise<SearchParams> }) {
-  const sp = await searchParams;
   const page = await requireOrgPage();
   const db = (await getRuntime()).database.db;
-  const window = readTimeWindow(sp, DEFAULT_RANGE);
+  const { sp, window } = await pageTimeWindow(await searchParams);
   const [doc, counts] = await Promise.all([
     getConfigDocument(db, { level: "organization", organizationId: page.organization.id }),
     policyHitCounts(
@@ -44,7 +41,7 @@ export default async function OrgPoliciesPage({ searchParams }: { searchParams: 
         title="Organization policies"
         description={`Policies for every workspace of ${page.organization.name}: a workspace adds its own and cannot remove these. Hits are summed over the organization's workspaces.`}
       />
-      <TimeRangePicker path="/org/policies" searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <TimeRangePicker path="/org/policies" searchParams={sp} window={window} />
       <PoliciesEditor
         scope={{ level: "organization", organizationId: page.organization.id }}
         document={toSnakeDocument(doc)}

@@ -1,4 +1,4 @@
-import { FilterActions } from "@/components/dashboard/filter-actions";
+import { FilterActions, FilterForm } from "@/components/dashboard/filter-actions";
 import type { Metadata } from "next";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { failureColumns } from "@/components/dashboard/failure-columns";
@@ -13,7 +13,7 @@ import { getBaseUrl } from "@/server/dashboard/base-url";
 import { getFailureFilterOptions, listFailureGroups, listFailures, NO_MODEL, SEVERITIES } from "@/server/dashboard/failures";
 import { FailureGroupsTable } from "./failure-groups-table";
 import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import { hasAnyEvents } from "@/server/dashboard/overview";
 import { pageParam, stringParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
@@ -25,18 +25,17 @@ const PAGE_SIZE = 50;
 
 export default async function FailuresPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const ws = page.access.workspace;
   const { db } = (await getRuntime()).database;
   const now = new Date();
+  const { sp, window: time } = await pageTimeWindow(await searchParams, now);
 
   const tool = stringParam(sp.tool);
   const severityParam = stringParam(sp.severity);
   const severity = severityParam && (SEVERITIES as readonly string[]).includes(severityParam) ? severityParam : undefined;
   const model = stringParam(sp.model);
   const text = stringParam(sp.q);
-  const time = readTimeWindow(sp, "all", now);
   const pageNo = pageParam(sp.page);
   // Groups by default (failures by normalized message); a group opens the list filtered by its fingerprint (`fp`).
   const fingerprint = stringParam(sp.fp);
@@ -48,7 +47,7 @@ export default async function FailuresPage({ params, searchParams }: { params: P
     view === "groups" ? listFailureGroups(db, ws.id, { from: time.from, to: time.to, toolName: tool, severity, model, text, withDaily: true, now }) : Promise.resolve([]),
   ]);
   const path = `/w/${ws.slug}/failures`;
-  const filtered = !!(tool || severity || model || text || fingerprint || time.range !== "all");
+  const filtered = !!(tool || severity || model || text || fingerprint);
 
   if (list.total === 0 && !filtered && !(await hasAnyEvents(db, ws.id))) {
     return (
@@ -69,7 +68,7 @@ export default async function FailuresPage({ params, searchParams }: { params: P
         description={view === "groups" ? "Failed tool calls grouped by their normalized message, largest first." : "Every failed tool call, classified by severity. Newest first."}
         actions={<ExportMenu resource="failures" slug={ws.slug} searchParams={sp} />}
       />
-      <TimeRangePicker path={path} searchParams={sp} window={time} defaultRange="all" />
+      <TimeRangePicker path={path} searchParams={sp} window={time} />
       <nav className="segmented" aria-label="View">
         <a href={withSearchParams(path, sp, { view: null, fp: null, page: null, after: null, before: null })} aria-current={view === "groups" ? "page" : undefined}>
           Groups
@@ -78,8 +77,8 @@ export default async function FailuresPage({ params, searchParams }: { params: P
           All failures
         </a>
       </nav>
-      <form className="toolbar" method="get" action={path} role="search">
-        <TimeWindowInputs window={time} defaultRange="all" />
+      <FilterForm action={path}>
+        <TimeWindowInputs window={time} />
         {view === "list" && !fingerprint && <input type="hidden" name="view" value="list" />}
         {fingerprint && <input type="hidden" name="fp" value={fingerprint} />}
         <input
@@ -124,8 +123,8 @@ export default async function FailuresPage({ params, searchParams }: { params: P
           ))}
           <option value={NO_MODEL}>No model reported</option>
         </select>
-        <FilterActions clearHref={path} filtered={filtered} />
-      </form>
+        <FilterActions clearHref={withSearchParams(path, sp, { q: null, tool: null, severity: null, model: null, fp: null, page: null, after: null, before: null })} filtered={filtered} />
+      </FilterForm>
       {fingerprint && view === "list" && (
         <p className="muted" data-testid="group-filter">
           Failures of one group ·{" "}

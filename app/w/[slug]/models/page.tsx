@@ -14,7 +14,7 @@ import { getRuntime } from "@/server/runtime";
 import Link from "next/link";
 import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
 import { keyHref } from "@/server/dashboard/paths";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import type { SearchParams } from "@/server/dashboard/util";
 
 export const metadata: Metadata = { title: "Models" };
@@ -35,11 +35,10 @@ type Suggestion = Awaited<ReturnType<typeof recentSuggestions>>[number];
 
 export default async function ModelsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
-  const window = readTimeWindow(sp, "all");
+  const { sp, window } = await pageTimeWindow(await searchParams);
   const [matrix, profiles, suggestions] = await Promise.all([
     modelMatrix(db, workspaceId, 12, window),
     behaviourProfiles(db, workspaceId),
@@ -145,7 +144,7 @@ export default async function ModelsPage({ params, searchParams }: { params: Pro
   return (
     <>
       <PageHeader title="Models" description="How each model fares per failure key, how often each stalls, and the model switches Vigil suggested." />
-      <TimeRangePicker path={`${base}/models`} searchParams={sp} window={window} defaultRange="all" />
+      <TimeRangePicker path={`${base}/models`} searchParams={sp} window={window} />
       <div className="stack stack-lg">
         <Section
           title="Success rate by model and failure key"

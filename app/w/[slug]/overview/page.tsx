@@ -17,8 +17,10 @@ import { requireWorkspacePage } from "@/server/dashboard/access";
 import { listPendingApprovals } from "@/server/dashboard/approvals";
 import { getBaseUrl } from "@/server/dashboard/base-url";
 import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
+import { failureCounts } from "@/server/dashboard/failure-counts";
 import { earliestStatDay, getFailureRateSeries, getLiveCounts, getPausedSessions, getTopFailingKeys, type TopKey } from "@/server/dashboard/overview";
-import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
+import { windowDays } from "@/server/dashboard/time-range";
 import type { SearchParams } from "@/server/dashboard/util";
 import { keyHref } from "@/server/dashboard/paths";
 import { listFailureGroups, type FailureGroup } from "@/server/dashboard/failures";
@@ -28,24 +30,22 @@ import { getRuntime } from "@/server/runtime";
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Overview" };
 
-const DEFAULT_RANGE = "14d" as const;
-
 export default async function OverviewPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const wsId = page.access.workspace.id;
   const { db } = (await getRuntime()).database;
   const now = new Date();
-  const window = readTimeWindow(sp, DEFAULT_RANGE, now);
+  const { sp, window } = await pageTimeWindow(await searchParams, now);
   const days = windowDays(window, now, { earliest: window.from ? null : await earliestStatDay(db, wsId) });
-  const [live, series, topKeys, pending, paused, topReasons] = await Promise.all([
+  const [live, series, topKeys, pending, paused, topReasons, rangeFailures] = await Promise.all([
     getLiveCounts(db, wsId, now),
     getFailureRateSeries(db, wsId, days, now),
     getTopFailingKeys(db, wsId, 8, window),
     listPendingApprovals(db, wsId, { limit: 5, historyPerKey: 0 }),
     getPausedSessions(db, wsId, 5),
     listFailureGroups(db, wsId, { from: window.from, to: window.to, limit: 5 }),
+    failureCounts(db, wsId, { from: window.from, to: window.to }).then((rows) => ({ failures: rows.reduce((a, r) => a + r.n, 0), keys: new Set(rows.map((r) => r.failureKey)).size })),
   ]);
   const ws = page.access.workspace;
   const isEmpty = live.lastEventAt === null && live.totalKeys === 0;
@@ -77,8 +77,12 @@ export default async function OverviewPage({ params, searchParams }: { params: P
   return (
     <div className="stack stack-lg">
       {header}
-      <LiveOverview slug={ws.slug} initial={live} />
-      <TimeRangePicker path={`/w/${ws.slug}/overview`} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <TimeRangePicker path={`/w/${ws.slug}/overview`} searchParams={sp} window={window} />
+      <LiveOverview
+        slug={ws.slug}
+        initial={live}
+        range={{ label: window.label, failures: rangeFailures.failures, failingKeys: rangeFailures.keys, failuresHref: withSearchParams(`/w/${ws.slug}/failures`, windowParams(sp), {}) }}
+      />
       <WatchCounts workspaceId={wsId} window={window} scopeLabel={window.label} />
       <FailureRateChart data={series} rangeLabel={window.label} />
       <section className="stack">
@@ -101,8 +105,7 @@ export default async function OverviewPage({ params, searchParams }: { params: P
       <TopFailureReasons
         groups={topReasons}
         failuresPath={`/w/${ws.slug}/failures`}
-        // The Failures page opens on the same window (its own default range differs).
-        range={window.range === "custom" ? { from: window.fromDay, to: window.toDay } : { range: window.range }}
+        range={windowParams(sp)}
         now={now}
         label={window.label}
       />
@@ -178,6 +181,12 @@ export default async function OverviewPage({ params, searchParams }: { params: P
       </div>
     </div>
   );
+}
+
+/** The window's own params (range, or from/to), for links to another page of the same window. */
+function windowParams(sp: SearchParams): Record<string, string | undefined> {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  return { range: one(sp.range), from: one(sp.from), to: one(sp.to) };
 }
 
 /** The range's largest failure groups (SPEC 8 "top failure reasons"); each opens its failures. */

@@ -7,7 +7,8 @@ import { requireWorkspacePage } from "@/server/dashboard/access";
 import Link from "next/link";
 import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
 import { earliestDetectionDay, patternStats } from "@/server/dashboard/patterns-data";
-import { readTimeWindow, windowDays } from "@/server/dashboard/time-range";
+import { windowDays } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import type { SearchParams } from "@/server/dashboard/util";
 import { STALL_PATTERNS } from "@/server/engine/stall-patterns";
 import { getRuntime } from "@/server/runtime";
@@ -16,16 +17,13 @@ import { DetectionsByModel, DetectionsByType, EffectivenessByModel, Effectivenes
 export const metadata: Metadata = { title: "Patterns" };
 export const dynamic = "force-dynamic";
 
-const DEFAULT_RANGE = "7d" as const;
-
 export default async function PatternsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
   const now = new Date();
-  const window = readTimeWindow(sp, DEFAULT_RANGE, now);
+  const { sp, window } = await pageTimeWindow(await searchParams, now);
   const rangeLabel = window.label;
   const days = windowDays(window, now, { earliest: window.from ? null : await earliestDetectionDay(db, workspaceId), fallbackDays: 7 });
   const stats = await patternStats(db, { workspaceId, days, from: window.from ?? new Date(`${days[0]}T00:00:00Z`), to: window.to, now: now.getTime() });
@@ -36,7 +34,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
   if (window.range === "custom") {
     if (window.fromDay) windowParams.set("from", window.fromDay);
     if (window.toDay) windowParams.set("to", window.toDay);
-  } else if (window.range !== "all") windowParams.set("range", window.range);
+  } else windowParams.set("range", window.range);
   const sessionsHref = (pattern: string) => {
     const q = new URLSearchParams(windowParams);
     q.set("pattern", pattern);
@@ -46,7 +44,7 @@ export default async function PatternsPage({ params, searchParams }: { params: P
   return (
     <>
       <PageHeader title="Patterns" description="Behavioural stalls detected in agent sessions, the nudges Vigil sent, and whether they helped." />
-      <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <TimeRangePicker path={base} searchParams={sp} window={window} />
       {nothing ? (
         <EmptyState
           bordered

@@ -5,7 +5,7 @@ import { PoliciesEditor, type HitMap } from "@/components/policies/policies-edit
 import { WatchCounts } from "@/components/policies/watch-counts";
 import { requireWorkspacePage } from "@/server/dashboard/access";
 import { policyHitCounts, RISK_RULE_INFO } from "@/server/dashboard/policies";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import type { SearchParams } from "@/server/dashboard/util";
 import { toSnakeDocument } from "@/server/engine/config";
 import { getRuntime } from "@/server/runtime";
@@ -14,15 +14,12 @@ import { loadEffectiveConfig } from "@/server/services/workspace-config";
 export const metadata: Metadata = { title: "Policies" };
 export const dynamic = "force-dynamic";
 
-const DEFAULT_RANGE = "7d" as const;
-
 export default async function PoliciesPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const ws = page.access.workspace;
   const db = (await getRuntime()).database.db;
-  const window = readTimeWindow(sp, DEFAULT_RANGE);
+  const { sp, window } = await pageTimeWindow(await searchParams);
   const [{ workspaceDoc, orgDoc }, counts] = await Promise.all([loadEffectiveConfig(db, ws.id), policyHitCounts(db, [ws.id], window)]);
   const hits: HitMap = Object.fromEntries(counts.map((c) => [`${c.level}:${c.name}`, { hits: c.hits, wouldAsk: c.wouldAsk, wouldDeny: c.wouldDeny }]));
 
@@ -32,7 +29,7 @@ export default async function PoliciesPage({ params, searchParams }: { params: P
         title="Policies"
         description={`What agents in ${ws.name} may do before anything failed: declared policies, the organization's, and the built-in risk rules.`}
       />
-      <TimeRangePicker path={`/w/${encodeURIComponent(slug)}/policies`} searchParams={sp} window={window} defaultRange={DEFAULT_RANGE} />
+      <TimeRangePicker path={`/w/${encodeURIComponent(slug)}/policies`} searchParams={sp} window={window} />
       <WatchCounts workspaceId={ws.id} window={window} scopeLabel={window.label} />
       <PoliciesEditor
         scope={{ level: "workspace", workspaceSlug: ws.slug }}

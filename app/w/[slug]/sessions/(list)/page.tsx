@@ -21,8 +21,8 @@ import {
   type SessionStatus,
 } from "@/server/dashboard/sessions-data";
 import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
-import { FilterActions } from "@/components/dashboard/filter-actions";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { FilterActions, FilterForm } from "@/components/dashboard/filter-actions";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import { PATTERN_TYPES } from "@/server/engine/types";
 import { humanize } from "@/components/format";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
@@ -41,8 +41,8 @@ export const dynamic = "force-dynamic";
 
 export default async function SessionsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
+  const { sp, window } = await pageTimeWindow(await searchParams);
   const db = (await getRuntime()).database.db;
   const workspaceId = page.access.workspace.id;
 
@@ -50,7 +50,6 @@ export default async function SessionsPage({ params, searchParams }: { params: P
   const status = (SESSION_STATUSES as readonly string[]).includes(statusParam ?? "") ? (statusParam as SessionStatus) : null;
   const agent = stringParam(sp.agent) ?? null;
   const q = stringParam(sp.q) ?? null;
-  const window = readTimeWindow(sp, "all");
   const patternParam = stringParam(sp.pattern);
   const pattern = patternParam === "any" || (PATTERN_TYPES as readonly string[]).includes(patternParam ?? "") ? patternParam! : null;
   const scope = { from: window.from, to: window.to, q, pattern };
@@ -201,7 +200,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
           </div>
         </section>
       )}
-      <TimeRangePicker path={base} searchParams={sp} window={window} defaultRange="all" />
+      <TimeRangePicker path={base} searchParams={sp} window={window} />
       <div className="toolbar dash2-toolbar">
         <nav className="segmented" aria-label="Filter by status">
           {tabs.map((t) => (
@@ -219,11 +218,11 @@ export default async function SessionsPage({ params, searchParams }: { params: P
         <AgentFilter agents={agents} value={agent} />
       </div>
       <div className="toolbar dash2-toolbar">
-        <form className="row" method="get" action={base} role="search" style={{ gap: 8, minWidth: 0, flex: "1 1 300px", maxWidth: 520 }}>
+        <FilterForm action={base} className="row" style={{ gap: 8, minWidth: 0, flex: "1 1 300px", maxWidth: 520 }}>
           {status && <input type="hidden" name="status" value={status} />}
           {agent && <input type="hidden" name="agent" value={agent} />}
           {pattern && <input type="hidden" name="pattern" value={pattern} />}
-          <TimeWindowInputs window={window} defaultRange="all" />
+          <TimeWindowInputs window={window} />
           <input
             className="input input-sm"
             style={{ flex: "1 1 auto", minWidth: 0, width: "auto" }}
@@ -234,7 +233,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
             aria-label="Search sessions by id"
           />
           <FilterActions clearHref={withSearchParams(base, sp, { q: null, page: null })} filtered={!!q} />
-        </form>
+        </FilterForm>
         {pattern && (
           <a className="badge" data-tone="warning" href={withSearchParams(base, sp, { pattern: null, page: null })} title="Show sessions with or without detections">
             {pattern === "any" ? "With a stall pattern" : `Pattern: ${humanize(pattern)}`} ×

@@ -1,4 +1,4 @@
-import { FilterActions } from "@/components/dashboard/filter-actions";
+import { FilterActions, FilterForm } from "@/components/dashboard/filter-actions";
 import type { Metadata } from "next";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
 import { FailuresMeter, KeyProgress, LevelBadge } from "@/components/dashboard/key-status";
@@ -18,7 +18,7 @@ import { keyHref } from "@/server/dashboard/paths";
 import { countKeysByState, KEY_SORTS, listKeys, type KeyRow, type KeySort } from "@/server/dashboard/tools";
 import { stringParam, type SearchParams } from "@/server/dashboard/util";
 import { TimeRangePicker, TimeWindowInputs } from "@/components/dashboard/time-range-picker";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 import { getRuntime } from "@/server/runtime";
 
 export const dynamic = "force-dynamic";
@@ -31,11 +31,11 @@ const PAGE_SIZE = 50;
 
 export default async function ToolsPage({ params, searchParams }: { params: Promise<{ slug: string }>; searchParams: Promise<SearchParams> }) {
   const { slug } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const ws = page.access.workspace;
   const { db } = (await getRuntime()).database;
   const now = new Date();
+  const { sp, window } = await pageTimeWindow(await searchParams, now);
 
   const { sort, page: pageNo } = readTableParams(sp, { sortKeys: KEY_SORTS, defaultSort: { key: "state", dir: "desc" }, pageSize: PAGE_SIZE });
   const stateParam = stringParam(sp.state);
@@ -43,7 +43,6 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
   const levelParam = stringParam(sp.level);
   const level = levelParam === "key" || levelParam === "domain" || levelParam === "tool" ? levelParam : undefined;
   const q = stringParam(sp.q);
-  const window = readTimeWindow(sp, "all", now);
   const windowed = window.range !== "all";
   const keyWindow = { from: window.from, to: window.to };
 
@@ -54,7 +53,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
   const totalAll = Object.values(byState).reduce((a, b) => a + b, 0);
   const notTrusted = totalAll - (byState.trusted ?? 0);
   const path = `/w/${ws.slug}/tools`;
-  const filtered = !!(state || level || q || windowed);
+  const filtered = !!(state || level || q);
 
   const columns: Column<KeyRow>[] = [
     {
@@ -196,7 +195,7 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
           </div>
         }
       />
-      <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
+      <TimeRangePicker path={path} searchParams={sp} window={window} />
       <WatchCounts workspaceId={ws.id} window={keyWindow} scopeLabel={window.label} />
       <nav className="segmented state-filter" aria-label="Filter by state">
         <a href={withSearchParams(path, sp, { state: null, page: null })} aria-current={!state ? "page" : undefined}>
@@ -209,9 +208,9 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
           </a>
         ))}
       </nav>
-      <form className="toolbar" method="get" action={path} role="search">
+      <FilterForm action={path}>
         {state && <input type="hidden" name="state" value={state} />}
-        <TimeWindowInputs window={window} defaultRange="all" />
+        <TimeWindowInputs window={window} />
         {sp.sort && <input type="hidden" name="sort" value={sort.key} />}
         {sp.dir && <input type="hidden" name="dir" value={sort.dir} />}
         <input className="input input-sm toolbar-search" type="search" name="q" defaultValue={q} placeholder="Filter keys, e.g. bash or domain=api" aria-label="Filter failure keys" />
@@ -221,8 +220,8 @@ export default async function ToolsPage({ params, searchParams }: { params: Prom
           <option value="domain">Domain-level</option>
           <option value="tool">Tool-level</option>
         </select>
-        <FilterActions clearHref={path} filtered={filtered} />
-      </form>
+        <FilterActions clearHref={withSearchParams(path, sp, { q: null, level: null, state: null, page: null })} filtered={filtered} />
+      </FilterForm>
       <DataTable
         label="Failure keys"
         columns={columns}

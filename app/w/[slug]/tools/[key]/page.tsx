@@ -25,7 +25,7 @@ import { keyHref } from "@/server/dashboard/paths";
 import { pageParam, type SearchParams } from "@/server/dashboard/util";
 import { getRuntime } from "@/server/runtime";
 import { TimeRangePicker } from "@/components/dashboard/time-range-picker";
-import { readTimeWindow } from "@/server/dashboard/time-range";
+import { pageTimeWindow } from "@/components/dashboard/remembered-range";
 
 export const dynamic = "force-dynamic";
 
@@ -46,15 +46,14 @@ const FAILURES_PAGE_SIZE = 25;
 
 export default async function KeyDetailPage({ params, searchParams }: { params: Promise<{ slug: string; key: string }>; searchParams: Promise<SearchParams> }) {
   const { slug, key: rawKey } = await params;
-  const sp = await searchParams;
   const page = await requireWorkspacePage(slug);
   const ws = page.access.workspace;
   const failureKey = decodeKey(rawKey);
   if (!failureKey || failureKey.length > 2048) notFound();
   const { db } = (await getRuntime()).database;
   const now = new Date();
+  const { sp, window } = await pageTimeWindow(await searchParams, now);
   const fpage = pageParam(sp.page);
-  const window = readTimeWindow(sp, "all", now);
   const [detail, failures, counting] = await Promise.all([
     getKeyDetail(db, ws.id, failureKey, window),
     listFailures(db, ws.id, { failureKey, from: window.from, to: window.to, page: fpage, pageSize: FAILURES_PAGE_SIZE }),
@@ -107,7 +106,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
 
       <StatusCallout detail={detail} slug={ws.slug} now={now} />
 
-      <TimeRangePicker path={path} searchParams={sp} window={window} defaultRange="all" />
+      <TimeRangePicker path={path} searchParams={sp} window={window} />
 
       {k && (
         <section className="card">
