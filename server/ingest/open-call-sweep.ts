@@ -163,6 +163,14 @@ async function raise(
       insert into nudge (workspace_id, session_id, model, pattern_type, nudge_type, message, ts)
       values (${c.workspaceId}, ${c.sessionId}, ${model}, ${x.patternType}, ${x.nudgeType}, ${x.message}, ${at}::timestamptz)`);
   }
+  for (const x of nudges) {
+    const counted = x.patternType && x.nudgeType !== "guidance" ? 1 : 0;
+    await tx.execute(sql`
+      insert into daily_nudge_stat (workspace_id, day, pattern_type, model, nudges, interrupts, sent, effective)
+      values (${c.workspaceId}, ${day}, ${x.patternType ?? ""}, ${model ?? ""}, 1, ${x.nudgeType === "interrupt" ? 1 : 0}, ${counted}, 0)
+      on conflict (workspace_id, day, pattern_type, model) do update set nudges = daily_nudge_stat.nudges + 1,
+        interrupts = daily_nudge_stat.interrupts + excluded.interrupts, sent = daily_nudge_stat.sent + excluded.sent`);
+  }
   await queuePendingNudges(
     tx,
     c.workspaceId,

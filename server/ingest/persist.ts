@@ -13,6 +13,7 @@ import {
   agentSession,
   approval,
   dailyKeyStat,
+  dailyNudgeStat,
   dailyPatternStat,
   dailyToolStat,
   event,
@@ -474,6 +475,7 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
   ));
   statements.push(...rowsWrite(tx, dailyKeyStat, dailyKeyStats(workspaceId, writes), DAILY_KEY_STAT_INCREMENT));
   statements.push(...rowsWrite(tx, dailyPatternStat, dailyPatternStats(workspaceId, writes), DAILY_PATTERN_STAT_INCREMENT));
+  statements.push(...rowsWrite(tx, dailyNudgeStat, dailyNudgeStats(workspaceId, writes), DAILY_NUDGE_STAT_INCREMENT));
   return statements;
 }
 
@@ -521,6 +523,44 @@ function dailyPatternStats(workspaceId: string, writes: BatchOutcome["records"])
   }
   return [...rows.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.patternType, b.patternType) || cmp(a.severity, b.severity) || cmp(a.model!, b.model!));
 }
+
+/**
+ * The batch's nudges per day, pattern and model, and its verdicts on earlier nudges (added to the
+ * day the nudge was sent, under the session's model), in key order.
+ */
+function dailyNudgeStats(workspaceId: string, writes: BatchOutcome["records"]): (typeof dailyNudgeStat.$inferInsert)[] {
+  type Row = { workspaceId: string; day: string; patternType: string; model: string; nudges: number; interrupts: number; sent: number; effective: number };
+  const rows = new Map<string, Row>();
+  const rowOf = (ts: Date, patternType: string | null, model: string | null) => {
+    const day = UTC_DAY(ts);
+    const id = `${day}\u0000${patternType ?? ""}\u0000${model ?? ""}`;
+    let r = rows.get(id);
+    if (!r) rows.set(id, (r = { workspaceId, day, patternType: patternType ?? "", model: model ?? "", nudges: 0, interrupts: 0, sent: 0, effective: 0 }));
+    return r;
+  };
+  for (const n of writes.nudges) {
+    const r = rowOf(n.ts, n.patternType, n.model);
+    r.nudges += 1;
+    if (n.nudgeType === "interrupt") r.interrupts += 1;
+    // As the Patterns page counts effectiveness: pattern nudges, not a person's guidance.
+    if (n.patternType && n.nudgeType !== "guidance") {
+      r.sent += 1;
+      if (n.effective) r.effective += 1;
+    }
+  }
+  for (const v of writes.nudgeVerdicts) if (v.effective) rowOf(new Date(v.sentAt), v.patternType, v.model).effective += 1;
+  return [...rows.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.patternType, b.patternType) || cmp(a.model, b.model));
+}
+
+const DAILY_NUDGE_STAT_INCREMENT: OnConflict<typeof dailyNudgeStat> = {
+  target: [dailyNudgeStat.workspaceId, dailyNudgeStat.day, dailyNudgeStat.patternType, dailyNudgeStat.model],
+  set: {
+    nudges: sql`${dailyNudgeStat.nudges} + excluded.nudges`,
+    interrupts: sql`${dailyNudgeStat.interrupts} + excluded.interrupts`,
+    sent: sql`${dailyNudgeStat.sent} + excluded.sent`,
+    effective: sql`${dailyNudgeStat.effective} + excluded.effective`,
+  },
+};
 
 const DAILY_KEY_STAT_INCREMENT: OnConflict<typeof dailyKeyStat> = {
   target: [dailyKeyStat.workspaceId, dailyKeyStat.day, dailyKeyStat.failureKey, dailyKeyStat.model],
