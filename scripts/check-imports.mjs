@@ -37,11 +37,7 @@ const SERVER_LAYERS = [
  * state with ingest's loaders (load.ts belongs a layer below both).
  */
 const KNOWN = new Set([
-  "upward import: server/http/input-hygiene.ts → server/trpc/error-issues.ts",
-  "upward import: server/notifications/channels.ts → server/services/audit.ts",
-  "upward import: server/notifications/channels.ts → server/services/errors.ts",
   "upward import: server/services/approvals.ts → server/ingest/load.ts",
-  "upward import: server/services/headless-init.ts → server/auth.ts",
   "upward import: server/services/manual-trust.ts → server/ingest/load.ts",
   "upward import: server/services/sessions.ts → server/ingest/load.ts",
   "upward import: server/services/thresholds-in-force.ts → server/ingest/load.ts",

@@ -6,11 +6,10 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { apiKey, member, organization, user, workspace } from "@/db/schema";
-import type { Auth } from "@/server/auth";
-import { createApiKey, hashApiKey } from "./api-keys";
-import { SYSTEM_ACTOR, writeAudit } from "./audit";
-import { WORKSPACE_SLUG_PATTERN, createWorkspace, validateSlug } from "./tenancy";
-import { MIN_PASSWORD_LENGTH } from "@/server/auth";
+import { MIN_PASSWORD_LENGTH, type Auth } from "./auth";
+import { createApiKey, hashApiKey } from "./services/api-keys";
+import { SYSTEM_ACTOR, writeAudit } from "./services/audit";
+import { WORKSPACE_SLUG_PATTERN, createWorkspace, validateSlug } from "./services/tenancy";
 import { randomUUID } from "node:crypto";
 
 export interface HeadlessInitEnv {

@@ -11,7 +11,7 @@ import { guardBatchSizeFromEnv } from "./ingest/guard-lean";
 import { pruneAll } from "./services/retention";
 import { ensureEventPartitions } from "./services/partitions";
 import { keepPlannerStatistics } from "./services/planner-statistics";
-import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./services/headless-init";
+import { applyHeadlessInit, checkHeadlessInitEnv, type HeadlessInitEnv } from "./headless-init";
 import { otlpTimingFromEnv, startOtlpApplier } from "./otlp/applier";
 import { startDeliveryWorker, workerOptionsFromEnv } from "./notifications/worker";
 import { startOpenCallSweep } from "./ingest/open-call-sweep";

@@ -59,7 +59,7 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
   );
 }
 
-/** A field problem as every procedure reports it (`error.data.issues[]`, server/trpc/error-issues.ts). */
+/** A field problem as every procedure reports it (`error.data.issues[]`, server/http/error-issues.ts). */
 export interface ApiIssue {
   path: string[];
   message: string;

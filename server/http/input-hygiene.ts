@@ -6,7 +6,7 @@
  * naming the field. The walk is iterative and stops at the depth limit, so a 1 MiB body of `[[[[…`
  * costs no more than 64 steps. (JSON.parse itself is iterative in V8.)
  */
-import { describeApiIssues, type ApiIssue } from "@/server/trpc/error-issues";
+import { describeApiIssues, type ApiIssue } from "./error-issues";
 
 /** The deepest nesting of arrays and objects an input may have (the input itself is depth 0). */
 export const MAX_JSON_DEPTH = 64;
@@ -52,7 +52,7 @@ export function inputProblem(value: unknown, { maxDepth = MAX_JSON_DEPTH, string
   return null;
 }
 
-/** A 400's cause: carries `issues` (the one error shape, server/trpc/error-issues.ts). */
+/** A 400's cause: carries `issues` (the one error shape, server/http/error-issues.ts). */
 export class InputHygieneError extends Error {
   readonly issues: ApiIssue[];
   constructor(issue: ApiIssue) {

@@ -21,7 +21,7 @@ export const badRequest = (message: string, field?: string) => new ServiceError(
 export const conflict = (message: string, field?: string) => new ServiceError("CONFLICT", message, field);
 export const forbidden = (message: string) => new ServiceError("FORBIDDEN", message);
 
-/** A 400 about several fields at once: `issues` become the error's `data.issues` (server/trpc/error-issues.ts). */
+/** A 400 about several fields at once: `issues` become the error's `data.issues` (server/http/error-issues.ts). */
 export class FieldIssuesError extends ServiceError {
   constructor(public readonly issues: { path: (string | number)[]; message: string; code?: string }[]) {
     super(

@@ -24,7 +24,7 @@ import type { Actor } from "@/server/services/audit";
 import { ServiceError } from "@/server/services/errors";
 import { hasRole, permissionsFor } from "@/server/services/roles";
 import { getMembership, getWorkspaceAccess } from "@/server/services/tenancy";
-import { describeApiIssues, issuesOfCause } from "./error-issues";
+import { describeApiIssues, issuesOfCause } from "@/server/http/error-issues";
 import { limitDashboardCalls } from "@/server/services/rate-limit";
 import { refuseCrossOriginMutation } from "./same-origin";
 import { InputIssuesError } from "@/server/ingest/schema";

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { useTestApp } from "../support/use-test-app";
 import { apiKey, auditLog, member, organization, user, workspace } from "@/db/schema";
-import { applyHeadlessInit } from "@/server/services/headless-init";
+import { applyHeadlessInit } from "@/server/headless-init";
 import { hashApiKey } from "@/server/services/api-keys";
 
 describe.each(DATABASE_KINDS)("foundation on %s", (kind) => {

@@ -20,7 +20,7 @@ import type { ProcedureMeta } from "@/server/trpc/init";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { createApiKey, revokeApiKey } from "@/server/services/api-keys";
 import { createOrganization, createWorkspace } from "@/server/services/tenancy";
-import { createChannel } from "@/server/notifications/channels";
+import { createChannel } from "@/server/services/notification-channels";
 import { createInvitation } from "@/server/services/invitations";
 import { and, eq } from "drizzle-orm";
 

@@ -8,7 +8,7 @@ import { uid } from "../support/agent";
 import { notificationOutbox } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { pauseWorkspace } from "@/server/services/holds";
-import { createChannel, sendTestNotification, type ChannelInput } from "@/server/notifications/channels";
+import { createChannel, sendTestNotification, type ChannelInput } from "@/server/services/notification-channels";
 import { DEFAULT_NOTIFICATION_EVENTS, NOTIFICATION_EVENTS, type NotificationEvent } from "@/server/notifications/events";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { runDeliveryPass, type WorkerOptions } from "@/server/notifications/worker";

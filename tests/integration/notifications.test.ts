@@ -9,7 +9,7 @@ import { globalToolPattern, notificationOutbox } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
-import { createChannel, setChannelEnabled, type ChannelInput } from "@/server/notifications/channels";
+import { createChannel, setChannelEnabled, type ChannelInput } from "@/server/services/notification-channels";
 import { enqueueGlobalPatternNotifications, enqueueNotifications } from "@/server/notifications/outbox";
 import { verifyWebhook } from "@/server/notifications/signature";
 import { backoffDelayMs, claimDue, GIVE_UP_AFTER_MS, runDeliveryPass, type WorkerOptions } from "@/server/notifications/worker";

@@ -13,7 +13,7 @@ import { useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { notificationChannel, notificationOutbox } from "@/db/schema";
 import { SYSTEM_ACTOR } from "@/server/services/audit";
-import { createChannel, sendTestNotification } from "@/server/notifications/channels";
+import { createChannel, sendTestNotification } from "@/server/services/notification-channels";
 import { checkChannelUrl, refusedAddressReason, type Resolver } from "@/server/notifications/url-guard";
 
 /** [address, what it is]: each must be refused. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { headlessInitProblems } from "@/server/services/headless-init";
+import { headlessInitProblems } from "@/server/headless-init";
 import { otlpTimingFromEnv } from "@/server/otlp/applier";
 
 const valid = {

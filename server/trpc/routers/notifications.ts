@@ -3,7 +3,7 @@ import { protectedWorkspaceProcedure, router } from "../init";
 import { NOTIFICATION_EVENTS, NOTIFICATION_SEVERITIES } from "@/server/notifications/events";
 import {
   createChannel, deleteChannel, listChannels, listDeliveries, rotateChannelSecret, sendTestNotification, setChannelEnabled, updateChannel,
-} from "@/server/notifications/channels";
+} from "@/server/services/notification-channels";
 
 const channelFields = {
   name: z.string().trim().min(1, "Give the channel a name").max(100),
