@@ -158,10 +158,12 @@ const doc = { behaviour: "x".repeat(2500) };
 }
 
 /** Vigil's production build (`next build` must have run), on PostgreSQL (`databaseUrl`) or PGlite. */
-export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string> }): Promise<Server> {
+/** The production build of this checkout, or with `root` of another (bench/compare.ts: before beside after). */
+export async function startVigil(opts: { databaseUrl?: string; env?: Record<string, string>; root?: string }): Promise<Server> {
   const port = await freePort();
   const dataDir = opts.databaseUrl ? null : fs.mkdtempSync(path.join(os.tmpdir(), "vigil-bench-"));
   const child = owned(spawn(process.execPath, serverArgs(port, "127.0.0.1"), {
+    cwd: opts.root,
     stdio: ["ignore", "ignore", "inherit"],
     detached: true,
     env: {
