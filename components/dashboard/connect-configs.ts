@@ -77,9 +77,16 @@ export interface McpClientConfig {
   keyNote: string;
 }
 
-/** `npx -y @vigil/sdk mcp-proxy --agent NAME -- <the server's command>` as a client's command and args. */
+/**
+ * How long the proxy holds a call for an approval: MCP clients give up on a tool call after 60 s,
+ * so the page's wait is capped below that (the proxy's own default is this cap).
+ */
+export const MCP_PROXY_MAX_WAIT_SECONDS = 50;
+
+/** `npx -y @vigil/sdk mcp-proxy --agent NAME [--wait S] -- <the server's command>` as a client's command and args. */
 export function proxyCommand(client: McpClient, o: ConnectOptions, server: McpServerSpec): { command: string; args: string[] } {
-  return { command: "npx", args: ["-y", "@vigil/sdk", "mcp-proxy", "--agent", o.agent.trim() || client, "--", ...server.command] };
+  const wait = o.waitSeconds > 0 ? ["--wait", String(Math.min(o.waitSeconds, MCP_PROXY_MAX_WAIT_SECONDS))] : [];
+  return { command: "npx", args: ["-y", "@vigil/sdk", "mcp-proxy", "--agent", o.agent.trim() || client, ...wait, "--", ...server.command] };
 }
 
 /** `vigil mcp`: Vigil's tools over stdio, for a client that starts only stdio servers. */

@@ -16,6 +16,8 @@ import {
   geminiSettings,
   httpExample,
   mcpClientConfigs,
+  proxyCommand,
+  MCP_PROXY_MAX_WAIT_SECONDS,
   otelEnv,
   splitCommand,
 } from "@/components/dashboard/connect-configs";
@@ -126,6 +128,15 @@ describe("Connect page configuration", () => {
     for (const c of mcpClientConfigs(o)) expect(c.proxy).toContain('"release bot"');
     expect(codexMcp(base, { name: "my files", command: ["x"] }).proxy.split("\n")[0]).toBe('[mcp_servers."my files"]');
     expect(mcpClientConfigs(base).map((c) => c.client)).toEqual([...MCP_CLIENTS]);
+  });
+
+  it("MCP: the page's approval wait is the proxy's --wait, capped under the clients' 60 s time-out", () => {
+    const argsOf = (waitSeconds: number) => proxyCommand("cursor", { ...base, waitSeconds }, EXAMPLE_MCP_SERVER).args;
+    expect(argsOf(0)).toEqual(proxyArgs("cursor"));
+    expect(argsOf(30)).toEqual(["-y", "@vigil/sdk", "mcp-proxy", "--agent", "cursor", "--wait", "30", "--", ...EXAMPLE_MCP_SERVER.command]);
+    expect(argsOf(90)).toContain(String(MCP_PROXY_MAX_WAIT_SECONDS));
+    expect(argsOf(90)).not.toContain("90");
+    for (const c of mcpClientConfigs({ ...base, waitSeconds: 30 })) expect(c.proxy).toMatch(/"--wait", "30"|"--wait",\s*"30"/);
   });
 
   it("MCP: only Claude Desktop's file holds a key, and only the one given", () => {
