@@ -343,7 +343,7 @@ function DefaultRuleCard() {
                   const inh = inheritedFrom(m, chains.forDefault);
                   return (
                     <tr key={m.key} data-field={m.key}>
-                      <th scope="row" title={m.hint} style={{ fontWeight: 500 }}>
+                      <th scope="row" className="config-field-name" title={m.hint} style={{ fontWeight: 500 }}>
                         {m.label}
                       </th>
                       <td className="mono text-sm" data-testid={`default-${m.key}`}>

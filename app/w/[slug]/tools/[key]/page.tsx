@@ -69,7 +69,7 @@ export default async function KeyDetailPage({ params, searchParams }: { params: 
       <PageHeader
         title={
           <span className="key-title">
-            <FailureKey value={failureKey} wrap />
+            <FailureKey value={failureKey} wrap copy />
           </span>
         }
         badge={
