@@ -19,7 +19,7 @@ import { extractFailureKey, sameCanonicalJson, type FailureKeyInfo } from "./fai
 import { fingerprintError } from "./failure-fingerprint";
 import { boundForRedaction, redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
-import { applyToolResult, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
+import { applyToolResult, clampClock, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
 import { buildSessionTimeline, copyTimeline, recordSession } from "./decay";
 import { foldSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, ownedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
@@ -63,6 +63,12 @@ export interface BatchConfigs {
   orgDoc: ConfigDocument;
   effective: EffectiveConfig;
 }
+
+/** The configuration a batch or a guard.check runs under, as the shell loads it. */
+export type WorkspaceConfigs = BatchConfigs & {
+  /** Workspaces of the organization (promotion to a global tool pattern needs three; SPEC 6). */
+  organizationWorkspaces?: number;
+};
 
 /** A session as the engine sees it while a batch is applied (an agent_session row). */
 export interface BatchSession {
@@ -113,6 +119,31 @@ export function storedCall(info: FailureKeyInfo): StoredCall {
     command: info.command !== null ? redactString(boundForRedaction(info.command, 4096)).slice(0, 4096) : null,
     params: info.params,
   };
+}
+
+/** guard.check's answer as kept on the call's event (`payload.guard`). */
+export interface GuardRecord {
+  decision: string;
+  reason: string | null;
+  failureKey: string;
+  /** The policy that matched (name and level), when one did (SPEC 4.5: counts per policy). */
+  policy?: { name: string; level: string; decision: string };
+  /** Watch mode: what enforcement would have answered. */
+  wouldDecide?: string;
+}
+
+/** A `tool.call` event's payload: its call info, plugin and redacted preview, and guard.check's answer when it came through one. */
+export type ToolCallPayload = {
+  call: StoredCall;
+  pluginName: string | null;
+  preview: string;
+  guard?: GuardRecord;
+};
+
+/** The payload of a tool.call's event row, built alike by a batch and by guard.check's lean path. */
+export function toolCallPayload(info: StoredCall, call: { pluginName?: string; args: Record<string, unknown> }, guard?: GuardRecord): ToolCallPayload {
+  const preview = redactedPreview(call.args);
+  return guard ? { call: info, pluginName: call.pluginName ?? null, preview, guard } : { call: info, pluginName: call.pluginName ?? null, preview };
 }
 
 type ToolResult = Extract<AgentEvent, { type: "tool.result" }>;
@@ -485,7 +516,7 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
     const e = events[i];
     const s = sessions.get(e.sessionId)!;
     // Clock clamp: a session's time never goes back (an event older than the last one takes its time).
-    const t = s.clock === null ? e.ts : Math.max(s.clock, e.ts);
+    const t = clampClock(s.clock, e.ts);
     s.clock = t;
     s.lastEventAt = t;
     s.firstEventAt ??= t;
@@ -536,7 +567,7 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         row.toolName = e.toolName;
         row.callId = e.callId;
         row.failureKey = info.failureKey;
-        row.payload = { call: info, pluginName: e.pluginName ?? null, preview: redactedPreview(e.args) };
+        row.payload = toolCallPayload(info, e);
         // Fixed-shape literals, not `{ ...e }`: spreading events of many shapes is a slow path in V8
         // (about a tenth of the engine's time); the behaviour module reads these fields only.
         behaviourEvent = { type: e.type, id: e.id, sessionId: e.sessionId, ts: e.ts, callId: e.callId, toolName: e.toolName, args: e.args, turnIndex: e.turnIndex, failureKey: info.failureKey, argsHash: info.argsHash };

@@ -27,18 +27,13 @@
 import { sql, type SQLWrapper } from "drizzle-orm";
 import { isEmbedded, jsonValue, perDatabase, type Db } from "@/db/client";
 import { fixedStatement, type Placeholders } from "@/db/fixed-statement";
-import { observeSessionEvent } from "@/server/engine/patterns";
-import { createSessionBehaviour, storedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
-import { redactedPreview } from "@/server/engine/redact";
-import { resolveSettings } from "@/server/engine/settings";
-import type { AgentEvent, KeyState, SessionSettingsInput } from "@/server/engine/types";
-import { storedCall } from "@/server/engine/batch";
+import { storedSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
+import type { AgentEvent, KeyState } from "@/server/engine/types";
 import type { BatchScope } from "./scope";
-import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs, type CachedConfigs } from "./config-cache";
+import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs, type CachedConfigs } from "@/server/services/config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { textArrayLiteral } from "@/db/sql-arrays";
-import { guardLevelKeys, guardVerdict, type GuardVerdict } from "./guard-verdict";
-import { guardRecord } from "./guard-record";
+import { guardLevelKeys, guardSession, guardToolCallStep, type GuardVerdict } from "@/server/engine/guard";
 import { ApiKeyRevokedError } from "./api-key-revoked";
 import { noteSessionSeen, rememberSession, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
 import { isUniqueViolation } from "./sql-errors";
@@ -344,7 +339,7 @@ const claimAndRecord = (p: WritePlaceholders) => sql`
  * runs its checks one by one. Answers, per check, the version its session row has now (the
  * `xmin` this statement gave it), or null when the check was not written.
  *
- * The sessions are locked in id order first, as ingest locks them (server/ingest/load.ts): two
+ * The sessions are locked in id order first, as ingest locks them (server/services/workspace-locks.ts): two
  * statements on their way with the same sessions in another order deadlocked, and PostgreSQL takes
  * a second (deadlock_timeout) to find that and fail one of them. An update's own order follows its
  * plan (a bitmap scan's is the rows' places on disk). Each session is reached by its key, one probe
@@ -485,63 +480,41 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     const stored = inputs.session;
     // Nudges wait for the session: the full path delivers them with its answer.
     if (stored?.pending_nudges) return null;
-    const session = {
-      paused: stored?.paused ?? false,
-      pauseReason: stored?.pause_reason ?? null,
-      settings: (stored?.settings ?? {}) as SessionSettingsInput,
-      callCount: (stored?.call_count ?? 0) + 1,
-      agent: stored?.agent ?? DEFAULT_AGENT,
-    };
-    // A hold over the session pauses this decision; the row keeps its own pause (`fields` below).
+    // A hold over the session pauses this decision; the row keeps its own pause.
     const hold = applicableHold(inputs.holds, stored?.agent ?? DEFAULT_AGENT);
-    const verdict = guardVerdict({ call: ev, keys, session: foldHold(session, hold), configs, states: inputs.states, globalPattern: inputs.globalPattern });
-    // An ask (approvals), a pause by the tool-call budget (the session is paused) or a policy's
-    // deny (policy_denied may be notified, in the outbox of the decision's transaction): the full path.
-    if (verdict.decision === "ask" || verdict.pausesSession !== null || (verdict.cause === "policy" && verdict.decision === "deny")) return null;
-    if (inputs.duplicate) return verdict; // already recorded: answer from the current state, write nothing
+    const step = guardToolCallStep({
+      call: ev,
+      keys,
+      stored,
+      cachedBehaviour: inputs.cachedBehaviour,
+      session: foldHold(guardSession(stored), hold),
+      configs,
+      states: inputs.states,
+      globalPattern: inputs.globalPattern,
+      duplicate: inputs.duplicate,
+    });
+    if (!step) return null;
+    const { verdict } = step;
+    if (step.duplicate) return verdict; // already recorded: answer from the current state, write nothing
 
-    // The engine's step for a tool.call (same as applyBatch): clock clamp, counters, behaviour.
-    // callInfo's extraction, done once: a guard.check carries no domain or service hints, so the
-    // level keys' extraction under these configs is the one the event log keeps.
-    const info = storedCall(keys.info);
-    const prevClock = stored?.clock == null ? null : Number(stored.clock);
-    const t = prevClock === null ? ev.ts : Math.max(prevClock, ev.ts);
-    const model = ev.model ?? stored?.model ?? null;
-    const settings = resolveSettings(session.settings, configs.workspaceDoc.settings, configs.orgDoc.settings);
-    const behaviour = inputs.cachedBehaviour ?? (stored?.behaviour ? upgradeSessionBehaviour(stored.behaviour, ev.sessionId) : createSessionBehaviour(ev.sessionId));
-    const observed = observeSessionEvent(behaviour, { ...ev, failureKey: info.failureKey, argsHash: info.argsHash }, { patterns: configs.effective.patterns, settings }, t);
-    const st = observed.stats;
-    if (observed.effects.length || observed.verdicts.length || st.turns || st.stalledTurns || st.nudgesSent || st.nudgesEffective || Object.keys(st.patterns).length) return null;
-
-    const at = new Date(t).toISOString();
-    const fields: SessionFields = {
-      model,
-      paused: session.paused,
-      pause_reason: session.pauseReason,
-      settings: session.settings,
-      clock: t,
-      first_event_at: stored?.first_event_at ? new Date(stored.first_event_at).toISOString() : at,
-      event_count: (stored?.event_count ?? 0) + 1,
-      call_count: (stored?.call_count ?? 0) + 1,
-      agent: stored?.agent,
-    };
+    const { fields, info } = step;
     const write = writerFor(db, scope).submit({
       session_id: ev.sessionId,
       version: stored?.version ?? null,
-      clock: t,
-      at,
-      first_event_at: fields.first_event_at!,
+      clock: fields.clock,
+      at: step.at,
+      first_event_at: fields.first_event_at,
       event_count: fields.event_count,
       call_count: fields.call_count,
-      model,
-      behaviour: storedSessionBehaviour(observed.state),
+      model: fields.model,
+      behaviour: storedSessionBehaviour(step.behaviour),
       event_id: ev.id,
       event_ts: new Date(ev.ts).toISOString(),
       tool_name: ev.toolName,
       call_id: ev.callId,
       failure_key: info.failureKey,
       turn_index: ev.turnIndex ?? null,
-      payload: { call: info, pluginName: ev.pluginName ?? null, preview: redactedPreview(ev.args), guard: guardRecord(verdict) },
+      payload: step.payload,
       assumed: inputs.assumed,
       fingerprint: inputs.configFingerprint,
       level_keys: keys.levelKeys,
@@ -553,7 +526,7 @@ export async function leanGuardCheck(db: Db, scope: BatchScope, ev: ToolCall, ap
     if (written !== null) {
       // Settled when nobody else wrote the row since this process did (or it is new): see SessionSnapshot.
       const settled = inputs.assumed || stored === null || inputs.cachedBehaviour !== null;
-      rememberSession(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: observed.state, settled });
+      rememberSession(db, scope.workspaceId, ev.sessionId, written, { fields, behaviour: step.behaviour, settled });
       return verdict;
     }
     // The session changed between the two round trips (or an assumption failed): decide again from what is stored.
