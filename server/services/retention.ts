@@ -4,7 +4,7 @@
  */
 import { and, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
-import { dailyKeyStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { dailyKeyStat, dailyNudgeStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
 import { dropEventPartitionsBefore, PRUNE_CHUNK, yieldToRequests } from "./partitions";
 import type { ConfigDocument } from "@/server/engine/types";
@@ -63,7 +63,7 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
   const dayStart = new Date(`${day}T00:00:00.000Z`);
   const dayEnd = new Date(dayStart.getTime() + DAY_MS);
   let n = 0;
-  for (const table of [dailyKeyStat, dailyPatternStat]) {
+  for (const table of [dailyKeyStat, dailyPatternStat, dailyNudgeStat]) {
     const rows = await db.delete(table).where(and(eq(table.workspaceId, workspaceId), lte(table.day, day))).returning({ w: table.workspaceId });
     n += rows.length;
   }
@@ -93,6 +93,21 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
     .groupBy(patternDetection.patternType, patternDetection.severity, sql`3`);
   if (patternRows.length)
     await db.insert(dailyPatternStat).values(patternRows.map((r) => ({ workspaceId, day, patternType: r.patternType, severity: r.severity, model: r.model, detections: Number(r.n) })));
+  const counted = sql`${nudge.patternType} is not null and ${nudge.nudgeType} <> 'guidance'`;
+  const nudgeRows = await db
+    .select({
+      patternType: sql<string>`coalesce(${nudge.patternType}, '')`,
+      model: sql<string>`coalesce(${nudge.model}, '')`,
+      nudges: sql<number>`count(*)::int`,
+      interrupts: sql<number>`(count(*) filter (where ${nudge.nudgeType} = 'interrupt'))::int`,
+      sent: sql<number>`(count(*) filter (where ${counted}))::int`,
+      effective: sql<number>`(count(*) filter (where ${nudge.effective} and ${counted}))::int`,
+    })
+    .from(nudge)
+    .where(and(eq(nudge.workspaceId, workspaceId), gte(nudge.ts, dayStart), lt(nudge.ts, dayEnd)))
+    .groupBy(sql`1`, sql`2`);
+  if (nudgeRows.length)
+    await db.insert(dailyNudgeStat).values(nudgeRows.map((r) => ({ workspaceId, day, patternType: r.patternType, model: r.model, nudges: Number(r.nudges), interrupts: Number(r.interrupts), sent: Number(r.sent), effective: Number(r.effective) })));
   return n;
 }
 
