@@ -44,6 +44,12 @@ export function jsonValue<T>(value: unknown): T {
   return (typeof value === "string" ? JSON.parse(value) : value) as T;
 }
 
+/** A timestamp column of `db.execute(sql)` (text from postgres-js under drizzle, a Date or text from PGlite) as epoch ms. */
+export function msOf(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  return v instanceof Date ? v.getTime() : Date.parse(String(v));
+}
+
 /** The postgres-js handle under a drizzle transaction on PostgreSQL (PGlite has no `unsafe`/`savepoint`). */
 export function postgresJs(tx: Tx): import("postgres").TransactionSql | null {
   const client = (tx as unknown as { session?: { client?: { unsafe?: unknown; savepoint?: unknown } } }).session?.client;

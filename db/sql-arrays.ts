@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 
 /**
  * A text[] parameter written as an array literal: portable across postgres-js and PGlite (drizzle
@@ -13,3 +14,10 @@ export function textArray(values: readonly (string | null)[]) {
 export function textArrayLiteral(values: readonly (string | null)[]): string {
   return "{" + values.map((v) => (v === null ? "NULL" : '"' + v.replaceAll("\\", "\\\\").replaceAll('"', '\\"') + '"')).join(",") + "}";
 }
+
+/**
+ * `column = any($1::text[])`: one parameter and one statement text whatever the number of values
+ * (inArray builds a parameter per value and a new statement text per count — drizzle's building
+ * work and a new prepared statement each time).
+ */
+export const anyOf = (column: AnyPgColumn, values: readonly string[]) => sql`${column} = any(${textArray(values)})`;

@@ -31,17 +31,6 @@ const SERVER_LAYERS = [
   ["engine"],
 ];
 
-/**
- * Imports known to break the rules, each to be removed by moving code (the check fails when one no
- * longer occurs, so this list only shrinks). Services ↔ ingest: services re-lock and read trust
- * state with ingest's loaders (load.ts belongs a layer below both).
- */
-const KNOWN = new Set([
-  "upward import: server/services/approvals.ts → server/ingest/load.ts",
-  "upward import: server/services/manual-trust.ts → server/ingest/load.ts",
-  "upward import: server/services/sessions.ts → server/ingest/load.ts",
-  "upward import: server/services/thresholds-in-force.ts → server/ingest/load.ts",
-]);
 
 function sourceFiles() {
   const files = [];
@@ -144,13 +133,10 @@ if (process.argv.includes("--report")) {
   });
   console.log(`folder pairs importing each other: ${mutual.length}${mutual.length ? ` (${mutual.join(", ")})` : ""}`);
 }
-const found = new Set(problems);
-const unique = [...found].filter((p) => !KNOWN.has(p));
-for (const known of KNOWN) if (!found.has(known)) unique.push(`fixed (remove it from KNOWN in scripts/check-imports.mjs): ${known}`);
-if (process.argv.includes("--report")) console.log(`known problems still present: ${[...KNOWN].filter((k) => found.has(k)).length}`);
+const unique = [...new Set(problems)];
 if (unique.length) {
   console.error(unique.join("\n"));
   console.error(`\n${unique.length} import problem(s): see docs/architecture.md "The layers".`);
   process.exit(1);
 }
-console.log(`imports: no new circle in ${ROOTS.join(", ")} and no new upward import in server/ (${graph.size} files; ${KNOWN.size} known, listed in KNOWN)`);
+console.log(`imports: no circle in ${ROOTS.join(", ")} and no upward import in server/ (${graph.size} files)`);

@@ -7,7 +7,7 @@ import { and, eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "@/db/client";
 import { failure, keyState } from "@/db/schema";
 import { resolveRule } from "@/server/engine/rules";
-import { loadConfigs } from "@/server/ingest/load";
+import { loadConfigs } from "@/server/services/config-cache";
 
 export interface KeyCounting {
   /** Severities the rule in force counts. */

@@ -11,21 +11,17 @@ import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@/db/client";
 import { applySessionPhase, applyTrustPhase, callRef, callsToLoad, planBatch, type BatchConfigs, type BatchPlan, type BatchSession, type StoredCall } from "@/server/engine/batch";
 import type { ModelToolProfile } from "@/server/engine/models";
-import { cachedConfigs } from "./config-cache";
+import { cachedConfigs, loadConfigs } from "@/server/services/config-cache";
+import { lockSessions, lockToolLevels, queueSharedToolLocks, type SessionRow } from "@/server/services/workspace-locks";
 import type { AgentEvent, Effect } from "@/server/engine/types";
 import { enabledChannels, enqueueNotifications, type NotificationChannel } from "@/server/notifications/outbox";
 import {
   apiKeyStillActive,
   claimEventIds,
-  loadConfigs,
   loadModelProfiles,
   loadStoredCalls,
   lockKeyStates,
-  lockSessions,
-  lockToolLevels,
-  queueSharedToolLocks,
   type EndedSessions,
-  type SessionRow,
 } from "./load";
 import { postgresJs } from "./pipeline";
 import { errorCode } from "./sql-errors";

@@ -24,7 +24,7 @@ import { resolveSettings, settingValues } from "@/server/engine/settings";
 import type { SessionSettingsInput } from "@/server/engine/types";
 import { queuePendingNudges } from "@/server/services/pending-nudges";
 import { withRetry } from "./index";
-import { loadConfigs } from "./load";
+import { loadConfigs } from "@/server/services/config-cache";
 
 /**
  * How far back calls are looked for: every pass reads the tool calls of this window (the event

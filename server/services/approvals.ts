@@ -6,7 +6,7 @@ import { approveRecovery, denyRecovery } from "@/server/engine/trust";
 import { redactString } from "@/server/engine/redact";
 import { resolveRule } from "@/server/engine/rules";
 import type { ConfigDocument, Effect } from "@/server/engine/types";
-import { loadConfigs } from "@/server/ingest/load";
+import { loadConfigs } from "./config-cache";
 import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
 import { enqueueNotifications } from "@/server/notifications/outbox";
 import { writeAudit, type Actor } from "./audit";

@@ -10,7 +10,7 @@ import { approval, keyState, stateTransition } from "@/db/schema";
 import { DOMAIN_PREFIX, TOOL_PREFIX, historyOf, levelOfKey, newKeyContext, setManualState } from "@/server/engine/trust";
 import { redactString } from "@/server/engine/redact";
 import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
-import { lockToolLevels } from "@/server/ingest/load";
+import { lockToolLevels } from "./workspace-locks";
 import { writeAudit, type Actor } from "./audit";
 import { badRequest } from "./errors";
 

@@ -5,7 +5,8 @@
 import type { Db, Tx } from "@/db/client";
 import { resolveRule } from "@/server/engine/rules";
 import { DOMAIN_PREFIX } from "@/server/engine/trust";
-import { loadConfigs, type WorkspaceConfigs } from "@/server/ingest/load";
+import type { WorkspaceConfigs } from "@/server/engine/batch";
+import { loadConfigs } from "./config-cache";
 
 export interface RuleTarget {
   failureKey: string;

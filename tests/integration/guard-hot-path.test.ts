@@ -18,7 +18,7 @@ import { preparingClient } from "@/db/prepared-client";
 import { handleHookRequest } from "@/server/agent-api/hooks";
 import { sessionSnapshots, trustStates } from "@/server/ingest/row-version-cache";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
-import { cachedConfigs } from "@/server/ingest/config-cache";
+import { cachedConfigs } from "@/server/services/config-cache";
 import { WRITE_CHECKS, WRITE_ONE_STORED_CHECK } from "@/server/ingest/guard-lean";
 
 /** Another app instance on the same PostgreSQL database, with a client of its own. */

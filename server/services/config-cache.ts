@@ -12,7 +12,7 @@ import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { jsonValue, perDatabase, rowsOf, type Db, type Tx } from "@/db/client";
 import { mergeEffectiveConfig } from "@/server/engine/config";
 import type { ConfigDocument } from "@/server/engine/types";
-import type { BatchConfigs } from "@/server/engine/batch";
+import type { BatchConfigs, WorkspaceConfigs } from "@/server/engine/batch";
 
 export interface CachedConfigs extends BatchConfigs {
   fingerprint: string;
@@ -77,4 +77,16 @@ export async function readConfigs(db: Db | Tx, cacheOwner: Db | Tx, workspaceId:
   if (row.docs == null && cached) return { configs: cached, organizationWorkspaces };
   const docs = jsonValue<{ ws: unknown; org: unknown }>(row.docs);
   return { configs: rememberConfigs(cacheOwner, workspaceId, row.f, docs.ws, docs.org), organizationWorkspaces };
+}
+
+/**
+ * The workspace's configuration for a batch or a service, through the per-instance cache: the
+ * documents are read and merged again only when they changed. Pass the database handle as
+ * `cacheOwner` when `tx` is a transaction, whose own handle has no cache to share.
+ */
+export async function loadConfigs(tx: Tx, workspaceId: string, cacheOwner: Db | Tx = tx): Promise<WorkspaceConfigs> {
+  const read = await readConfigs(tx, cacheOwner, workspaceId);
+  if (!read) return { workspaceDoc: {}, orgDoc: {}, effective: mergeEffectiveConfig({}, {}), organizationWorkspaces: 0 };
+  const { workspaceDoc, orgDoc, effective } = read.configs;
+  return { workspaceDoc, orgDoc, effective, organizationWorkspaces: read.organizationWorkspaces };
 }
