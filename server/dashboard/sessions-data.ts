@@ -4,7 +4,9 @@
  * newest backwards by event `seq`). Every query filters by workspace_id and uses the
  * (workspace_id, …) indexes, so it stays fast with a large event log.
  */
-import { and, asc, count, desc, eq, gte, ilike, isNotNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, ilike, isNotNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { createHash } from "node:crypto";
+import type { PgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "@/db/client";
 import { agentSession, approval, auditLog, event, nudge, patternDetection, pendingNudge } from "@/db/schema";
 import { textArray } from "@/db/sql-arrays";
@@ -172,6 +174,98 @@ export function sessionListWhere(
   return and(...conds)!;
 }
 
+/** A sort column, how its values compare in SQL, and its place in the walk. */
+interface SortPart {
+  col: PgColumn;
+  type: "bigint" | "timestamptz" | "integer";
+  dir: "asc" | "desc";
+  nullsFirst: boolean;
+}
+
+function sortParts(sort: { key: SessionSortKey; dir: "asc" | "desc" }): SortPart[] {
+  // By last event: the indexed minute first, then the exact time within it (an incremental sort).
+  const cols: Array<[PgColumn, SortPart["type"]]> = {
+    last: [[agentSession.activeMinute, "bigint"], [agentSession.lastEventAt, "timestamptz"]] as Array<[PgColumn, SortPart["type"]]>,
+    started: [[agentSession.startedAt, "timestamptz"]] as Array<[PgColumn, SortPart["type"]]>,
+    events: [[agentSession.eventCount, "integer"]] as Array<[PgColumn, SortPart["type"]]>,
+    failures: [[agentSession.failureCount, "integer"]] as Array<[PgColumn, SortPart["type"]]>,
+    patterns: [[agentSession.patternCount, "integer"]] as Array<[PgColumn, SortPart["type"]]>,
+  }[sort.key];
+  return cols.map(([col, type]) => ({ col, type, dir: sort.dir, nullsFirst: sort.dir === "asc" }));
+}
+
+/** The same walk backwards (for a page before a cursor). */
+const reversed = (parts: SortPart[]): SortPart[] => parts.map((p) => ({ ...p, dir: p.dir === "asc" ? "desc" : "asc", nullsFirst: !p.nullsFirst }));
+
+function orderOf(parts: SortPart[], idDir: "asc" | "desc"): SQL[] {
+  return [
+    ...parts.map((p) => sql`${p.col} ${sql.raw(p.dir)} ${sql.raw(p.nullsFirst ? "nulls first" : "nulls last")}`),
+    idDir === "asc" ? asc(agentSession.sessionId) : desc(agentSession.sessionId),
+  ];
+}
+
+/** A session's place in the list: its sort values as PostgreSQL prints them (exact to the microsecond) and its id. */
+interface SessionPlace {
+  values: (string | null)[];
+  sessionId: string;
+}
+
+/**
+ * Rows strictly after `at` in the walk `parts` (then session id): for each sort column in turn,
+ * beyond its value — nulls sort at one end — or equal to it and after on the next column.
+ */
+function afterPlace(parts: SortPart[], idDir: "asc" | "desc", at: SessionPlace, from = 0): SQL {
+  if (from === parts.length) return idDir === "asc" ? sql`${agentSession.sessionId} > ${at.sessionId}` : sql`${agentSession.sessionId} < ${at.sessionId}`;
+  const p = parts[from];
+  const v = at.values[from];
+  const next = afterPlace(parts, idDir, at, from + 1);
+  if (v === null) return p.nullsFirst ? or(sql`${p.col} is not null`, and(sql`${p.col} is null`, next))! : and(sql`${p.col} is null`, next)!;
+  const typed = sql`${v}::${sql.raw(p.type)}`;
+  const beyond = p.dir === "asc" ? sql`${p.col} > ${typed}` : sql`${p.col} < ${typed}`;
+  return or(beyond, and(sql`${p.col} = ${typed}`, next), ...(p.nullsFirst ? [] : [sql`${p.col} is null`]))!;
+}
+
+/**
+ * The part of afterPlace an index can start from: past a non-null first value, the rows on its
+ * side of it (nulls read apart, by nullsAfter); past a null, nothing to bound.
+ */
+function firstBound(parts: SortPart[], at: SessionPlace): SQL | undefined {
+  const v = at.values[0];
+  if (v === null) return undefined;
+  const typed = sql`${v}::${sql.raw(parts[0].type)}`;
+  return parts[0].dir === "asc" ? sql`${parts[0].col} >= ${typed}` : sql`${parts[0].col} <= ${typed}`;
+}
+
+/** A cursor is valid only for the list it was made for: its sort and filters (the window moves with time and is left out). */
+function listTag(input: { status?: string | null; agent?: string | null; q?: string | null; pattern?: string | null }, sort: { key: string; dir: string }): string {
+  return createHash("sha256")
+    .update(JSON.stringify([sort.key, sort.dir, input.status ?? null, input.agent ?? null, input.q ?? null, input.pattern ?? null]))
+    .digest("base64url")
+    .slice(0, 10);
+}
+
+function sessionCursor(tag: string, place: SessionPlace): string {
+  return Buffer.from(JSON.stringify([tag, place.values, place.sessionId])).toString("base64url");
+}
+
+function readSessionCursor(cursor: string | null | undefined, tag: string, width: number): SessionPlace | null {
+  if (!cursor || cursor.length > 2048) return null;
+  try {
+    const [t, values, sessionId] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+    if (t !== tag || typeof sessionId !== "string" || !Array.isArray(values) || values.length !== width) return null;
+    if (!values.every((v) => v === null || (typeof v === "string" && v.length <= 64))) return null;
+    return { values: values as (string | null)[], sessionId };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One page of sessions plus the total. With a cursor (`after` / `before`: nextCursor / prevCursor of
+ * an earlier page), the page is the rows after (or before) that session's place in the sort, then
+ * session id — sessions that arrive meanwhile neither repeat nor push rows past a page. Without one,
+ * the first page (or limit/offset by `page`). A cursor from another sort or filter reads as none.
+ */
 export async function listSessions(
   db: Db,
   input: {
@@ -179,37 +273,58 @@ export async function listSessions(
     status?: SessionStatus | null;
     agent?: string | null;
     sort?: { key: SessionSortKey; dir: "asc" | "desc" };
-    page: number;
+    page?: number;
     pageSize: number;
+    after?: string | null;
+    before?: string | null;
     /** Holds and the idle cut-off (loadSessionControl); without it only a session's own pause counts. */
     control?: SessionControlContext;
   } & SessionScope,
-): Promise<{ rows: SessionRow[]; total: number }> {
+): Promise<{ rows: SessionRow[]; total: number; page: number; nextCursor: string | null; prevCursor: string | null }> {
   const control = input.control ?? NO_CONTROL;
   const where = sessionListWhere(input, control);
-
   const sort = input.sort ?? { key: "last", dir: "desc" };
-  // By last event: the indexed minute first, then the exact time within it (an incremental sort).
-  const cols = {
-    last: [agentSession.activeMinute, agentSession.lastEventAt],
-    started: [agentSession.startedAt],
-    events: [agentSession.eventCount],
-    failures: [agentSession.failureCount],
-    patterns: [agentSession.patternCount],
-  }[sort.key];
-  const primary = cols.map((col) => (sort.dir === "asc" ? sql`${col} asc nulls first` : sql`${col} desc nulls last`));
+  const parts = sortParts(sort);
+  const tag = listTag(input, sort);
+  const after = readSessionCursor(input.after, tag, parts.length);
+  const before = after ? null : readSessionCursor(input.before, tag, parts.length);
+  const page = after || before ? 0 : Math.max(1, input.page ?? 1);
+  const limit = input.pageSize + 1;
+  // Each row's place, as text: a timestamp's microseconds survive the round trip through the URL.
+  const placeCols = Object.fromEntries(parts.map((p, i) => [`k${i}`, sql<string | null>`${p.col}::text`]));
+  const select = () => db.select({ ...ROW_COLUMNS, ...placeCols }).from(agentSession);
 
-  const [rows, [{ n }]] = await Promise.all([
-    db
-      .select(ROW_COLUMNS)
-      .from(agentSession)
-      .where(where)
-      .orderBy(...primary, asc(agentSession.sessionId))
-      .limit(input.pageSize)
-      .offset((input.page - 1) * input.pageSize),
+  const walk = async (ps: SortPart[], idDir: "asc" | "desc", at: SessionPlace) => {
+    const cond = afterPlace(ps, idDir, at);
+    const bound = firstBound(ps, at);
+    // Non-null first values from the index's place; rows with a null first value (at the walk's end) only if the page is not full yet.
+    const main = await select().where(and(where, cond, bound)).orderBy(...orderOf(ps, idDir)).limit(limit);
+    if (!bound || ps[0].nullsFirst || main.length >= limit) return main;
+    const nulls = await select().where(and(where, cond, sql`${ps[0].col} is null`)).orderBy(...orderOf(ps, idDir)).limit(limit - main.length);
+    return [...main, ...nulls];
+  };
+
+  const [fetched, [{ n }]] = await Promise.all([
+    after
+      ? walk(parts, "asc", after)
+      : before
+        ? walk(reversed(parts), "desc", before)
+        : select().where(where).orderBy(...orderOf(parts, "asc")).limit(limit).offset((page - 1) * input.pageSize),
     db.select({ n: count() }).from(agentSession).where(where),
   ]);
-  return { rows: rows.map((r) => toRow(r, control)), total: Number(n) };
+  const more = fetched.length > input.pageSize;
+  const shown = before ? fetched.slice(0, input.pageSize).reverse() : fetched.slice(0, input.pageSize);
+  const placeOf = (r: (typeof shown)[number]): SessionPlace => ({ values: parts.map((_, i) => (r as unknown as Record<string, string | null>)[`k${i}`]), sessionId: r.sessionId });
+  // Later rows exist past the last shown; earlier ones before the first (always, after a cursor).
+  const hasLater = before ? true : more;
+  const hasEarlier = after ? true : before ? more : page > 1;
+  return {
+    rows: shown.map((r) => toRow(r, control)),
+    total: Number(n),
+    page,
+    nextCursor: hasLater && shown.length ? sessionCursor(tag, placeOf(shown[shown.length - 1])) : null,
+    prevCursor: hasEarlier && shown.length ? sessionCursor(tag, placeOf(shown[0])) : null,
+  };
 }
 
 export async function sessionStatusCounts(

@@ -20,6 +20,8 @@ export function AgentFilter({ agents, value }: { agents: string[]; value: string
           if (e.target.value) next.set("agent", e.target.value);
           else next.delete("agent");
           next.delete("page");
+          next.delete("after");
+          next.delete("before");
           const q = next.toString();
           router.push(q ? `${pathname}?${q}` : pathname);
         }}

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
+import { CursorPager } from "@/components/cursor-pager";
 import { formatNumber } from "@/components/format";
 import { MiddleTruncate } from "@/components/middle-truncate";
 import { PageHeader } from "@/components/page-header";
@@ -59,8 +60,8 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     pageSize: 50,
   });
   const control = await loadSessionControl(db, workspaceId);
-  const [{ rows, total }, counts, agents, agentSummaries] = await Promise.all([
-    listSessions(db, { workspaceId, status, agent, ...scope, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize, control }),
+  const [{ rows, total, nextCursor, prevCursor }, counts, agents, agentSummaries] = await Promise.all([
+    listSessions(db, { workspaceId, status, agent, ...scope, sort: sort as { key: SessionSortKey; dir: "asc" | "desc" }, page: pageNo, pageSize, after: stringParam(sp.after), before: stringParam(sp.before), control }),
     sessionStatusCounts(db, workspaceId, scope, control),
     listSessionAgents(db, workspaceId),
     listAgentSummaries(db, workspaceId, control),
@@ -257,10 +258,16 @@ export default async function SessionsPage({ params, searchParams }: { params: P
           rowKey={(r) => r.sessionId}
           rowHref={(r) => `${base}/${encodeURIComponent(r.sessionId)}`}
           sort={sort}
-          sortHref={(s) => withSearchParams(base, sp, { sort: s.key, dir: s.dir, page: null })}
-          pagination={{ page: pageNo, pageSize, total }}
-          pageHref={(p) => withSearchParams(base, sp, { page: p })}
+          sortHref={(s) => withSearchParams(base, sp, { sort: s.key, dir: s.dir, page: null, after: null, before: null })}
           empty={<EmptyState compact title="No sessions match" description={q ? `No session id contains “${q}” in ${window.label}.` : `Try another status, agent or time range (${window.label}).`} />}
+        />
+      )}
+      {total > 0 && (
+        <CursorPager
+          total={total}
+          noun={total === 1 ? "session" : "sessions"}
+          newerHref={prevCursor ? withSearchParams(base, sp, { page: null, after: null, before: prevCursor }) : null}
+          olderHref={nextCursor ? withSearchParams(base, sp, { page: null, before: null, after: nextCursor }) : null}
         />
       )}
     </>
