@@ -3,7 +3,7 @@
  * imported anywhere. Colours are CSS variables, so charts follow the light/dark theme.
  */
 
-export const CHART_COLORS = [
+const CHART_COLORS = [
   "var(--chart-1)",
   "var(--chart-2)",
   "var(--chart-3)",

@@ -210,7 +210,7 @@ export function DataTable<T>(props: DataTableProps<T>) {
 }
 
 /** "1–50 of 10,234" + prev/next. Usable on its own under lists that are not tables. */
-export function Pager({
+function Pager({
   page,
   pageSize,
   total,

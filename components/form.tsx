@@ -220,7 +220,7 @@ export function Toggle(props: Omit<InputHTMLAttributes<HTMLInputElement>, "type"
 export type ButtonVariant = "primary" | "secondary" | "danger" | "ghost";
 export type ButtonSize = "xs" | "sm" | "md";
 
-export function buttonClass(variant: ButtonVariant = "secondary", size: ButtonSize = "md", extra?: string | false, iconOnly?: boolean) {
+function buttonClass(variant: ButtonVariant = "secondary", size: ButtonSize = "md", extra?: string | false, iconOnly?: boolean) {
   return ["btn", `btn-${variant}`, size !== "md" && `btn-${size}`, iconOnly && "btn-icon", extra].filter(Boolean).join(" ");
 }
 

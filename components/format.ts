@@ -89,7 +89,7 @@ export function formatAbsoluteUTC(date: Date | string | number): string {
 }
 
 /** "Nov 22" or "Nov 22, 2024" (UTC). */
-export function formatDateUTC(date: Date | string | number): string {
+function formatDateUTC(date: Date | string | number): string {
   const d = toDate(date);
   return `${MONTHS[d.getUTCMonth()]} ${d.getUTCDate()}${
     d.getUTCFullYear() !== new Date().getUTCFullYear() ? `, ${d.getUTCFullYear()}` : ""

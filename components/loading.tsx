@@ -5,11 +5,11 @@ import type { CSSProperties } from "react";
  * Server-safe (no hooks).
  */
 
-export function Spinner({ size = "md", label = "Loading" }: { size?: "md" | "lg"; label?: string }) {
+function Spinner({ size = "md", label = "Loading" }: { size?: "md" | "lg"; label?: string }) {
   return <span className={size === "lg" ? "spinner spinner-lg" : "spinner"} role="status" aria-label={label} />;
 }
 
-export function Skeleton({ width = "100%", height = 12, style }: { width?: number | string; height?: number; style?: CSSProperties }) {
+function Skeleton({ width = "100%", height = 12, style }: { width?: number | string; height?: number; style?: CSSProperties }) {
   return <span className="skeleton" aria-hidden="true" style={{ width, height, ...style }} />;
 }
 
@@ -26,7 +26,7 @@ export function LoadingBlock({ label = "Loading…" }: { label?: string }) {
 const WIDTHS = ["72%", "48%", "60%", "36%", "54%", "66%", "42%"];
 
 /** Placeholder table with the same chrome as DataTable. */
-export function SkeletonTable({ rows = 8, columns = 5 }: { rows?: number; columns?: number }) {
+function SkeletonTable({ rows = 8, columns = 5 }: { rows?: number; columns?: number }) {
   return (
     <div className="table-wrap" role="status" aria-label="Loading table">
       <div className="table-scroll">
@@ -58,7 +58,7 @@ export function SkeletonTable({ rows = 8, columns = 5 }: { rows?: number; column
 }
 
 /** Placeholder stat tiles. */
-export function SkeletonStats({ count = 4 }: { count?: number }) {
+function SkeletonStats({ count = 4 }: { count?: number }) {
   return (
     <div className="grid-stats" aria-hidden="true">
       {Array.from({ length: count }, (_, i) => (

@@ -18,7 +18,7 @@ const listeners = new Set<() => void>();
 const emit = () => listeners.forEach((l) => l());
 const EMPTY: ToastItem[] = [];
 
-export function dismissToast(id: number) {
+function dismissToast(id: number) {
   items = items.filter((t) => t.id !== id);
   emit();
 }

@@ -23,7 +23,7 @@ const WORKSPACE_ANCHOR = "agent_session";
 export type CitusPlacement = { kind: "reference" } | { kind: "distributed"; column: string };
 
 /** Where a table goes on Citus, from its name and columns. */
-export function citusPlacement(table: string, columns: string[]): CitusPlacement {
+function citusPlacement(table: string, columns: string[]): CitusPlacement {
   if (DISTRIBUTED_BY[table]) return { kind: "distributed", column: DISTRIBUTED_BY[table] };
   if (REFERENCE.has(table)) return { kind: "reference" };
   if (columns.includes("workspace_id")) return { kind: "distributed", column: "workspace_id" };

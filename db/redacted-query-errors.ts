@@ -21,7 +21,7 @@ function hideValues(target: object): void {
   }
 }
 
-export function installQueryErrorRedaction(): void {
+function installQueryErrorRedaction(): void {
   const proto = DrizzleQueryError.prototype as unknown as Record<PropertyKey, unknown>;
   if (proto[INSTALLED]) return;
   Object.defineProperty(proto, INSTALLED, { value: true });

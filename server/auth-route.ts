@@ -8,7 +8,7 @@ import { sql } from "drizzle-orm";
 import type { Runtime } from "@/server/runtime";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
-export function databaseUnavailableJson(): Response {
+function databaseUnavailableJson(): Response {
   return Response.json(
     { code: "DATABASE_UNAVAILABLE", message: "Database unavailable; retry shortly" },
     { status: 503, headers: { "Retry-After": String(DATABASE_RETRY_AFTER_SECONDS) } },

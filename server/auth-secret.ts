@@ -19,17 +19,17 @@ import { eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { installation } from "@/db/schema";
 
-export const AUTH_SECRET_FILE_NAME = "auth-secret";
+const AUTH_SECRET_FILE_NAME = "auth-secret";
 /** Where the secret lived before it moved to the file (deleted on start). */
 const LEGACY_SECRET_KEY = "auth_secret";
 
-export function authSecretFile(env: NodeJS.ProcessEnv = process.env): string {
+function authSecretFile(env: NodeJS.ProcessEnv = process.env): string {
   if (env.VIGIL_AUTH_SECRET_FILE) return path.resolve(/*turbopackIgnore: true*/ env.VIGIL_AUTH_SECRET_FILE);
   return path.join(path.resolve(/*turbopackIgnore: true*/ env.VIGIL_DATA_DIR ?? "./.vigil/data"), AUTH_SECRET_FILE_NAME);
 }
 
 /** Reads the secret file, or creates it (0600) with a new random secret; concurrent starts agree on one. */
-export function readOrCreateSecretFile(file: string): string {
+function readOrCreateSecretFile(file: string): string {
   const existing = readSecret(file);
   if (existing) return existing;
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });

@@ -20,7 +20,7 @@ export interface HeadlessInitEnv {
   VIGIL_INIT_USER_PASSWORD?: string;
 }
 
-export class HeadlessInitError extends Error {}
+class HeadlessInitError extends Error {}
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 

@@ -11,7 +11,7 @@ import { user } from "@/db/schema";
 
 export const SIGNUP_CLOSED_MESSAGE = "Sign-up is closed on this Vigil server. Ask an admin of your organization for an invitation.";
 
-export function signupAllowedByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+function signupAllowedByEnv(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.VIGIL_ALLOW_SIGNUP === "true";
 }
 

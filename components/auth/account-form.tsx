@@ -5,7 +5,7 @@ import { Button, Field, FormError, TextInput } from "@/components/form";
 import { authClient, authErrorMessage } from "@/lib/auth-client";
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-export const MIN_PASSWORD = 8;
+const MIN_PASSWORD = 8;
 
 type AccountErrors = { name?: string; email?: string; password?: string; form?: string };
 

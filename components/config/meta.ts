@@ -47,7 +47,7 @@ export interface EditorFieldMeta<K extends string = string, C extends string = s
 const KIND_OF: Record<FieldSpec["kind"], FieldKind> = { enum: "enum", bool: "bool", number: "number", names: "list", severities: "severities" };
 
 /** Editor metadata of one registry entry. */
-export function editorMeta<C extends string>(camel: C, entry: RegistryEntry): EditorFieldMeta<string, C> {
+function editorMeta<C extends string>(camel: C, entry: RegistryEntry): EditorFieldMeta<string, C> {
   const spec = entry.spec;
   const meta: EditorFieldMeta<string, C> = { key: entry.snake, camel, label: entry.label, hint: entry.help, unit: entry.unit, kind: KIND_OF[spec.kind], spec };
   if (spec.kind === "number") {

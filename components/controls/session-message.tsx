@@ -12,7 +12,7 @@ import { errorMessage, useTRPC } from "@/lib/trpc/client";
 import { NEEDS_MEMBER } from "./gated-button";
 import "./controls.css";
 
-export const MAX_MESSAGE = 4096;
+const MAX_MESSAGE = 4096;
 
 export interface MessageView {
   id: number;

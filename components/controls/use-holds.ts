@@ -15,7 +15,7 @@ export interface HoldsView {
 }
 
 /** How often an open page looks again for a kill switch pulled elsewhere. */
-export const HOLDS_POLL_MS = 10_000;
+const HOLDS_POLL_MS = 10_000;
 
 /** The workspace's holds, shared by the top bar's kill switch and the banner (one cache entry). */
 export function useWorkspaceHolds(slug: string, initial: HoldsView) {

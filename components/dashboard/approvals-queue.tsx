@@ -21,7 +21,7 @@ import type { PendingApproval } from "@/server/dashboard/approvals";
 import { RecoveryMeter } from "./key-status";
 import { StateTimeline } from "./state-timeline";
 
-export const APPROVALS_QUEUE_POLL_MS = 5_000;
+const APPROVALS_QUEUE_POLL_MS = 5_000;
 
 export function ApprovalsQueue({
   slug,

@@ -22,7 +22,7 @@ const ACTOR_LABEL = { user: "User", api_key: "API key", system: "System" } as co
 export type AuditTableRow = AuditRow & { workspaceSlug?: string | null; workspaceName?: string | null };
 
 /** "invitation.create", "invitation.revoke" → "invitation.": a prefix filter for each group of two or more. */
-export function actionGroups(actions: string[]): string[] {
+function actionGroups(actions: string[]): string[] {
   const counts = new Map<string, number>();
   for (const a of actions) {
     const dot = a.indexOf(".");

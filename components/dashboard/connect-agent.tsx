@@ -2,7 +2,7 @@ import { ButtonLink } from "@/components/form";
 import { Icon } from "@/components/icons";
 
 /** The ingest example for a workspace that has not received any events yet. */
-export function ingestCurlExample(baseUrl: string): string {
+function ingestCurlExample(baseUrl: string): string {
   const body = {
     events: [
       { type: "session.start", id: "evt-1", sessionId: "run-1", agent: "my-agent", model: "gpt-4o" },

@@ -7,7 +7,7 @@
 import { CONNECT_TARGETS, HOOK_TIMEOUT_SECONDS, PERMISSION_WAIT_SECONDS, hookConfig, type ConnectTarget, type HookConfigOptions } from "@/packages/sdk/src/connect-config";
 
 export type ConnectOptions = HookConfigOptions;
-export { CONNECT_TARGETS, HOOK_TIMEOUT_SECONDS, PERMISSION_WAIT_SECONDS, type ConnectTarget };
+export { type ConnectTarget };
 
 /** Claude Code: `"type": "http"` hooks, nothing to install on the agent's machine. */
 export function claudeCodeSettings(o: ConnectOptions): string {
@@ -25,7 +25,7 @@ export function geminiSettings(o: ConnectOptions): string {
 }
 
 /** Where the key goes in a snippet: the key just created on the page, else a placeholder. */
-export const KEY_PLACEHOLDER = "vgl_…";
+const KEY_PLACEHOLDER = "vgl_…";
 
 /** Each CLI's name as people know it, and a prompt that makes it call a tool (so every hook fires). */
 export const CLI_INFO: Record<ConnectTarget, { label: string; trigger: string; settingsFile: string }> = {
@@ -35,7 +35,7 @@ export const CLI_INFO: Record<ConnectTarget, { label: string; trigger: string; s
 };
 
 /** `vigil connect <cli>` with the flags the page's options set. */
-export function connectCommand(target: ConnectTarget, o: ConnectOptions): string {
+function connectCommand(target: ConnectTarget, o: ConnectOptions): string {
   const flags = [o.agent.trim() ? ` --agent ${shellQuote(o.agent.trim())}` : "", o.waitSeconds > 0 ? ` --wait ${o.waitSeconds}` : ""].join("");
   return `vigil connect ${target}${flags}`;
 }
@@ -90,7 +90,7 @@ export function proxyCommand(client: McpClient, o: ConnectOptions, server: McpSe
 }
 
 /** `vigil mcp`: Vigil's tools over stdio, for a client that starts only stdio servers. */
-export const VIGIL_MCP_STDIO = { command: "npx", args: ["-y", "@vigil/sdk", "mcp"] };
+const VIGIL_MCP_STDIO = { command: "npx", args: ["-y", "@vigil/sdk", "mcp"] };
 
 const mcpUrl = (o: ConnectOptions) => `${o.baseUrl}/api/mcp`;
 /** Indented JSON with lists of plain values on one line (a command's args stay readable). */

@@ -32,7 +32,7 @@ import {
   type ConnectTarget,
 } from "./connect-configs";
 
-export const LAST_EVENT_POLL_MS = 3000;
+const LAST_EVENT_POLL_MS = 3000;
 
 function CopyButton({ text, label }: { text: string; label: string }) {
   const [state, setState] = useState<"idle" | "copied" | "failed">("idle");

@@ -6,10 +6,10 @@ import { useState, type FormEvent } from "react";
 import { Button, Field, FormError, TextInput } from "@/components/form";
 import { errorMessage, fieldErrors, useTRPC } from "@/lib/trpc/client";
 
-export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
+const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{1,62}$/;
 export const SLUG_HINT = "2–63 characters: lowercase letters, digits and '-'. Agents post to this workspace.";
 
-export function slugify(s: string): string {
+function slugify(s: string): string {
   return s
     .toLowerCase()
     .normalize("NFKD")

@@ -71,5 +71,3 @@ export function FailureRateChart({ data, rangeLabel }: { data: RatePoint[]; rang
     </ChartCard>
   );
 }
-
-export { formatPercent };

@@ -9,12 +9,12 @@ import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useRef, useState, type CSSProperties, type FormEvent, type KeyboardEvent, type ReactNode } from "react";
 import { ButtonLink } from "@/components/form";
 
-export const TEXT_FILTER_DELAY_MS = 600;
+const TEXT_FILTER_DELAY_MS = 600;
 
 const TYPED = new Set(["text", "search", "date", "number", "email", "url"]);
 
 /** The form's fields as a query string, empty values left out. */
-export function filterQuery(form: HTMLFormElement): string {
+function filterQuery(form: HTMLFormElement): string {
   const q = new URLSearchParams();
   for (const [k, v] of new FormData(form)) if (typeof v === "string" && v.trim() !== "") q.append(k, v.trim());
   return q.toString();

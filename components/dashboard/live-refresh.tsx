@@ -35,7 +35,7 @@ export function LiveRefresh({ slug, initial }: { slug: string; initial: LiveCoun
 }
 
 /** "● live", or "● offline — retrying" (warning tone) while polling fails, with the last good update in its title. */
-export function LiveStatus({ failing, lastUpdatedAt }: { failing: boolean; lastUpdatedAt: number }) {
+function LiveStatus({ failing, lastUpdatedAt }: { failing: boolean; lastUpdatedAt: number }) {
   return (
     <span
       className="live-status"

@@ -18,7 +18,7 @@ import { toast } from "@/components/toast";
 import { errorMessage, useTRPC } from "@/lib/trpc/client";
 import type { ApprovalRow, PendingApproval } from "@/server/dashboard/approvals";
 
-export const TOOL_CALL_QUEUE_POLL_MS = 1_500;
+const TOOL_CALL_QUEUE_POLL_MS = 1_500;
 
 type Decision = { decision: "approve"; scope: "once" | "session" } | { decision: "deny"; comment: string };
 

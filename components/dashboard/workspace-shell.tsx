@@ -21,7 +21,7 @@ export type ShellProps = {
   children: ReactNode;
 };
 
-export const APPROVALS_POLL_MS = 5_000;
+const APPROVALS_POLL_MS = 5_000;
 
 export function DashboardShell(props: ShellProps) {
   return (
@@ -32,7 +32,7 @@ export function DashboardShell(props: ShellProps) {
 }
 
 /** Pending approvals of a workspace, polled (shared cache entry with the approvals page's badge). */
-export function usePendingApprovalsCount(slug: string | null, initial?: number): number | undefined {
+function usePendingApprovalsCount(slug: string | null, initial?: number): number | undefined {
   const trpc = useTRPC();
   const q = useQuery(
     trpc.ws.approvals.pending.queryOptions(

@@ -26,7 +26,7 @@ import "./policies.css";
 /** Hits of a policy or built-in rule over the page's range, keyed `level:name`. */
 export type HitMap = Record<string, { hits: number; wouldAsk: number; wouldDeny: number }>;
 
-export const EDIT_NEEDS_ADMIN = "Changing policies needs the admin role";
+const EDIT_NEEDS_ADMIN = "Changing policies needs the admin role";
 
 function patternText(p: ArgPattern): string {
   if (typeof p === "string") return p;

@@ -26,7 +26,7 @@ export interface PolicyDraft {
   args: ArgRow[];
 }
 
-export const DECISION_OPTIONS = [
+const DECISION_OPTIONS = [
   { value: "deny", label: "Deny" },
   { value: "ask", label: "Ask a person" },
   { value: "allow", label: "Allow (exempt from built-in rules)" },
@@ -38,7 +38,7 @@ const KIND_OPTIONS = [
   { value: "equals", label: "Equals (JSON)" },
 ];
 
-export function draftOf(p: Policy | null): PolicyDraft {
+function draftOf(p: Policy | null): PolicyDraft {
   if (!p) return { name: "", tool: "", decision: "deny", reason: "", args: [] };
   return {
     name: p.name,
@@ -90,7 +90,7 @@ export function withPolicy(list: Policy[], index: number, policy: Policy): Polic
 }
 
 /** Field errors of the draft at `index` of the candidate document, keyed as the form's fields. */
-export function validateDraft(doc: SnakeConfigDocument, index: number, d: PolicyDraft): { errors: Record<string, string>; policy: Policy } {
+function validateDraft(doc: SnakeConfigDocument, index: number, d: PolicyDraft): { errors: Record<string, string>; policy: Policy } {
   const { policy, local } = policyOf(d);
   const errors: Record<string, string> = { ...local };
   const parsed = parseConfigDocument({ ...doc, policies: withPolicy(doc.policies ?? [], index, policy) });

@@ -30,8 +30,8 @@ export type AgentRefusal =
   /** The key could not be read because the database is down; `cause` is the error. */
   | { reason: "database_unavailable"; status: 503; message: string; headers: Record<string, string>; cause: unknown };
 
-export const BODY_TOO_LARGE_MESSAGE = "Request body exceeds 1 MiB";
-export const DATABASE_UNAVAILABLE_MESSAGE = "Database unavailable; retry shortly";
+const BODY_TOO_LARGE_MESSAGE = "Request body exceeds 1 MiB";
+const DATABASE_UNAVAILABLE_MESSAGE = "Database unavailable; retry shortly";
 
 /** What a route's `check`, `parse` and `run` see. */
 export interface AgentRequestContext {

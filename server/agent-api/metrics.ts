@@ -9,13 +9,13 @@ import { bearerToken, INVALID_KEY_MESSAGE } from "@/server/services/agent-key";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 import { contentTypeFor, renderMetrics } from "@/server/metrics/scrape";
 
-export const METRICS_AUTH_MESSAGE = "Send Authorization: Bearer <admin-scope API key or VIGIL_METRICS_TOKEN>";
-export const METRICS_SCOPE_MESSAGE = "Metrics need an admin-scope API key (or VIGIL_METRICS_TOKEN)";
+const METRICS_AUTH_MESSAGE = "Send Authorization: Bearer <admin-scope API key or VIGIL_METRICS_TOKEN>";
+const METRICS_SCOPE_MESSAGE = "Metrics need an admin-scope API key (or VIGIL_METRICS_TOKEN)";
 
 const refuse = (status: number, message: string, headers: Record<string, string> = {}) => Response.json({ error: { message } }, { status, headers });
 
 /** Whether `token` is the configured metrics token (compared in constant time; unset or empty never matches). */
-export function isMetricsToken(token: string, configured = process.env.VIGIL_METRICS_TOKEN): boolean {
+function isMetricsToken(token: string, configured = process.env.VIGIL_METRICS_TOKEN): boolean {
   if (!configured) return false;
   const digest = (s: string) => createHash("sha256").update(s).digest();
   return timingSafeEqual(digest(token), digest(configured));

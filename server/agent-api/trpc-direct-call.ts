@@ -69,7 +69,7 @@ async function directMutation(call: DirectCall) {
  * Runs the call, or returns null (having run nothing) when the adapter must answer it. Capacity is
  * the caller's: this runs inside the request's slot like the adapter does.
  */
-export async function callMutationDirect(runtime: Runtime, call: DirectCall, slot: CapacitySlot | null = null): Promise<RawAnswer | null> {
+async function callMutationDirect(runtime: Runtime, call: DirectCall, slot: CapacitySlot | null = null): Promise<RawAnswer | null> {
   const found = await directMutation(call);
   if (!found) return null;
   const { path, procedure, input } = found;

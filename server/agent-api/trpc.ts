@@ -13,8 +13,6 @@ import { handleAgentRequest, type AgentRefusal, type AgentRequestSteps } from ".
 import { OVERLOAD_MESSAGE, OVERLOAD_RETRY_AFTER_SECONDS, type CapacitySlot } from "@/server/http/capacity";
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from "@/server/http/database-unavailable";
 
-export { MAX_BODY_BYTES };
-
 export const TRPC_ENDPOINT = "/api/trpc";
 
 /** Calls one batched request may carry (the dashboard's client batches at most this many). */

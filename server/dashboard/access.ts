@@ -26,7 +26,7 @@ export interface DashboardUser {
 }
 
 /** Cookie remembering the organization of the last workspace visited (for /org pages). */
-export const CURRENT_ORG_COOKIE = "vigil_org";
+const CURRENT_ORG_COOKIE = "vigil_org";
 
 /** The signed-in user, or null. */
 export const getSessionUser = cache(async (): Promise<DashboardUser | null> => {

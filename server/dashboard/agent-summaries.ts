@@ -14,11 +14,11 @@ import { RANGE_PRESETS, readTimeWindow, windowDays, type RangePreset } from "./t
 
 export const RANGE_IDS = RANGE_PRESETS.map((p) => p.id) as [RangePreset, ...RangePreset[]];
 /** The Patterns page's default window. */
-export const PATTERNS_DEFAULT_RANGE: RangePreset = "7d";
+const PATTERNS_DEFAULT_RANGE: RangePreset = "7d";
 /** Stalled sessions listed in a summary (the total is `totals.sessions`). */
-export const STALLED_SESSIONS_LIMIT = 50;
+const STALLED_SESSIONS_LIMIT = 50;
 /** Failure keys compared across models: as many as the Models page's heatmap. */
-export const MODEL_TOP_KEYS = 12;
+const MODEL_TOP_KEYS = 12;
 
 const SEVERITY_RANK = sql`max(case ${patternDetection.severity} when 'severe' then 3 when 'moderate' then 2 when 'minor' then 1 else 0 end)`;
 

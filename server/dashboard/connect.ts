@@ -25,10 +25,10 @@ export async function getLastEvent(db: Db, workspaceId: string): Promise<LastEve
   return { receivedAt: row.receivedAt.toISOString(), type: row.type, sessionId: row.sessionId, agent: row.agent, toolName: row.toolName };
 }
 
-export const HOOK_CLIS: readonly CliName[] = ["claude-code", "codex", "gemini"];
+const HOOK_CLIS: readonly CliName[] = ["claude-code", "codex", "gemini"];
 
 /** How many of the most recently active sessions are looked at for a CLI's sessions. */
-export const CLI_SESSION_CANDIDATES = 500;
+const CLI_SESSION_CANDIDATES = 500;
 
 export type CliLastEvents = Record<CliName, LastEvent | null>;
 

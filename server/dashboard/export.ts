@@ -17,13 +17,13 @@ import { readTimeWindow } from "./time-range";
 import { stringParam, type SearchParams } from "./util";
 import { PATTERN_TYPES } from "@/server/engine/types";
 
-export const EXPORT_RESOURCES = ["failures", "sessions", "audit"] as const;
+const EXPORT_RESOURCES = ["failures", "sessions", "audit"] as const;
 export type ExportResource = (typeof EXPORT_RESOURCES)[number];
-export const EXPORT_FORMATS = ["csv", "json"] as const;
+const EXPORT_FORMATS = ["csv", "json"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** Rows read per round trip. */
-export const EXPORT_CHUNK_ROWS = 1000;
+const EXPORT_CHUNK_ROWS = 1000;
 
 // ── CSV (RFC 4180) ────────────────────────────────────────────────────────────────────────────
 
@@ -35,7 +35,7 @@ const FORMULA_START = /^[=+\-@\t\r]/;
  * leading `'` so a spreadsheet shows it instead of evaluating it; quoted when it holds a comma, a
  * quote or a line break, quotes doubled.
  */
-export function csvField(value: unknown): string {
+function csvField(value: unknown): string {
   if (value === null || value === undefined) return "";
   let s: string;
   if (typeof value === "string") s = FORMULA_START.test(value) ? `'${value}` : value;
@@ -45,7 +45,7 @@ export function csvField(value: unknown): string {
 }
 
 /** One CSV record with its CRLF. */
-export function csvRecord(values: readonly unknown[]): string {
+function csvRecord(values: readonly unknown[]): string {
   return values.map(csvField).join(",") + "\r\n";
 }
 
@@ -147,7 +147,7 @@ export function failureSource(db: Db, workspaceId: string, q: FailureQuery): Exp
 const SESSION_COLUMNS = ["sessionId", "agent", "model", "status", "startedAt", "lastEventAt", "endedAt", "paused", "pauseReason", "held", "eventCount", "callCount", "failureCount", "patternCount"] as const;
 
 /** Sessions by id (the primary key's order: each chunk one index range). */
-export function sessionSource(db: Db, workspaceId: string, f: SessionFilters, control: SessionControlContext): ExportSource {
+function sessionSource(db: Db, workspaceId: string, f: SessionFilters, control: SessionControlContext): ExportSource {
   const where = sessionListWhere({ workspaceId, ...f }, control);
   return {
     columns: SESSION_COLUMNS,
@@ -171,7 +171,7 @@ export function sessionSource(db: Db, workspaceId: string, f: SessionFilters, co
 const AUDIT_COLUMNS = ["id", "createdAt", "actorType", "actorLabel", "action", "target", "before", "after"] as const;
 
 /** Audit entries newest first, as the page lists them. */
-export function auditSource(db: Db, workspaceId: string, f: AuditFilters): ExportSource {
+function auditSource(db: Db, workspaceId: string, f: AuditFilters): ExportSource {
   const where = workspaceAuditWhere(workspaceId, f);
   return {
     columns: AUDIT_COLUMNS,

@@ -4,7 +4,7 @@ import { listFailureGroups } from "./failures";
 import { readTimeWindow, type RangePreset } from "./time-range";
 
 /** A week: the causes that matter now, over a bounded scan. */
-export const FAILURE_GROUPS_DEFAULT_RANGE: RangePreset = "7d";
+const FAILURE_GROUPS_DEFAULT_RANGE: RangePreset = "7d";
 
 export async function failureGroups(db: Db, workspaceId: string, input: { range?: RangePreset; toolName?: string }, now = new Date()) {
   const range = input.range ?? FAILURE_GROUPS_DEFAULT_RANGE;

@@ -13,7 +13,7 @@ import type { AuditRow } from "./audit";
 import { likeEscape } from "./util";
 
 /** Who may read it: any member, as the workspace audit page (requireWorkspacePage: any role). */
-export const ORG_AUDIT_MIN_ROLE: Role = "viewer";
+const ORG_AUDIT_MIN_ROLE: Role = "viewer";
 
 export interface OrgAuditQuery {
   /** An action or its prefix ("invitation." matches every invitation entry). */
@@ -48,7 +48,7 @@ function scopeWhere(organizationId: string, scope: string | undefined): SQL {
 }
 
 /** The page's conditions: the organization (and no workspace unless `scope: "all"`), action prefix, actor type. */
-export function orgAuditWhere(organizationId: string, q: OrgAuditQuery): SQL {
+function orgAuditWhere(organizationId: string, q: OrgAuditQuery): SQL {
   const conds: SQL[] = [scopeWhere(organizationId, q.scope)];
   if (q.action) conds.push(sql`${auditLog.action} like ${likeEscape(q.action) + "%"}`);
   if (q.actorType === "user" || q.actorType === "api_key" || q.actorType === "system") conds.push(eq(auditLog.actorType, q.actorType));

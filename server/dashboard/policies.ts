@@ -34,7 +34,7 @@ export interface PolicyHitCount {
   wouldDeny: number;
 }
 
-export const emptyWouldDecide = (): WouldDecideCounts => ({ ask: 0, deny: 0, pause: 0 });
+const emptyWouldDecide = (): WouldDecideCounts => ({ ask: 0, deny: 0, pause: 0 });
 
 /** The recorded tool calls of some workspaces within a window (the (workspace_id, ts) index and the day partitions). */
 function recordedCalls(workspaceIds: string[], window: TimeBounds): SQL {

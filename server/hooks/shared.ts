@@ -23,8 +23,6 @@ import { foldHold, holdsOver } from "@/server/services/holds";
 import { deliverPendingNudges } from "@/server/services/pending-nudges";
 import { noteBatch } from "@/server/metrics";
 
-export { MAX_WAIT_SECONDS };
-
 /** What the request says beyond the payload: query parameters and where the dashboard lives. */
 export interface HookRequestContext {
   cli: CliName;
@@ -123,7 +121,7 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** JSON with sorted keys, so equal payloads hash equally however their keys were ordered. */
-export function canonicalJson(v: unknown): string {
+function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
   if (isObject(v)) {
     return `{${Object.keys(v)
@@ -231,7 +229,7 @@ function noticesOf(effects: Effect[]): string[] {
 }
 
 /** Why a call is asked about or denied, in full (see HookVerdict.decisionReason). */
-export function decisionReasonOf(out: Pick<GuardOutput, "decision" | "reason" | "failureKey" | "escalation" | "policy">, ctx: Pick<HookRequestContext, "keyUrl">): string | null {
+function decisionReasonOf(out: Pick<GuardOutput, "decision" | "reason" | "failureKey" | "escalation" | "policy">, ctx: Pick<HookRequestContext, "keyUrl">): string | null {
   if (out.decision !== "ask" && out.decision !== "deny") return null;
   const sentence = (t: string) => t.trim().replace(/[.\s]+$/, "") + ".";
   if (out.policy && out.policy.decision === out.decision) return sentence(`Policy '${out.policy.name}' (${out.policy.decision}): ${out.policy.reason}`);

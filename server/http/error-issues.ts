@@ -31,7 +31,7 @@ interface IssueLike {
  * Splits a display path into segments: `settings.nudgeLevel` → ["settings", "nudgeLevel"],
  * `extractors[0].field` → ["extractors", "0", "field"].
  */
-export function splitFieldPath(path: string): string[] {
+function splitFieldPath(path: string): string[] {
   if (path === "") return [];
   return path
     .replace(/\[(\d+)\]/g, ".$1")
@@ -46,7 +46,7 @@ function segmentsOf(issue: IssueLike): string[] {
 }
 
 /** Field issues from a list of zod-like issues (an unrecognized-keys issue becomes one issue per key). */
-export function toApiIssues(issues: readonly IssueLike[]): ApiIssue[] {
+function toApiIssues(issues: readonly IssueLike[]): ApiIssue[] {
   const out: ApiIssue[] = [];
   for (const i of issues) {
     const path = segmentsOf(i);

@@ -14,7 +14,7 @@
  */
 export const DEFAULT_MAX_EVENT_LOOP_LAG_MS = 1000;
 /** How often the timer checks how late it is. */
-export const LAG_SAMPLE_MS = 20;
+const LAG_SAMPLE_MS = 20;
 
 /** `VIGIL_MAX_EVENT_LOOP_LAG_MS`: a whole number of milliseconds, or 0 to never refuse for lag; unset → the default. */
 export function lagLimitFromEnv(raw: string | undefined): number {

@@ -32,7 +32,6 @@ import type { BatchScope } from "./scope";
 import { batchMetrics, type BatchMetrics } from "@/server/metrics";
 
 export type { BatchScope } from "./scope";
-export { callInfo } from "@/server/engine/batch";
 
 export interface BatchResult {
   accepted: number;

@@ -53,8 +53,6 @@ export async function apiKeyStillActive(tx: Tx, workspaceId: string, keyId: stri
   return rows.length > 0;
 }
 
-export { callRef, type StoredCall };
-
 /**
  * The calls of results sent without their call, read from the event log. Bounded by time so the
  * planner prunes the log's daily partitions at execution: a session's clock never goes back

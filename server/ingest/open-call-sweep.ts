@@ -31,13 +31,13 @@ import { loadConfigs } from "@/server/services/config-cache";
  * log's older partitions are not read), so it is kept to a day; a call is swept many times within
  * it, so only an `open_call_seconds` above a day is never raised.
  */
-export const OPEN_CALL_LOOKBACK_MS = 86_400_000;
+const OPEN_CALL_LOOKBACK_MS = 86_400_000;
 /** The smallest `open_call_seconds` (a positive count): a younger call is never open. */
 const MIN_OPEN_MS = 1000;
 /** Candidate calls read per pass (oldest first); the rest wait for the next pass. */
 const CANDIDATES_PER_PASS = 2000;
 /** The default interval between passes. */
-export const OPEN_CALL_SWEEP_INTERVAL_MS = 10_000;
+const OPEN_CALL_SWEEP_INTERVAL_MS = 10_000;
 
 interface CandidateRow {
   workspace_id: string;

@@ -442,7 +442,7 @@ export async function writeSharedCounters(tx: Tx, scope: BatchScope, outcome: Ba
  * way at once mostly add to different rows instead of queueing on one. 64 sessions of one model
  * detecting a pattern at once waited ~200–400 ms for each other on the single row.
  */
-export const MODEL_PROFILE_SHARDS = 8;
+const MODEL_PROFILE_SHARDS = 8;
 
 function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): Write[] {
   const { workspaceId } = scope;

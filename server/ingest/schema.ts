@@ -8,12 +8,10 @@ import { SEVERITIES, type AgentEvent } from "@/server/engine/types";
 import { sessionSettingsInputSchema } from "@/server/engine/settings";
 import { scanJson, storableStrings } from "@/db/storable";
 
-export const MAX_EVENTS_PER_BATCH = 1000;
+const MAX_EVENTS_PER_BATCH = 1000;
 export const MAX_ARGS_BYTES = 64 * 1024;
 export const MAX_PAST_MS = 30 * 24 * 3600 * 1000;
 export const MAX_FUTURE_MS = 5 * 60 * 1000;
-/** Stored sizes of model and person texts: the engine truncates (SPEC 7.1). */
-export { MAX_TEXT_STORED, MAX_USER_TEXT_STORED } from "@/server/engine/batch";
 
 const id = z.string().min(1).max(128);
 const name = z.string().min(1).max(256);
@@ -106,7 +104,7 @@ export class InputIssuesError extends Error {
 }
 
 /** Parses `ts` (ISO 8601 or epoch ms) and checks the accepted range; null + issue when not. */
-export function parseEventTime(ts: string | number | undefined, receivedAt: number): { ms: number } | { error: string } {
+function parseEventTime(ts: string | number | undefined, receivedAt: number): { ms: number } | { error: string } {
   if (ts === undefined) return { ms: receivedAt };
   let ms: number;
   if (typeof ts === "number") {

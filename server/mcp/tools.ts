@@ -15,9 +15,9 @@ import { undeliveredNudges } from "@/server/services/pending-nudges";
 import { recentResetRequests, requestKeyReset } from "@/server/services/reset-requests";
 import { keyHref } from "@/server/dashboard/paths";
 
-export const MCP_SERVER_NAME = "vigil";
+const MCP_SERVER_NAME = "vigil";
 /** Where a client without a conversation id of its own puts the session (SPEC 7.7). */
-export const SESSION_META_KEY = "io.vigil/sessionId";
+const SESSION_META_KEY = "io.vigil/sessionId";
 
 export interface McpCaller {
   db: Db;

@@ -16,8 +16,8 @@ import type { GuardDecisionCause } from "@/server/engine/trust";
 export const processRegistry = new Registry();
 
 export const MAX_TOOLS_PER_WORKSPACE = 500;
-export const MAX_AGENTS_PER_WORKSPACE = 100;
-export const OTHER = "other";
+const MAX_AGENTS_PER_WORKSPACE = 100;
+const OTHER = "other";
 
 const toolCalls = new Counter({
   name: "vigil_tool_calls_total",
@@ -114,8 +114,8 @@ function bounded(names: Set<string>, name: string, max: number): string {
   return name;
 }
 
-export const toolLabel = (workspaceId: string, tool: string) => bounded(seenIn(workspaceId).tools, tool, MAX_TOOLS_PER_WORKSPACE);
-export const agentLabel = (workspaceId: string, agent: string) => bounded(seenIn(workspaceId).agents, agent, MAX_AGENTS_PER_WORKSPACE);
+const toolLabel = (workspaceId: string, tool: string) => bounded(seenIn(workspaceId).tools, tool, MAX_TOOLS_PER_WORKSPACE);
+const agentLabel = (workspaceId: string, agent: string) => bounded(seenIn(workspaceId).agents, agent, MAX_AGENTS_PER_WORKSPACE);
 
 interface Incrementable {
   inc(value?: number): void;

@@ -11,9 +11,9 @@ import { Registry, type MetricObjectWithValues, type MetricValue } from "prom-cl
 import { jsonValue, rowsOf, type Db } from "@/db/client";
 import { processRegistry } from "./index";
 
-export const FAILURE_KEY_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
-export const APPROVAL_KINDS = ["recovery", "tool_call", "reset"] as const;
-export const SESSION_STATUSES = ["active", "idle", "paused", "ended"] as const;
+const FAILURE_KEY_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
+const APPROVAL_KINDS = ["recovery", "tool_call", "reset"] as const;
+const SESSION_STATUSES = ["active", "idle", "paused", "ended"] as const;
 /** A session without events for this long is idle (the `session_idle_minutes` default, services/sessions.ts). */
 const IDLE_MINUTES = 30;
 
@@ -78,8 +78,8 @@ const GAUGE_HELP = {
   vigil_sessions: "Sessions per status (active, idle, paused, ended), read from the database at scrape time.",
 } as const;
 
-export const OPENMETRICS = Registry.OPENMETRICS_CONTENT_TYPE;
-export const PROMETHEUS_TEXT = Registry.PROMETHEUS_CONTENT_TYPE;
+const OPENMETRICS = Registry.OPENMETRICS_CONTENT_TYPE;
+const PROMETHEUS_TEXT = Registry.PROMETHEUS_CONTENT_TYPE;
 
 /** The exposition format a scraper's `Accept` asks for: OpenMetrics when it names it, else Prometheus text. */
 export function contentTypeFor(accept: string | null): typeof OPENMETRICS | typeof PROMETHEUS_TEXT {

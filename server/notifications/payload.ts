@@ -11,7 +11,7 @@ export interface StoredNotification extends NotificationDraft {
   test?: boolean;
 }
 
-export function dashboardUrl(baseUrl: string, n: StoredNotification): string {
+function dashboardUrl(baseUrl: string, n: StoredNotification): string {
   const base = baseUrl.replace(/\/+$/, "");
   // Organization pages (global patterns) are not under a workspace.
   return n.actionPath.startsWith("/org/") ? `${base}${n.actionPath}` : `${base}/w/${n.workspaceSlug}${n.actionPath}`;

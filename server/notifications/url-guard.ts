@@ -138,7 +138,7 @@ export function checkChannelUrl(raw: string, allowPrivate = allowPrivateTargets(
 
 /** Resolves a host name to all its addresses (dns.lookup by default; tests pass their own). */
 export type Resolver = (hostname: string, family: 0 | 4 | 6) => Promise<LookupAddress[]>;
-export const systemResolver: Resolver = (hostname, family) => dnsLookup(hostname, { all: true, family });
+const systemResolver: Resolver = (hostname, family) => dnsLookup(hostname, { all: true, family });
 
 /** A refused delivery target; the message says which address and why. */
 export class RefusedTargetError extends Error {

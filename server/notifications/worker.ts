@@ -61,7 +61,7 @@ export async function runDeliveryPass(db: Db, opts: WorkerOptions = {}): Promise
  * each up to its request timeout. A lease shorter than the pass lets another instance claim the
  * pass's last rows again while they still wait their turn, and deliver them twice.
  */
-export function leaseMsFor(opts: WorkerOptions): number {
+function leaseMsFor(opts: WorkerOptions): number {
   return opts.leaseMs ?? (opts.batchSize ?? DEFAULT_BATCH_SIZE) * (opts.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS) + 30_000;
 }
 

@@ -23,7 +23,7 @@ import { noteEventsWritten } from "@/server/services/planner-statistics";
 import { noteBatch, type BatchMetrics } from "@/server/metrics";
 
 /** The default of `VIGIL_OTLP_TRACE_SETTLE_SECONDS`, in ms. */
-export const DEFAULT_SETTLE_MS = 10_000;
+const DEFAULT_SETTLE_MS = 10_000;
 
 export interface OtlpTiming {
   settleMs: number;

@@ -184,7 +184,7 @@ function objectEntries(list: unknown[], where: string): Obj[] {
 }
 
 /** The OTLP JSON shape (or protobufjs' toObject of the protobuf) → spans. */
-export function normalizeExport(input: unknown): DecodedTraces {
+function normalizeExport(input: unknown): DecodedTraces {
   if (!isObj(input)) throw new OtlpRequestError(400, "Not an OTLP export: the body must be an ExportTraceServiceRequest object");
   const rsRaw = field(input, "resourceSpans");
   if (rsRaw === undefined && Object.keys(input).length > 0) {
@@ -294,7 +294,7 @@ export function parseNanos(v: unknown): bigint | null {
 }
 
 /** OTLP `KeyValue[]` → a plain object (later keys win). */
-export function attributesOf(list: unknown): Attributes {
+function attributesOf(list: unknown): Attributes {
   const out: Attributes = {};
   if (!Array.isArray(list)) return out;
   for (const kv of list) {

@@ -51,8 +51,8 @@ export interface MapOptions {
 }
 
 export const OTEL_ID_PREFIX = "otel:";
-export const eventId = (spanId: string, part: "call" | "result" | "text" | "start") => `${OTEL_ID_PREFIX}${spanId}:${part}`;
-export const DEFAULT_AGENT = "default";
+const eventId = (spanId: string, part: "call" | "result" | "text" | "start") => `${OTEL_ID_PREFIX}${spanId}:${part}`;
+const DEFAULT_AGENT = "default";
 
 const MAX_ID = 128;
 const MAX_TOOL_NAME = 256;
@@ -149,7 +149,7 @@ export function classifySpan(span: OtlpSpan): SpanKind | null {
   return null;
 }
 
-export const SESSION_KEYS = [
+const SESSION_KEYS = [
   "gen_ai.conversation.id",
   "session.id",
   "ai.telemetry.metadata.sessionId",
@@ -164,7 +164,7 @@ export function ownSessionId(span: OtlpSpan): string | undefined {
 }
 
 /** The agent name of an agent span (or a Vercel AI SDK span with a functionId); never a span name. */
-export function agentNameOf(span: OtlpSpan): string | undefined {
+function agentNameOf(span: OtlpSpan): string | undefined {
   const a = span.attributes;
   const fromAttrs = firstString(span, ["gen_ai.agent.name", "ai.telemetry.functionId"]);
   if (fromAttrs) return clip(fromAttrs, MAX_LABEL);
@@ -196,11 +196,11 @@ export function toolNameOf(span: OtlpSpan): string | undefined {
 const CALL_ID_KEYS = ["gen_ai.tool.call.id", "ai.toolCall.id"];
 
 /** The call id the model gave the tool call, when the span carries one (then an inference span requested it). */
-export function issuedCallIdOf(span: OtlpSpan): string | undefined {
+function issuedCallIdOf(span: OtlpSpan): string | undefined {
   return firstString(span, CALL_ID_KEYS);
 }
 
-export function callIdOf(span: OtlpSpan): string {
+function callIdOf(span: OtlpSpan): string {
   return issuedCallIdOf(span) ?? span.spanId;
 }
 
@@ -393,7 +393,7 @@ interface SpanTimes {
 }
 
 /** The span's times, or why they are unusable (checked on receipt and again when applied). */
-export function spanTimes(span: OtlpSpan, now: number): SpanTimes | { reason: string } {
+function spanTimes(span: OtlpSpan, now: number): SpanTimes | { reason: string } {
   if (span.startTimeUnixNano === null || span.startTimeUnixNano === 0n) return { reason: "span has no start time" };
   const start = span.startTimeUnixNano;
   const end = span.endTimeUnixNano !== null && span.endTimeUnixNano >= start ? span.endTimeUnixNano : start;

@@ -16,7 +16,7 @@ export interface StoredSpanJson extends Omit<OtlpSpan, "startTimeUnixNano" | "en
   events: { name: string; timeUnixNano: string | null; attributes: OtlpSpan["attributes"] }[];
 }
 
-export function spanToJson(s: OtlpSpan): StoredSpanJson {
+function spanToJson(s: OtlpSpan): StoredSpanJson {
   return {
     ...s,
     startTimeUnixNano: s.startTimeUnixNano?.toString() ?? null,

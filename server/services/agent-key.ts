@@ -9,10 +9,10 @@ import { apiKeyRateLimitPerMinute, consumeRateLimit } from "./rate-limit";
 import { noteThrottled } from "./throttle-report";
 import { noteRejected } from "@/server/metrics";
 
-export const MISSING_KEY_MESSAGE = "Missing API key: send Authorization: Bearer <key>";
+const MISSING_KEY_MESSAGE = "Missing API key: send Authorization: Bearer <key>";
 export const INVALID_KEY_MESSAGE = "Invalid or revoked API key";
 
-export const rateLimitMessage = (retryAfterSeconds: number) => `Rate limit exceeded; retry in ${retryAfterSeconds}s`;
+const rateLimitMessage = (retryAfterSeconds: number) => `Rate limit exceeded; retry in ${retryAfterSeconds}s`;
 
 /** The value of `Authorization: Bearer <value>`, or null. */
 export function bearerToken(req: { headers: Headers }): string | null {

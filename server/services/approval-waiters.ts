@@ -13,7 +13,7 @@ import { EventEmitter } from "node:events";
 import { sql } from "drizzle-orm";
 import { perDatabase, type Db, type Tx } from "@/db/client";
 
-export const APPROVAL_DECIDED_CHANNEL = "vigil_approval_decided";
+const APPROVAL_DECIDED_CHANNEL = "vigil_approval_decided";
 
 interface Registry {
   emitter: EventEmitter;
@@ -57,7 +57,7 @@ function ensureListening(db: Db, r: Registry): Promise<void> {
  * a decision. Register BEFORE re-checking the approval's status to close the race with a decision
  * made in between; `waitForApprovalDecision` does this.
  */
-export function waitForDecisionSignal(db: Db, approvalId: string, timeoutMs: number, signal?: AbortSignal): { ready: Promise<void>; decided: Promise<boolean> } {
+function waitForDecisionSignal(db: Db, approvalId: string, timeoutMs: number, signal?: AbortSignal): { ready: Promise<void>; decided: Promise<boolean> } {
   const r = registryOf(db);
   const ready = ensureListening(db, r);
   let wake!: (decided: boolean) => void;

@@ -10,7 +10,7 @@ import { sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
 
-export const FINGERPRINT_BACKFILL_BATCH = 500;
+const FINGERPRINT_BACKFILL_BATCH = 500;
 /** The pause between chunks: the pass leaves the database to requests between them. */
 const PAUSE_MS = 20;
 /** Delay after start-up before the first pass. */

@@ -52,7 +52,7 @@ export interface InvitationEmail {
 }
 
 /** The message: subject, plain text and a simple HTML part. */
-export function invitationMessage(m: InvitationEmail) {
+function invitationMessage(m: InvitationEmail) {
   const org = ONE_LINE(m.organizationName);
   const inviter = ONE_LINE(m.inviterLabel);
   const expires = m.expiresAt.toUTCString();

@@ -25,7 +25,7 @@ export interface SetKeyStateInput {
 }
 
 /** The tool and domain a failure key names: `@tool:x` → tool x; `@domain:d` → domain d; `tool|…` → its tool. */
-export function subjectOfKey(failureKey: string): { level: "key" | "tool" | "domain"; toolName: string; domain: string | null } {
+function subjectOfKey(failureKey: string): { level: "key" | "tool" | "domain"; toolName: string; domain: string | null } {
   const level = levelOfKey(failureKey);
   if (level === "tool") return { level, toolName: failureKey.slice(TOOL_PREFIX.length), domain: null };
   if (level === "domain") return { level, toolName: failureKey.slice(DOMAIN_PREFIX.length), domain: failureKey.slice(DOMAIN_PREFIX.length) };

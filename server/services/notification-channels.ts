@@ -31,7 +31,7 @@ export interface ChannelInput {
 interface Scope { workspaceId: string; organizationId: string; actor: Actor }
 
 /** The URL with its path and query hidden (a Slack URL is a credential). */
-export function maskUrl(raw: string): string {
+function maskUrl(raw: string): string {
   try {
     const u = new URL(raw);
     return `${u.protocol}//${u.host}/…`;
@@ -40,7 +40,7 @@ export function maskUrl(raw: string): string {
   }
 }
 
-export function publicChannel(c: ChannelRow) {
+function publicChannel(c: ChannelRow) {
   return {
     id: c.id,
     name: c.name,
@@ -61,7 +61,7 @@ const auditView = (c: ChannelRow | ChannelInput) => ({
   quietPeriodSeconds: c.quietPeriodSeconds, enabled: c.enabled ?? true,
 });
 
-export function validateChannelInput(input: ChannelInput): void {
+function validateChannelInput(input: ChannelInput): void {
   if (!input.name.trim()) throw badRequest("Give the channel a name", "name");
   if (input.type !== "webhook" && input.type !== "slack") throw badRequest("Type must be webhook or slack", "type");
   const urlProblem = checkChannelUrl(input.url);

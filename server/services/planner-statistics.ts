@@ -29,8 +29,8 @@ import { textArray } from "@/db/sql-arrays";
 import * as schema from "@/db/schema";
 
 export const ANALYZE_BASE_THRESHOLD = 1_000;
-export const ANALYZE_SCALE_FACTOR = 0.1;
-export const ANALYZE_MIN_INTERVAL_MS = 60_000;
+const ANALYZE_SCALE_FACTOR = 0.1;
+const ANALYZE_MIN_INTERVAL_MS = 60_000;
 
 /**
  * Whether `sinceLast` new events call for an analyze, `before` having been written before it and

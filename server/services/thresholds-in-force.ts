@@ -17,7 +17,7 @@ export interface RuleTarget {
 }
 
 /** The rule a stored key is judged by now (same resolution as ingest: tool, plugin, domain). */
-export function thresholdInForce(configs: WorkspaceConfigs, row: RuleTarget): number | null {
+function thresholdInForce(configs: WorkspaceConfigs, row: RuleTarget): number | null {
   const domain = row.level === "domain" ? row.failureKey.slice(DOMAIN_PREFIX.length) : row.level === "key" ? row.domain : null;
   return resolveRule(configs.workspaceDoc, configs.orgDoc, { toolName: row.toolName, domain, pluginName: row.pluginName ?? undefined }).rule.countThreshold ?? null;
 }

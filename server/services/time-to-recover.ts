@@ -17,7 +17,7 @@ export interface TransitionPoint {
 }
 
 /** Recovery durations (ms) per key, from its transitions in time order. */
-export function recoveryDurations(transitions: readonly TransitionPoint[]): Map<string, number[]> {
+function recoveryDurations(transitions: readonly TransitionPoint[]): Map<string, number[]> {
   const openSince = new Map<string, number>();
   const out = new Map<string, number[]>();
   for (const t of transitions) {

@@ -48,7 +48,7 @@ export interface SettledAsk {
 }
 
 /** The answer an approval gives, or null while it is pending. */
-export function decisionOf(a: Pick<ApprovalRow, "status" | "comment">): { decision: Decision; reason: string | null } | null {
+function decisionOf(a: Pick<ApprovalRow, "status" | "comment">): { decision: Decision; reason: string | null } | null {
   if (a.status === "approved") return { decision: "allow", reason: null };
   if (a.status === "denied") return { decision: "deny", reason: a.comment ?? "Denied by a person" };
   return null;

@@ -22,7 +22,7 @@ export type PutConfigInput =
   | { level: "organization"; organizationId: string; document: unknown; actor: Actor };
 
 /** A 400 carrying every validation issue; `field` is the first issue's path (snake_case document path). */
-export class ConfigValidationError extends ServiceError {
+class ConfigValidationError extends ServiceError {
   constructor(public readonly issues: ConfigIssue[]) {
     super(
       "BAD_REQUEST",

@@ -135,7 +135,7 @@ const inputHygiene = t.middleware(async ({ getRawInput, next }) => {
 });
 
 export const router = t.router;
-export const publicProcedure = t.procedure.meta({ access: { kind: "public" } }).use(inputHygiene).use(serviceErrors);
+const publicProcedure = t.procedure.meta({ access: { kind: "public" } }).use(inputHygiene).use(serviceErrors);
 
 export const authedProcedure = publicProcedure.meta({ access: { kind: "user" } }).use(async ({ ctx, type, next }) => {
   refuseCrossOriginMutation(ctx.req, type);

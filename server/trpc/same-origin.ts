@@ -32,7 +32,7 @@ function trustedOrigins(req: RequestLike, env = process.env): string[] {
 }
 
 /** Why the request is cross-origin, or null when it may change something. */
-export function crossOriginReason(req: RequestLike): string | null {
+function crossOriginReason(req: RequestLike): string | null {
   const site = req.headers.get("sec-fetch-site")?.toLowerCase() ?? null;
   if (site === "same-origin" || site === "none") return null;
   const origin = req.headers.get("origin");

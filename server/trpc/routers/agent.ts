@@ -28,8 +28,8 @@ const sessionId = z.string().min(1).max(128);
 export const holdReason = z.string().trim().min(1, "Give a reason").max(1000);
 export const holdGuidance = z.string().max(4000).optional();
 export const agentName = z.string().trim().min(1).max(200);
-export const manualKeyState = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), state: z.enum(["escalated", "blocked"]), reason: holdReason });
-export const resetRequest = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), reason: z.string().trim().min(1, "Give a reason").max(2000) });
+const manualKeyState = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), state: z.enum(["escalated", "blocked"]), reason: holdReason });
+const resetRequest = z.strictObject({ failureKey: z.string().trim().min(1).max(2048), reason: z.string().trim().min(1, "Give a reason").max(2000) });
 export const messageText = z.string().trim().min(1, "The message is empty").max(MAX_MESSAGE_LENGTH);
 
 export const ingestRouter = router({

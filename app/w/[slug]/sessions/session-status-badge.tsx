@@ -3,7 +3,7 @@ import type { Hold } from "@/server/services/holds";
 import type { SessionStatus } from "@/server/dashboard/sessions-data";
 
 /** What holds a paused session, for the badge's tooltip. */
-export function heldBy(held: Hold | null | undefined): string | undefined {
+function heldBy(held: Hold | null | undefined): string | undefined {
   if (!held) return undefined;
   const what = held.scope === "workspace" ? "Workspace kill switch" : held.scope === "agent" ? "Agent paused" : "Session paused";
   return `${what} by ${held.by}: ${held.reason}`;
