@@ -5,7 +5,8 @@
  * filter's "Blocked 3 / All 21" always agree.
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
-import type { Db } from "@/db/client";
+import { rowsOf, type Db } from "@/db/client";
+import { textArray } from "@/db/sql-arrays";
 import { keyState } from "@/db/schema";
 import { TRUST_STATE_ORDER } from "@/server/engine/vocabulary";
 
@@ -40,6 +41,42 @@ export function failuresInWindowSql(w: KeyWindow): SQL<number> {
     when 'domain' then (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.domain = "key_state"."domain" ${time})
     else (select count(*) from failure f where f.workspace_id = "key_state"."workspace_id" and f.tool_name = "key_state"."tool_name" ${time})
   end)::int`;
+}
+
+/** A key_state row's place in windowFailuresOf's answer: its level and the name it counts failures by. */
+export function windowCountKey(row: { level: string; failureKey: string; domain: string | null; toolName: string }): string {
+  return `${row.level}\u0000${row.level === "key" ? row.failureKey : row.level === "domain" ? (row.domain ?? "") : row.toolName}`;
+}
+
+/**
+ * Failures inside [from, to) of a page's key_state rows (failuresInWindowSql's definition), as
+ * one grouped count per level over the failure indexes instead of a correlated count per row;
+ * keyed by windowCountKey.
+ */
+export async function windowFailuresOf(
+  db: Db,
+  workspaceId: string,
+  rows: { level: string; failureKey: string; domain: string | null; toolName: string }[],
+  w: KeyWindow,
+): Promise<Map<string, number>> {
+  const names = (level: string, name: (r: (typeof rows)[number]) => string | null) => [...new Set(rows.filter((r) => r.level === level).map(name).filter((n): n is string => n !== null))];
+  const arms: Array<[string, string, string[]]> = [
+    ["key", "failure_key", names("key", (r) => r.failureKey)],
+    ["domain", "domain", names("domain", (r) => r.domain)],
+    ["tool", "tool_name", names("tool", (r) => r.toolName)],
+  ];
+  const time = sql`${w.from ? sql`and ts >= ${w.from.toISOString()}::timestamptz` : sql``} ${w.to ? sql`and ts < ${w.to.toISOString()}::timestamptz` : sql``}`;
+  const parts = arms
+    .filter(([, , list]) => list.length)
+    .map(([level, col, list]) => sql`
+      select ${level}::text as level, ${sql.identifier(col)} as name, count(*)::int as n from failure
+      where workspace_id = ${workspaceId} and ${sql.identifier(col)} = any(${textArray(list)}) ${time}
+      group by ${sql.identifier(col)}`);
+  const out = new Map<string, number>();
+  if (!parts.length) return out;
+  for (const r of rowsOf<{ level: string; name: string; n: number }>(await db.execute(sql.join(parts, sql` union all `))))
+    out.set(`${r.level}\u0000${r.name}`, Number(r.n));
+  return out;
 }
 
 /**

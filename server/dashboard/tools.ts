@@ -1,7 +1,7 @@
 /** Read-only queries for the Tools page (every failure key, including @domain:/@tool: level states). */
 import { withThresholdsInForce } from "@/server/services/thresholds-in-force";
 import { and, asc, desc, eq, ilike, sql, type SQL } from "drizzle-orm";
-import { countKeyStates, failuresInWindowSql, keyWindowCond, type KeyWindow } from "./key-counts";
+import { countKeyStates, keyWindowCond, windowCountKey, windowFailuresOf, type KeyWindow } from "./key-counts";
 import type { Db } from "@/db/client";
 import { keyState, keyStateSummary, type KeyStateSummary } from "@/db/schema";
 import { recoveryOf } from "@/server/engine/trust";
@@ -91,14 +91,18 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
   const [[{ total }], rows] = await Promise.all([
     db.select({ total: sql<number>`count(*)::int` }).from(keyState).where(where),
     db
-      .select({ k: keyStateSummary, windowFailures: windowed ? failuresInWindowSql(query.window!) : sql<number>`null` })
+      .select({ k: keyStateSummary })
       .from(keyState)
       .where(where)
       .orderBy(...orderFor(query.sort ?? "state", query.dir ?? "desc"))
       .limit(pageSize)
       .offset((page - 1) * pageSize),
   ]);
-  const shown = await withThresholdsInForce(db, workspaceId, rows.map((r) => r.k));
+  // The page's failures in the window: one grouped count for its rows, joined here by level and name.
+  const [shown, windowCounts] = await Promise.all([
+    withThresholdsInForce(db, workspaceId, rows.map((r) => r.k)),
+    windowed ? windowFailuresOf(db, workspaceId, rows.map((r) => r.k), query.window!) : null,
+  ]);
   // A blocked or escalated level stops every key under it: say how far it reaches on its row.
   const toolRows = [...new Set(shown.filter((k) => k.level === "tool").map((k) => k.toolName))];
   const [reaches, mttr, toolMttr] = await Promise.all([
@@ -121,7 +125,7 @@ export async function listKeys(db: Db, workspaceId: string, query: KeyListQuery 
     pageSize,
     rows: shown.map((k, i) => ({
       ...toKeyRow(k),
-      ...(windowed ? { windowFailures: Number(rows[i].windowFailures) } : {}),
+      ...(windowCounts ? { windowFailures: windowCounts.get(windowCountKey(rows[i].k)) ?? 0 } : {}),
       ...(reaches[i] ? { reach: reaches[i] } : {}),
       ...(mttrOf(k) ? { meanTimeToRecover: mttrOf(k) } : {}),
     })),
