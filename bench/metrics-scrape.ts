@@ -18,7 +18,7 @@ import { migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { keyState } from "@/db/schema";
 import { handleMetrics } from "@/server/agent-api/metrics";
 import { ingestEvents } from "@/server/ingest";
-import { newKeyState } from "@/server/engine/trust";
+import { newKeyState } from "@/server/engine/key-state";
 import { setMetricsCounting } from "@/server/metrics";
 import type { EventInput } from "@/server/ingest/schema";
 import { createRuntime } from "@/server/runtime";

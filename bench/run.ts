@@ -24,7 +24,7 @@ import { performance } from "node:perf_hooks";
 import { migrateDatabase, openDatabase, type Database } from "@/db/client";
 import { ingestEvents } from "@/server/ingest";
 import { setMetricsCounting } from "@/server/metrics";
-import { newKeyState } from "@/server/engine/trust";
+import { newKeyState } from "@/server/engine/key-state";
 import type { EventInput } from "@/server/ingest/schema";
 import { startPgCluster } from "@/tests/support/pg-cluster";
 import { TestApp } from "@/tests/support/app";

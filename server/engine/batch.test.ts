@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { applyBatch, applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchOutcome, type BatchSession, type LoadedState, type StoredCall } from "./batch";
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";
-import { DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./key-state";
 import type { AgentEvent, KeyContext } from "./types";
 
 const T0 = Date.UTC(2026, 10, 23, 9, 0, 0);

@@ -19,7 +19,9 @@ import { extractFailureKey, sameCanonicalJson, type FailureKeyInfo } from "./fai
 import { fingerprintError } from "./failure-fingerprint";
 import { boundForRedaction, redactedPreview, redactString } from "./redact";
 import { ruleResolver, type RuleQuery } from "./rules";
-import { applyToolResult, clampClock, copyKeyContext, DOMAIN_PREFIX, TOOL_PREFIX, keyMetrics, newKeyContext, type KeyMetrics } from "./trust";
+import { applyToolResult } from "./trust";
+import { clampClock, DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./key-state";
+import { copyKeyContext, keyMetrics, type KeyMetrics } from "./key-history";
 import { buildSessionTimeline, copyTimeline, recordSession } from "./decay";
 import { foldSessionEvent, type BehaviourEvent, type BehaviourStats } from "./patterns";
 import { createSessionBehaviour, ownedSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "./behaviour-state";

@@ -4,7 +4,7 @@ import { storedSessionBehaviour, type SessionBehaviour } from "./behaviour-state
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";
 import { guardAnswer, guardLevelKeys, guardRecord, guardSession, guardToolCallStep, guardVerdict, type GuardSessionFields, type GuardToolCallInput } from "./guard";
-import { newKeyState } from "./trust";
+import { newKeyState } from "./key-state";
 import type { AgentEvent, ConfigDocument, KeyState } from "./types";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;

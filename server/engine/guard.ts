@@ -6,7 +6,8 @@
  * same clock clamp and payload builder.
  */
 import { resolveRule } from "./rules";
-import { DOMAIN_PREFIX, TOOL_PREFIX, clampClock, effectiveState, escalationInfo, guardOutcome, strictestState, type EscalationInfo, type GuardDecisionCause } from "./trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, clampClock, effectiveState, strictestState } from "./key-state";
+import { escalationInfo, type EscalationInfo } from "./escalation";
 import { DEFAULT_AGENT } from "./decay";
 import { evaluatePolicies, policiesOf, type PolicyHit } from "./policies";
 import { extractFailureKey } from "./failure-key";
@@ -14,9 +15,46 @@ import { resolveSettings } from "./settings";
 import { observeSessionEvent } from "./patterns";
 import { createSessionBehaviour, upgradeSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { storedCall, toolCallPayload, type GuardRecord, type StoredCall, type ToolCallPayload, type WorkspaceConfigs } from "./batch";
-import type { AgentEvent, Decision, Effect, KeyState, SessionSettingsInput, TrustState } from "./types";
+import type { AgentEvent, BlockedDecision, Decision, Effect, KeyState, SessionSettingsInput, TrustState } from "./types";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
+
+export interface GuardDecisionInput {
+  /** The session paused, or held (session, agent or workspace). */
+  paused: boolean;
+  effectiveState: TrustState;
+  globalPattern: boolean;
+  blockedDecision: BlockedDecision;
+  /** What the policies and built-in risk rules say (SPEC 4.5); absent or null: nothing matched. */
+  policyDecision?: "allow" | "ask" | "deny" | null;
+  /** The session's tool-call budget is spent by this call (SPEC 4.6). */
+  budgetSpent?: boolean;
+}
+
+/** Which step of the decision order gave the answer (the answer's reason comes from it). */
+export type GuardDecisionCause = "paused" | "policy" | "budget" | "state" | "global" | "none";
+
+/**
+ * SPEC 4.5 guard.check decision, first that applies: paused or held → pause; a deny policy →
+ * deny; the tool-call budget spent → pause; blocked → blockedDecision; an ask policy, an
+ * escalated or recovering state, or a global pattern → ask; else allow. An `allow` policy changes
+ * none of these (it only exempts from the built-in risk rules, in the policy evaluation).
+ */
+export function guardOutcome(input: GuardDecisionInput): { decision: Decision; cause: GuardDecisionCause } {
+  if (input.paused) return { decision: "pause", cause: "paused" };
+  if (input.policyDecision === "deny") return { decision: "deny", cause: "policy" };
+  if (input.budgetSpent) return { decision: "pause", cause: "budget" };
+  if (input.effectiveState === "blocked") return { decision: input.blockedDecision, cause: "state" };
+  if (input.policyDecision === "ask") return { decision: "ask", cause: "policy" };
+  if (input.effectiveState !== "trusted") return { decision: "ask", cause: "state" };
+  if (input.globalPattern) return { decision: "ask", cause: "global" };
+  return { decision: "allow", cause: "none" };
+}
+
+/** guard.check's decision (guardOutcome without its cause). */
+export function guardDecision(input: GuardDecisionInput): Decision {
+  return guardOutcome(input).decision;
+}
 
 /** The call's failure key and the trust states guard.check reads: the key's, its domain's, its tool's. */
 export function guardLevelKeys(call: { toolName: string; args: Record<string, unknown> }, configs: WorkspaceConfigs) {

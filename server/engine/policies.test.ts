@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { compilePolicies, evaluatePolicies, policiesOf, type Policy } from "./policies";
 import { mergeEffectiveConfig, parseConfigDocument } from "./config";
-import { guardOutcome } from "./trust";
+import { guardOutcome } from "./guard";
 import type { ConfigDocument, TrustState } from "./types";
 
 const ws = (policies: Policy[], extra: ConfigDocument = {}): ConfigDocument => ({ policies, ...extra });

@@ -4,34 +4,11 @@ import { classifySeverity, DEFAULT_SECURITY_PATTERNS, REPEATED_AUTH_WINDOW_MS } 
 import { buildSessionTimeline, countFailuresInWindow, effectiveFailures, emptyTimeline, failureRate } from "./decay";
 import { extractFailureKey } from "./failure-key";
 import { BUILTIN_RULE, resolveRule } from "./rules";
-import {
-  applyOutcome,
-  applyToolResult,
-  approveRecovery,
-  clampClock,
-  copyKeyContext,
-  denyRecovery,
-  effectiveState,
-  escalationInfo,
-  guardDecision,
-  historyOf,
-  keyMetrics,
-  MIN_HISTORY_MS,
-  newKeyContext,
-  newKeyState,
-  recoveryOf,
-  resetKey,
-  failureChanges,
-  resultChanges,
-  resultChunks,
-  assembleResults,
-  storedResultLog,
-  RESULT_CHUNK_SIZE,
-  EMPTY_LOG_SEQ,
-  strictestState,
-  upgradeKeyContext,
-  type Outcome,
-} from "./trust";
+import { applyOutcome, applyToolResult, approveRecovery, denyRecovery, MIN_HISTORY_MS, recoveryOf, resetKey, type Outcome } from "./trust";
+import { clampClock, effectiveState, newKeyContext, newKeyState, strictestState } from "./key-state";
+import { copyKeyContext, historyOf, keyMetrics, failureChanges, resultChanges, resultChunks, assembleResults, storedResultLog, RESULT_CHUNK_SIZE, EMPTY_LOG_SEQ, upgradeKeyContext } from "./key-history";
+import { escalationInfo } from "./escalation";
+import { guardDecision } from "./guard";
 import {
   SEVERITIES,
   type ConfigDocument,

@@ -6,7 +6,7 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import { jsonValue, type Db, type Tx } from "@/db/client";
 import { agentSession, globalToolPattern, keyState } from "@/db/schema";
 import type { AgentEvent, Decision, Effect, KeyState, TrustState } from "@/server/engine/types";
-import type { EscalationInfo } from "@/server/engine/trust";
+import type { EscalationInfo } from "@/server/engine/escalation";
 import type { PolicyHit } from "@/server/engine/policies";
 import { awaitToolCallDecision, settleAsk } from "@/server/services/tool-call-approvals";
 import { enqueueNotificationDrafts, enqueueNotifications } from "@/server/notifications/outbox";

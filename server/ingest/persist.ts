@@ -28,7 +28,8 @@ import {
   patternDetection,
   stateTransition,
 } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState, failureChanges, historyOf, resultChanges } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/key-state";
+import { failureChanges, historyOf, resultChanges } from "@/server/engine/key-history";
 import { storedSessionBehaviour } from "@/server/engine/behaviour-state";
 import { storedDomain, type BatchConfigs, type BatchOutcome, type BatchRecords, type BatchSession, type SessionPhaseOutcome } from "@/server/engine/batch";
 import type { BatchScope } from "./scope";

@@ -10,7 +10,7 @@
  */
 import { Counter, Histogram, Registry } from "prom-client";
 import type { BatchOutcome } from "@/server/engine/batch";
-import type { GuardDecisionCause } from "@/server/engine/trust";
+import type { GuardDecisionCause } from "@/server/engine/guard";
 
 /** Counters of this process; not prom-client's global registry (nothing else lands in a scrape). */
 export const processRegistry = new Registry();

@@ -10,7 +10,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { rowsOf, type Tx } from "@/db/client";
 import { keyState } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, effectiveState } from "@/server/engine/key-state";
 import type { KeyHistory, KeyState, TrustState } from "@/server/engine/types";
 
 export interface TrustStateWrite {

@@ -7,7 +7,9 @@
 import { and, eq } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { approval, keyState, stateTransition } from "@/db/schema";
-import { DOMAIN_PREFIX, TOOL_PREFIX, historyOf, levelOfKey, newKeyContext, setManualState } from "@/server/engine/trust";
+import { setManualState } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX, levelOfKey, newKeyContext } from "@/server/engine/key-state";
+import { historyOf } from "@/server/engine/key-history";
 import { redactString } from "@/server/engine/redact";
 import { refreshEffectiveStates, writeTrustState } from "./key-state-writer";
 import { lockToolLevels } from "./workspace-locks";

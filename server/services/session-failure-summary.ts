@@ -6,7 +6,7 @@ import { and, asc, eq, gte, inArray, lte, sql } from "drizzle-orm";
 import type { Db } from "@/db/client";
 import { failure, patternDetection, stateTransition } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
-import { DOMAIN_PREFIX, TOOL_PREFIX } from "@/server/engine/trust";
+import { DOMAIN_PREFIX, TOOL_PREFIX } from "@/server/engine/key-state";
 
 /** Failures of one session read for the summary (its counts come from all of them in SQL). */
 const MAX_FAILURES_READ = 2000;

@@ -4,7 +4,7 @@
  */
 import type { Db, Tx } from "@/db/client";
 import { resolveRule } from "@/server/engine/rules";
-import { DOMAIN_PREFIX } from "@/server/engine/trust";
+import { DOMAIN_PREFIX } from "@/server/engine/key-state";
 import type { WorkspaceConfigs } from "@/server/engine/batch";
 import { loadConfigs } from "./config-cache";
 

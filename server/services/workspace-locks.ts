@@ -8,7 +8,7 @@ import { jsonValue, msOf, postgresJs, type Tx } from "@/db/client";
 import { anyOf, textArrayLiteral } from "@/db/sql-arrays";
 import { fixedStatement } from "@/db/fixed-statement";
 import { toolLock } from "@/db/schema";
-import { TOOL_PREFIX } from "@/server/engine/trust";
+import { TOOL_PREFIX } from "@/server/engine/key-state";
 import type { SessionSettingsInput } from "@/server/engine/types";
 import type { BatchSession } from "@/server/engine/batch";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";

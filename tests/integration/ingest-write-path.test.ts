@@ -21,7 +21,7 @@ import { TestApp } from "../support/app";
 import { useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { agentSession, event, failure, keyFailure, keyResultChunk, keyState } from "@/db/schema";
-import { upgradeKeyContext } from "@/server/engine/trust";
+import { upgradeKeyContext } from "@/server/engine/key-history";
 import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";

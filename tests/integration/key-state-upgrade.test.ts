@@ -16,7 +16,9 @@ import { migrateDatabase } from "@/db/client";
 import { BUILTIN_RULE } from "@/server/engine/rules";
 import { emptyTimeline } from "@/server/engine/decay";
 import { extractFailureKey } from "@/server/engine/failure-key";
-import { applyOutcome, newKeyContext, upgradeKeyContext } from "@/server/engine/trust";
+import { applyOutcome } from "@/server/engine/trust";
+import { newKeyContext } from "@/server/engine/key-state";
+import { upgradeKeyContext } from "@/server/engine/key-history";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
