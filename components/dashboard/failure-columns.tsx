@@ -31,7 +31,8 @@ export function failureColumns(opts: { slug: string; now: Date; withKey: boolean
         </span>
       ),
     },
-    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" /> : <span className="subtle">—</span>) },
+    // Room for a dated model name whole at 1440 px; longer ones cut in the middle.
+    { id: "model", header: "Model", nowrap: true, minWidth: 220, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" /> : <span className="subtle">—</span>) },
     {
       id: "session",
       header: "Session",

@@ -194,7 +194,20 @@ function TopFailureReasons({ groups, failuresPath, range, now, label }: { groups
   const columns: Column<FailureGroup>[] = [
     { id: "sample", header: "Reason", cell: (g) => <code style={{ whiteSpace: "pre-wrap", wordBreak: "break-word" }}>{g.sample}</code>, minWidth: 240, nowrap: false },
     { id: "count", header: "Failures", align: "right", cell: (g) => g.count.toLocaleString("en-US"), width: 90 },
-    { id: "tools", header: "Tools", cell: (g) => g.toolNames.slice(0, 3).join(", ") + (g.toolNames.length > 3 ? ` +${g.toolNames.length - 3}` : ""), width: 180 },
+    {
+      id: "tools",
+      header: "Tools",
+      // One tool name a line, cut in its middle on overflow: a name never breaks inside.
+      cell: (g) => (
+        <span className="stack" style={{ gap: 0, minWidth: 0 }}>
+          {g.toolNames.slice(0, 3).map((t) => (
+            <MiddleTruncate key={t} value={t} mono className="text-sm" />
+          ))}
+          {g.toolNames.length > 3 && <span className="text-xs subtle">+{g.toolNames.length - 3} more</span>}
+        </span>
+      ),
+      width: 220,
+    },
     { id: "last", header: "Last seen", align: "right", cell: (g) => <RelativeTime date={g.lastSeen} now={now} />, width: 120 },
   ];
   return (
