@@ -19,6 +19,7 @@ import { listFailures, NO_MODEL } from "@/server/dashboard/failures";
 import { getLiveCounts, getTopFailingKeys } from "@/server/dashboard/overview";
 import { modelMatrix, patternStats } from "@/server/dashboard/patterns-data";
 import { countKeyStates, failuresInWindowSql } from "@/server/dashboard/key-counts";
+import { listKeys } from "@/server/dashboard/tools";
 import { splitByDay } from "@/server/dashboard/day-split";
 import { pruneWorkspace } from "@/server/services/retention";
 import { keyState } from "@/db/schema";
@@ -173,6 +174,20 @@ describe.each(DATABASE_KINDS)("dashboard roll-ups equal the raw rows on %s", (ki
             and (${keyState.lastEventAt} < ${w.to!.toISOString()}::timestamptz or ${failuresInWindowSql(w)} > 0)`,
         );
       expect(counts.total, name).toBe(Number(c.n));
+    }
+  });
+
+  it("Tools with a window: each row's failures in the window, one grouped count, equal the per-row count", async () => {
+    for (const [name, w] of windows) {
+      const page = await listKeys(app.db, ws.workspaceId, { window: w, pageSize: 200 });
+      const expected = await app.db
+        .select({ k: keyState.failureKey, n: failuresInWindowSql(w) })
+        .from(keyState)
+        .where(sql`${keyState.workspaceId} = ${ws.workspaceId}`);
+      const perRow = new Map(expected.map((r) => [r.k, Number(r.n)]));
+      expect(page.rows.length, name).toBeGreaterThan(0);
+      expect(page.rows.map((r) => [r.failureKey, r.windowFailures]), name).toEqual(page.rows.map((r) => [r.failureKey, perRow.get(r.failureKey)]));
+      if (name === "whole days") expect(page.rows.filter((r) => r.windowFailures! > 0).length).toBeGreaterThan(1);
     }
   });
 
