@@ -49,8 +49,6 @@ export function LiveOverview({ slug, initial, range }: { slug: string; initial: 
   }, [signature, router]);
 
   const toolsHref = (state: string) => `/w/${slug}/tools?state=${state}`;
-  const notTrusted = c.keys.escalated + c.keys.blocked + c.keys.recovering;
-  const rangeLabel = range.label.charAt(0).toUpperCase() + range.label.slice(1);
   return (
     <div className="stack" aria-live="polite">
       <div className="grid-stats">
@@ -65,7 +63,7 @@ export function LiveOverview({ slug, initial, range }: { slug: string; initial: 
         <StatCard
           label={`Failures · ${range.label}`}
           value={formatNumber(range.failures)}
-          hint={`${rangeLabel}: ${formatNumber(range.failingKeys)} failing key${range.failingKeys === 1 ? "" : "s"}${notTrusted > 0 ? ` · ${formatNumber(notTrusted)} not trusted now` : ""}`}
+          hint={`on ${formatNumber(range.failingKeys)} key${range.failingKeys === 1 ? "" : "s"}`}
           href={range.failuresHref}
         />
         <StatCard
