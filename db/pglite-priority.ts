@@ -48,7 +48,7 @@ export class PriorityGate {
     // a waiting dashboard statement takes the turn, the agent is given until the event loop's next
     // turn to ask (a guard.check is several statements; each would otherwise wait behind one).
     if (priority === "agent" && this.waiting.agent.length === 0 && this.waiting.dashboard.length > 0) {
-      setImmediate(() => this.next());
+      setImmediate(() => setImmediate(() => this.next()));
       return;
     }
     this.next();
