@@ -46,7 +46,7 @@ export function TRPCReactProvider({ children }: { children: ReactNode }) {
   const queryClient = getQueryClient();
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
-      // maxItems: the server refuses batches of more than MAX_BATCH_CALLS (server/trpc/handler.ts).
+      // maxItems: the server refuses batches of more than MAX_BATCH_CALLS (server/agent-api/trpc.ts).
       links: [httpBatchLink({ url: "/api/trpc", maxItems: 50 })],
     }),
   );

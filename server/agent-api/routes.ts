@@ -17,7 +17,7 @@ import { handleTrpcCall, type DirectCall, type RawAnswer } from "@/server/agent-
 import { handleHookRequest, HOOK_CLIS } from "@/server/agent-api/hooks";
 import type { CliName } from "@/server/hooks/shared";
 import { handleOtlpTraces } from "@/server/agent-api/otlp";
-import { handleMcpRequest, MCP_ENDPOINT } from "@/server/mcp/handler";
+import { handleMcpRequest, MCP_ENDPOINT } from "@/server/agent-api/mcp";
 import { handleHealth } from "./health";
 
 /**

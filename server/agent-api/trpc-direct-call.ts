@@ -9,7 +9,7 @@
  * direct-call.test.ts compares both paths on valid, invalid, unauthorised and failing calls). Anything
  * outside the common case — a batch, a query, a body that is not one JSON document, a streaming
  * `trpc-accept`, an oversized body — returns null before any work, and the caller hands the request
- * to the adapter (server/trpc/handler.ts), which owns those answers.
+ * to the adapter (server/agent-api/trpc.ts), which owns those answers.
  */
 import { getErrorShape, getHTTPStatusCode, getProcedureAtPath, getTRPCErrorFromUnknown, transformTRPCResponse, type TRPCError } from "@trpc/server/unstable-core-do-not-import";
 import { runProcedure } from "@/server/trpc/run-procedure";

@@ -80,7 +80,7 @@ const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
     if (issues && (error.cause instanceof ZodError || error.cause?.name === "ZodError")) message = "Invalid input: " + describeApiIssues(issues);
     let httpStatus = shape.data.httpStatus;
     if (error.code === "INTERNAL_SERVER_ERROR" && isDatabaseUnavailable(error)) {
-      // The handler turns this into 503 + Retry-After (server/trpc/handler.ts).
+      // The handler turns this into 503 + Retry-After (server/agent-api/trpc.ts).
       console.warn("[vigil] database unavailable:", (error.cause as Error | undefined)?.message ?? error.message);
       message = "Database unavailable; retry shortly";
       httpStatus = 503;

@@ -12,7 +12,7 @@ import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/clien
 import { StreamableHTTPClientTransport as HttpV1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { handleTrpcRequest } from "@/server/agent-api/trpc";
-import { handleMcpRequest } from "@/server/mcp/handler";
+import { handleMcpRequest } from "@/server/agent-api/mcp";
 import type { Runtime } from "@/server/runtime";
 
 export async function serveMcpApp(runtime: Runtime) {

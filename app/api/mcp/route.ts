@@ -1,5 +1,5 @@
 import { getRuntime } from "@/server/runtime";
-import { handleMcpRequest } from "@/server/mcp/handler";
+import { handleMcpRequest } from "@/server/agent-api/mcp";
 
 export const dynamic = "force-dynamic";
 

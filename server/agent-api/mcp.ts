@@ -8,8 +8,8 @@ import { createMcpHandler, isLegacyRequest, WebStandardStreamableHTTPServerTrans
 import type { Runtime } from "@/server/runtime";
 import { MAX_BODY_BYTES } from "@/server/http/limited-body";
 import { InputHygieneError, inputProblem } from "@/server/http/input-hygiene";
-import { handleAgentRequest, type AgentRequestContext } from "@/server/agent-api/agent-request";
-import { createVigilMcpServer, type McpCaller } from "./tools";
+import { handleAgentRequest, type AgentRequestContext } from "./agent-request";
+import { createVigilMcpServer, type McpCaller } from "@/server/mcp/tools";
 import { publicOrigin } from "@/server/http/public-origin";
 
 export const MCP_ENDPOINT = "/api/mcp";
