@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { applyBatch, applySessionPhase, applyTrustPhase, callsToLoad, planBatch, type BatchOutcome, type BatchSession, type LoadedState, type StoredCall } from "./batch";
+import type { BatchOutcome, BatchSession, LoadedState, StoredCall } from "./batch";
+import { applyBatch } from "./apply-batch";
+import { applySessionPhase } from "./session-phase";
+import { applyTrustPhase } from "./trust-phase";
+import { callsToLoad, planBatch } from "./batch-plan";
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";
 import { DOMAIN_PREFIX, TOOL_PREFIX, newKeyContext } from "./key-state";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyBatch, type BatchSession, type WorkspaceConfigs } from "./batch";
+import type { BatchSession, WorkspaceConfigs } from "./batch";
+import { applyBatch } from "./apply-batch";
 import { storedSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { mergeEffectiveConfig } from "./config";
 import { buildSessionTimeline } from "./decay";

@@ -5,7 +5,7 @@
  */
 import { countFailuresInWindow, effectiveFailures } from "./decay";
 import { REPEATED_AUTH_WINDOW_MS, failureWeight } from "./classify";
-import { DOMAIN_PREFIX, TOOL_PREFIX, clampClock, newKeyContext, newKeyState } from "./key-state";
+import { DOMAIN_PREFIX, TOOL_PREFIX, clampClock, newKeyContext } from "./key-state";
 import { EMPTY_LOG_SEQ, copyKeyContext } from "./key-history";
 import { SECURITY_BLOCK_REASON, blockedEffect, escalatedEffect, escalationReason, fmtCount, recoveredEffect, recoveringEffect } from "./escalation";
 import type { Effect, FailureRecord, KeyContext, KeyState, ManualState, RecoveryMode, ResolvedRule, Rule, SessionTimeline, Severity } from "./types";

@@ -9,7 +9,10 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db, Tx } from "@/db/client";
-import { applySessionPhase, applyTrustPhase, callRef, callsToLoad, planBatch, type BatchConfigs, type BatchPlan, type BatchSession, type StoredCall } from "@/server/engine/batch";
+import { callRef, type BatchConfigs, type BatchPlan, type BatchSession, type StoredCall } from "@/server/engine/batch";
+import { applySessionPhase } from "@/server/engine/session-phase";
+import { applyTrustPhase } from "@/server/engine/trust-phase";
+import { callsToLoad, planBatch } from "@/server/engine/batch-plan";
 import type { ModelToolProfile } from "@/server/engine/models";
 import { cachedConfigs, loadConfigs } from "@/server/services/config-cache";
 import { lockSessions, lockToolLevels, queueSharedToolLocks, type SessionRow } from "@/server/services/workspace-locks";
