@@ -106,3 +106,18 @@ export function MiddleTruncate({
     </span>
   );
 }
+
+/**
+ * A few identifiers (tool or agent names) one a line, each cut in its middle on a real overflow and
+ * never broken inside; "+N more" when there are more than `max` (all of them in the tooltip).
+ */
+export function NameList({ names, max = 3, mono = false }: { names: string[]; max?: number; mono?: boolean }) {
+  return (
+    <span className="stack" style={{ gap: 0, minWidth: 0 }} title={names.join("\n")}>
+      {names.slice(0, max).map((n) => (
+        <MiddleTruncate key={n} value={n} mono={mono} className={mono ? "text-sm" : undefined} />
+      ))}
+      {names.length > max && <span className="text-xs muted">+{names.length - max} more</span>}
+    </span>
+  );
+}

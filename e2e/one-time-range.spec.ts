@@ -198,6 +198,16 @@ test.describe("one time range", () => {
         await page.goto(url);
         await page.waitForLoadState("networkidle");
         await page.screenshot({ path: `${SHOTS}/${name}-${size.width}.png`, fullPage: true });
+        // Nothing makes the page scroll sideways (the element that would is named).
+        const sticksOut = await page.evaluate(() => {
+          const vw = document.documentElement.clientWidth;
+          if (document.documentElement.scrollWidth <= vw) return [];
+          return [...document.querySelectorAll<HTMLElement>("body *")]
+            .filter((el) => el.getBoundingClientRect().right > vw + 1 && el.getClientRects().length > 0)
+            .slice(-3)
+            .map((el) => `<${el.tagName.toLowerCase()} class="${el.className}"> ${Math.round(el.getBoundingClientRect().right)} px`);
+        });
+        expect(sticksOut, `${name} at ${size.width} px`).toEqual([]);
       }
     }
   });

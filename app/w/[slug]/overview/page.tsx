@@ -1,4 +1,4 @@
-import { MiddleTruncate } from "@/components/middle-truncate";
+import { MiddleTruncate, NameList } from "@/components/middle-truncate";
 import type { Metadata } from "next";
 import Link from "next/link";
 import { ConnectAgent } from "@/components/dashboard/connect-agent";
@@ -198,14 +198,7 @@ function TopFailureReasons({ groups, failuresPath, range, now, label }: { groups
       id: "tools",
       header: "Tools",
       // One tool name a line, cut in its middle on overflow: a name never breaks inside.
-      cell: (g) => (
-        <span className="stack" style={{ gap: 0, minWidth: 0 }}>
-          {g.toolNames.slice(0, 3).map((t) => (
-            <MiddleTruncate key={t} value={t} mono className="text-sm" />
-          ))}
-          {g.toolNames.length > 3 && <span className="text-xs subtle">+{g.toolNames.length - 3} more</span>}
-        </span>
-      ),
+      cell: (g) => <NameList names={g.toolNames} mono />,
       width: 220,
     },
     { id: "last", header: "Last seen", align: "right", cell: (g) => <RelativeTime date={g.lastSeen} now={now} />, width: 120 },
