@@ -70,11 +70,15 @@ export class PriorityGate {
   }
 }
 
-const gates = new WeakMap<object, PriorityGate>();
+/**
+ * The client answers its gate under this key: the framework may bundle this module more than once
+ * (the database is opened by one copy, a page's data layer asks another), so no module-level map.
+ */
+const GATE = Symbol.for("vigil.pglite-priority-gate");
 
-/** The gate in front of a client made by prioritizedPglite (for tests). */
+/** The gate in front of a client made by prioritizedPglite; undefined for any other client (PostgreSQL, a transaction). */
 export function pglitePriorityGate(client: object): PriorityGate | undefined {
-  return gates.get(client);
+  return (client as { [GATE]?: PriorityGate })[GATE];
 }
 
 /**
@@ -93,6 +97,7 @@ export function prioritizedPglite(client: PGlite): PGlite {
   const bound = new Map<PropertyKey, unknown>();
   const proxy = new Proxy(client, {
     get(target, prop) {
+      if (prop === GATE) return gate;
       if (prop === "query")
         return <T>(text: string, params?: unknown[], options?: QueryOptions): Promise<Results<T>> => gate.run(currentQueryPriority(), () => target.query<T>(text, params, options));
       if (prop === "exec") return (text: string, options?: QueryOptions) => gate.run(currentQueryPriority(), () => target.exec(text, options));
@@ -104,6 +109,5 @@ export function prioritizedPglite(client: PGlite): PGlite {
       return fn;
     },
   });
-  gates.set(proxy, gate);
   return proxy;
 }
