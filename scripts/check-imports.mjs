@@ -53,12 +53,12 @@ const NEXT_SPECIAL_EXPORTS = new Set([
 const ENGINE_EXPORTS_TO_DROP = new Set([
   "BEHAVIOUR_STATE_VERSION", "DECISIONS", "DEFAULT_COMMAND_TOOLS", "DEFAULT_FILE_TOOLS", "DEFAULT_HTTP_TOOLS",
   "FILE_PATH_ARGS", "HOUR_MS", "KEYWORD_RULES", "MAX_POLICY_PATTERN_LENGTH", "MAX_PREVIEW_BYTES",
-  "MAX_SCANNED_COMMAND", "MAX_SECURITY_PATTERNS", "MAX_TEXT_STORED", "MAX_USER_TEXT_STORED", "PLACEHOLDERS",
-  "PROMOTION_MIN_FAILURE_RATE", "REPEATED_AUTH_COUNT", "SECURITY_BLOCK_REASON", "SESSION_STATUSES", "TRUST_STATES",
-  "applyToolLevel", "budgetReason", "callInfo", "compileArgPattern", "configDocumentSchema", "copyStretch",
-  "defaultPolicyReason", "describeSubject", "emptyModelToolProfile", "escalationReason", "firstWord", "fmtCount",
-  "isMcpToolName", "isoTime", "looksLikeRandomToken", "matchExtractor", "modelSuggestionKey", "numberRequirement",
-  "parseUrlParts", "ruleSchema", "severityFromMessage", "severityFromStatus", "truncateUtf8",
+  "MAX_SCANNED_COMMAND", "MAX_SECURITY_PATTERNS", "PLACEHOLDERS", "PROMOTION_MIN_FAILURE_RATE",
+  "REPEATED_AUTH_COUNT", "SESSION_STATUSES", "TRUST_STATES", "applyToolLevel", "budgetReason",
+  "compileArgPattern", "configDocumentSchema", "copyStretch", "defaultPolicyReason", "describeSubject",
+  "emptyModelToolProfile", "firstWord", "isMcpToolName", "isoTime", "looksLikeRandomToken", "matchExtractor",
+  "modelSuggestionKey", "numberRequirement", "parseUrlParts", "ruleSchema", "severityFromMessage",
+  "severityFromStatus",
 ]);
 
 function sourceFiles(roots, pattern) {
