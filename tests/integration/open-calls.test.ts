@@ -9,7 +9,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { DATABASE_KINDS } from "../support/databases";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
-import { nudge, openCall, patternDetection, pendingNudge } from "@/db/schema";
+import { dailyNudgeStat, nudge, openCall, patternDetection, pendingNudge } from "@/db/schema";
 import { startOpenCallSweep, sweepOpenCalls } from "@/server/ingest/open-call-sweep";
 
 const MIN = 60_000;
@@ -81,6 +81,9 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
     expect(detections.map((d) => [d.patternType, d.severity])).toEqual([["hung_call", "minor"]]);
     const sent = await app.db.select().from(nudge).where(and(eq(nudge.workspaceId, ws.workspaceId), eq(nudge.sessionId, s)));
     expect(sent.map((n) => [n.patternType, n.nudgeType])).toEqual([["hung_call", "gentle"]]);
+    // Counted in the Patterns page's nudge roll-up as a batch's nudges are.
+    const rolled = await app.db.select().from(dailyNudgeStat).where(and(eq(dailyNudgeStat.workspaceId, ws.workspaceId), eq(dailyNudgeStat.patternType, "hung_call")));
+    expect(rolled.map((r) => [r.day, r.nudges, r.sent, r.effective])).toEqual([[new Date(at).toISOString().slice(0, 10), 1, 1, 0]]);
 
     // The result arrives: no longer open, and the sweep forgets the mark.
     await ingestAccepted(app, ws.key, [resultEv(s, "c-deploy", "deploy", Date.now())]);
