@@ -5,6 +5,7 @@
 import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { clientOf, rowsOf, type Db } from "@/db/client";
 import { pglitePriorityGate } from "@/db/pglite-priority";
+import { textArray } from "@/db/sql-arrays";
 import { rollupDays, splitByDay } from "./day-split";
 import { dailyKeyStat, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
@@ -302,13 +303,18 @@ async function matrixRows(db: Db, parts: SQL[]): Promise<MatrixRow[]> {
   );
 }
 
+/** A piece of the window read on its own: a roll-up day, or a raw edge. */
+type MatrixPiece = (keys?: readonly string[]) => SQL;
+
 /**
- * On the embedded database, the window read a day (or an edge) per statement and added up here: a
- * 30-day window in one statement held PGlite's only thread for its whole length, and an agent's
- * statement can go between two of these (db/pglite-priority.ts). The sums are the statement's own.
+ * On the embedded database, the window read a day (or an edge) per statement: a 30-day window in
+ * one statement held PGlite's only thread for its whole length, and an agent's statement can go
+ * between two of these (db/pglite-priority.ts). First each piece's totals per key (to rank the
+ * keys), then each piece's cells of the top keys alone — the rows handed to JavaScript stay few,
+ * and the sums are the one statement's.
  */
-async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]> | null, edgeParts: SQL[]): Promise<MatrixRow[]> {
-  const pieces: SQL[][] = edgeParts.map((p) => [p]);
+async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]> | null, edges: MatrixPiece[], topKeys: number): Promise<MatrixRow[]> {
+  const pieces = [...edges];
   if (days) {
     const [span] = rowsOf<{ first: string | null; last: string | null }>(
       await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyStat} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
@@ -316,13 +322,30 @@ async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<
     if (span?.first && span.last) {
       for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) {
         const day = new Date(ms).toISOString().slice(0, 10);
-        pieces.push([matrixRollupPart(workspaceId, sql`and day = ${day}`)]);
+        pieces.push((keys) => matrixRollupPart(workspaceId, sql`and day = ${day}`, keys));
       }
     }
   }
+  const totals = new Map<string, { failureKey: string; attempts: number; failures: number }>();
+  for (const piece of pieces) {
+    const rows = rowsOf<{ failureKey: string; attempts: number; failures: number }>(
+      await db.execute(sql`select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures from (${piece()}) r group by failure_key`),
+    );
+    for (const r of rows) {
+      const t = totals.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
+      t.attempts += Number(r.attempts);
+      t.failures += Number(r.failures);
+      totals.set(r.failureKey, t);
+    }
+  }
+  const keys = [...totals.values()]
+    .sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey))
+    .slice(0, topKeys)
+    .map((k) => k.failureKey);
+  if (!keys.length) return [];
   const merged = new Map<string, MatrixRow>();
   for (const piece of pieces) {
-    for (const r of await matrixRows(db, piece)) {
+    for (const r of await matrixRows(db, [piece(keys)])) {
       const id = `${r.failureKey}\u0000${r.model}`;
       const seen = merged.get(id);
       if (!seen) {
@@ -337,28 +360,30 @@ async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<
   return [...merged.values()];
 }
 
-function matrixRollupPart(workspaceId: string, days: SQL): SQL {
+const ofKeys = (keys: readonly string[] | undefined) => (keys ? sql`and failure_key = any(${textArray(keys)})` : sql``);
+
+function matrixRollupPart(workspaceId: string, days: SQL, keys?: readonly string[]): SQL {
   return sql`
       select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
       from ${dailyKeyStat}
-      where workspace_id = ${workspaceId} and results > 0 ${days}`;
+      where workspace_id = ${workspaceId} and results > 0 ${days} ${ofKeys(keys)}`;
 }
 
 async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
   // Whole days from daily_key_stat, the partial edge days from the event log (event_ws_time_idx).
   const split = splitByDay(window);
-  const edgeParts = split.edges.map(
-    (e) => sql`
+  const edges: MatrixPiece[] = split.edges.map(
+    (e) => (keys) => sql`
       select failure_key, coalesce(model, 'unknown') as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
       from ${event}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        and type = 'tool.result' and failure_key is not null
+        and type = 'tool.result' and failure_key is not null ${ofKeys(keys)}
       group by 1, 2`,
   );
-  if (!split.days && !edgeParts.length) return { models: [], keys: [], cells: {} };
+  if (!split.days && !edges.length) return { models: [], keys: [], cells: {} };
   const rows = pglitePriorityGate(clientOf(db))
-    ? await matrixRowsInTurns(db, workspaceId, split.days, edgeParts)
-    : await matrixRows(db, [...(split.days ? [matrixRollupPart(workspaceId, rollupDays(split.days))] : []), ...edgeParts]);
+    ? await matrixRowsInTurns(db, workspaceId, split.days, edges, topKeys)
+    : await matrixRows(db, [...(split.days ? [matrixRollupPart(workspaceId, rollupDays(split.days))] : []), ...edges.map((edge) => edge())]);
   const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
   for (const r of rows) {
     const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };

@@ -112,6 +112,10 @@ describe.runIf(DATABASE_KINDS.includes("pglite"))("agents first on PGlite", () =
     const edges = { from: new Date(Date.now() - 7.5 * DAY), to: new Date(Date.now() - 2.25 * DAY) };
     const edgesInOne = await app.db.transaction((tx) => modelMatrix(tx as unknown as Db, seeded.workspaceId, 12, edges));
     expect(await modelMatrix(app.db, seeded.workspaceId, 12, edges)).toEqual(edgesInOne);
+    // Fewer keys shown than there are: the same top keys, ranked alike.
+    const topThree = await app.db.transaction((tx) => modelMatrix(tx as unknown as Db, seeded.workspaceId, 3, window));
+    expect(topThree.keys).toHaveLength(3);
+    expect(await modelMatrix(app.db, seeded.workspaceId, 3, window)).toEqual(topThree);
   });
 });
 
