@@ -6,7 +6,7 @@
  * through filters); without JavaScript the GET form still submits on Enter.
  */
 import { useRouter, useSearchParams } from "next/navigation";
-import { useEffect, useRef, useState, type CSSProperties, type FormEvent, type KeyboardEvent, type ReactNode } from "react";
+import { useEffect, useRef, type CSSProperties, type FormEvent, type KeyboardEvent, type ReactNode } from "react";
 import { ButtonLink } from "@/components/form";
 
 const TEXT_FILTER_DELAY_MS = 600;
@@ -40,15 +40,27 @@ export function FilterForm({
   const form = useRef<HTMLFormElement>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
   const pushed = useRef(current);
-  // The fields are uncontrolled: when the URL changes from elsewhere (Clear, back/forward) they are
-  // remounted to show it; a change this form made itself keeps them (and the focus) as they are.
-  const [generation, setGeneration] = useState(0);
+  // The fields are uncontrolled: whenever the URL is not the one this form pushed (Clear, back and
+  // forward, or this page shown again from the router's history) they are set to show it; a field
+  // being typed in keeps what is typed.
   useEffect(() => {
-    if (current !== pushed.current) {
-      pushed.current = current;
-      setGeneration((g) => g + 1);
+    const f = form.current;
+    if (!f) return;
+    const q = new URLSearchParams(current);
+    for (const el of Array.from(f.elements)) {
+      if (!(el instanceof HTMLInputElement || el instanceof HTMLSelectElement) || !el.name) continue;
+      if (el instanceof HTMLInputElement) {
+        if (el.type === "hidden" || (TYPED.has(el.type) && el === document.activeElement)) continue;
+        if (el.type === "checkbox" || el.type === "radio") {
+          el.checked = q.getAll(el.name).includes(el.value);
+          continue;
+        }
+      }
+      const want = q.get(el.name) ?? "";
+      if (el.value !== want) el.value = want;
     }
-  }, [current]);
+    pushed.current = current;
+  });
   useEffect(() => () => void (timer.current && clearTimeout(timer.current)), []);
 
   const apply = () => {
@@ -76,7 +88,6 @@ export function FilterForm({
   return (
     <form
       ref={form}
-      key={generation}
       className={className}
       style={style}
       method="get"
