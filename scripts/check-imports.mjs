@@ -45,22 +45,6 @@ const NEXT_SPECIAL_EXPORTS = new Set([
   "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
 ]);
 
-/**
- * Exports of server/engine/ that no other file reads yet, left while the engine's files are being
- * split (names, so they survive a move between its files): each is to lose its `export`, or go when
- * nothing uses it. `--report` lists the names here that need no exception any more.
- */
-const ENGINE_EXPORTS_TO_DROP = new Set([
-  "BEHAVIOUR_STATE_VERSION", "DECISIONS", "DEFAULT_COMMAND_TOOLS", "DEFAULT_FILE_TOOLS", "DEFAULT_HTTP_TOOLS",
-  "FILE_PATH_ARGS", "HOUR_MS", "KEYWORD_RULES", "MAX_POLICY_PATTERN_LENGTH", "MAX_PREVIEW_BYTES",
-  "MAX_SCANNED_COMMAND", "MAX_SECURITY_PATTERNS", "PLACEHOLDERS", "PROMOTION_MIN_FAILURE_RATE",
-  "REPEATED_AUTH_COUNT", "SESSION_STATUSES", "TRUST_STATES", "applyToolLevel", "budgetReason",
-  "compileArgPattern", "configDocumentSchema", "copyStretch", "defaultPolicyReason", "describeSubject",
-  "emptyModelToolProfile", "firstWord", "isMcpToolName", "isoTime", "looksLikeRandomToken", "matchExtractor",
-  "modelSuggestionKey", "numberRequirement", "parseUrlParts", "ruleSchema", "severityFromMessage",
-  "severityFromStatus",
-]);
-
 function sourceFiles(roots, pattern) {
   const files = [];
   const walk = (rel) => {
@@ -255,17 +239,12 @@ function report(checked, scans) {
       for (const n of names) readNames.get(target).add(n);
     }
   }
-  const engineLeft = new Set();
   for (const file of checked) {
     const names = readNames.get(file) ?? new Set();
     if (names.has("*")) continue;
     for (const name of scans.get(file).exports) {
       if (names.has(name)) continue;
       if (NEXT_SPECIAL_FILE.test(file) && NEXT_SPECIAL_EXPORTS.has(name)) continue;
-      if (file.startsWith(`server${path.sep}engine${path.sep}`) && ENGINE_EXPORTS_TO_DROP.has(name)) {
-        engineLeft.add(name);
-        continue;
-      }
       problems.push(`export no other file imports: ${file} ${name} (drop the export, or delete it when unused)`);
     }
   }
@@ -277,8 +256,6 @@ function report(checked, scans) {
       return a < b && pairs.has(`${b} → ${a}`);
     });
     console.log(`folder pairs importing each other: ${mutual.length}${mutual.length ? ` (${mutual.join(", ")})` : ""}`);
-    const stale = [...ENGINE_EXPORTS_TO_DROP].filter((name) => !engineLeft.has(name));
-    console.log(`engine exports still without a reader: ${engineLeft.size}${stale.length ? `; to remove from ENGINE_EXPORTS_TO_DROP: ${stale.join(", ")}` : ""}`);
   }
   const unique = [...new Set(problems)];
   if (unique.length) {

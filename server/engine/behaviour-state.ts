@@ -12,7 +12,7 @@ import type { AlternatingRun, CallRun, CountRun, FailureRun, Stretch, StretchCal
 
 export type { AlternatingRun, CallRun, CountRun, FailureRun, Stretch, StretchCall } from "./stall-patterns/tracks";
 
-export const BEHAVIOUR_STATE_VERSION = 2;
+const BEHAVIOUR_STATE_VERSION = 2;
 
 /** What was reported for a pattern, in which run or stretch (`scope`), and at which severity. */
 export interface ReportedPattern {
@@ -148,7 +148,7 @@ export function copySessionBehaviour(s: SessionBehaviour): SessionBehaviour {
 }
 
 /** A shallow copy of a stretch, every field named (see copySessionBehaviour). */
-export function copyStretch(st: Stretch): Stretch {
+function copyStretch(st: Stretch): Stretch {
   return {
     id: st.id,
     startedAt: st.startedAt,

@@ -41,7 +41,7 @@ export const DEFAULT_SECURITY_PATTERNS: readonly string[] = [
  * The longest part of a command line security patterns read: matching is linear, and this bounds
  * it per pattern (a command past 16 KiB is a heredoc or a generated script, scanned from its start).
  */
-export const MAX_SCANNED_COMMAND = 16 * 1024;
+const MAX_SCANNED_COMMAND = 16 * 1024;
 
 /**
  * Compile a security pattern the way classification does (case-insensitive, linear-time). Throws
@@ -141,7 +141,7 @@ export function errorMessage(event: ResultLike): string {
   return "";
 }
 
-export const KEYWORD_RULES: ReadonlyArray<{ severity: Severity; keywords: readonly string[] }> = [
+const KEYWORD_RULES: ReadonlyArray<{ severity: Severity; keywords: readonly string[] }> = [
   { severity: "not_found", keywords: ["not found", "does not exist", "no such file"] },
   { severity: "permission", keywords: ["permission denied", "access denied", "unauthorized"] },
   { severity: "timeout", keywords: ["timeout", "timed out", "deadline exceeded"] },
@@ -149,7 +149,7 @@ export const KEYWORD_RULES: ReadonlyArray<{ severity: Severity; keywords: readon
   { severity: "invalid_input", keywords: ["invalid", "required", "must be", "expected"] },
 ];
 
-export function severityFromStatus(status: number | null): Severity | null {
+function severityFromStatus(status: number | null): Severity | null {
   if (status === null) return null;
   if (status === 401 || status === 403) return "permission";
   if (status === 404) return "not_found";
@@ -158,7 +158,7 @@ export function severityFromStatus(status: number | null): Severity | null {
   return null;
 }
 
-export function severityFromMessage(message: string): Severity | null {
+function severityFromMessage(message: string): Severity | null {
   const m = message.toLowerCase();
   for (const rule of KEYWORD_RULES) {
     if (rule.keywords.some((k) => m.includes(k))) return rule.severity;
@@ -167,7 +167,7 @@ export function severityFromMessage(message: string): Severity | null {
 }
 
 export const REPEATED_AUTH_WINDOW_MS = 10 * 60 * 1000;
-export const REPEATED_AUTH_COUNT = 3;
+const REPEATED_AUTH_COUNT = 3;
 
 export interface ClassifyContext {
   /** The call's tool is a command tool (extraction kind `command`). */

@@ -64,7 +64,7 @@ export const DEFAULT_RETENTION_DAYS = 30;
 const positiveInt = z.number().int().positive();
 
 /** One rule (snake_case), every field optional; fields and ranges come from the registry. */
-export const ruleSchema = registryObjectSchema(RULE_FIELD_REGISTRY, "snake", (f) => f.optional()) as unknown as z.ZodType<SnakeRule>;
+const ruleSchema = registryObjectSchema(RULE_FIELD_REGISTRY, "snake", (f) => f.optional()) as unknown as z.ZodType<SnakeRule>;
 
 const name = z.string().min(1).max(256);
 const ruleMap = z.record(name, ruleSchema);
@@ -117,7 +117,7 @@ const extractorSchema = z
   });
 
 /** Most security patterns one document may hold: each is a pass over a failed command. */
-export const MAX_SECURITY_PATTERNS = 64;
+const MAX_SECURITY_PATTERNS = 64;
 
 // Checked at save time for what linear-time matching runs (safe-pattern.ts): valid JavaScript
 // syntax, no lookaround or backreference, at most 512 characters.
@@ -132,7 +132,7 @@ const securityPatternsSchema = z
   });
 
 /** SPEC 4.5: the longest glob or regular expression a policy may hold. */
-export const MAX_POLICY_PATTERN_LENGTH = MAX_REGEX_LENGTH;
+const MAX_POLICY_PATTERN_LENGTH = MAX_REGEX_LENGTH;
 
 function globProblem(glob: string): string | null {
   try {
@@ -225,7 +225,7 @@ const riskRulesSchema = z
   })
   .strict();
 
-export const configDocumentSchema = z
+const configDocumentSchema = z
   .object({
     default_rule: ruleSchema.optional(),
     plugin_rules: ruleMap.optional(),

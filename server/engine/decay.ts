@@ -4,7 +4,7 @@
 import { dictionary } from "./dictionary";
 import type { FailureRecord, ResultLog, Rule, SessionInfo, SessionTimeline, Severity } from "./types";
 
-export const HOUR_MS = 3_600_000;
+const HOUR_MS = 3_600_000;
 export const DEFAULT_AGENT = "default";
 
 /** max(0.1, 1 − 0.1 × floor(ageHours)); future failures (age < 0) count fully. */

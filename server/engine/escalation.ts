@@ -8,7 +8,7 @@ import type { Effect, KeyContext, KeyState, RecoveryMode, Rule, SessionTimeline 
 
 export const SECURITY_BLOCK_REASON = "security concern detected";
 
-export function isoTime(ms: number): string {
+function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
@@ -18,7 +18,7 @@ export function fmtCount(n: number): string {
 }
 
 /** Human description of what a state covers, e.g. "domain=api.example.com, path_prefix=v1". */
-export function describeSubject(state: Pick<KeyState, "failureKey" | "toolName" | "level">): string {
+function describeSubject(state: Pick<KeyState, "failureKey" | "toolName" | "level">): string {
   if (state.level === "domain") return `domain: ${state.failureKey.slice(DOMAIN_PREFIX.length)}`;
   if (state.level === "tool") return "every call of the tool";
   const idx = state.failureKey.indexOf("|");

@@ -16,7 +16,7 @@ export const MAX_SAMPLE = 300;
 /** A quoted value longer than this is not taken as one (a stray quote in prose). */
 const MAX_QUOTED = 200;
 
-export const PLACEHOLDERS = {
+const PLACEHOLDERS = {
   number: "<n>",
   uuid: "<uuid>",
   hash: "<hash>",

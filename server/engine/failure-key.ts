@@ -7,7 +7,7 @@ import { hash as oneShotHash } from "node:crypto";
 import { compileGlob } from "./safe-pattern";
 import type { Extractor, ExtractorKind, JsonObject } from "./types";
 
-export const DEFAULT_FILE_TOOLS: readonly string[] = [
+const DEFAULT_FILE_TOOLS: readonly string[] = [
   "readFile",
   "writeFile",
   "updateFile",
@@ -17,8 +17,8 @@ export const DEFAULT_FILE_TOOLS: readonly string[] = [
   "Edit",
   "str_replace_editor",
 ];
-export const DEFAULT_HTTP_TOOLS: readonly string[] = ["http_request", "fetch", "WebFetch"];
-export const DEFAULT_COMMAND_TOOLS: readonly string[] = ["bash", "Bash", "execute_bash", "shell"];
+const DEFAULT_HTTP_TOOLS: readonly string[] = ["http_request", "fetch", "WebFetch"];
+const DEFAULT_COMMAND_TOOLS: readonly string[] = ["bash", "Bash", "execute_bash", "shell"];
 
 /** The extractor that applies to a call: a workspace rule (first match) or the built-in default. */
 export interface ExtractorMatch {
@@ -119,7 +119,7 @@ export function globMatch(glob: string, name: string): boolean {
   return compileGlob(glob, { star: "any" }).test(name);
 }
 
-export function isMcpToolName(toolName: string): boolean {
+function isMcpToolName(toolName: string): boolean {
   return toolName.startsWith("mcp_");
 }
 
@@ -144,7 +144,7 @@ export function parseMcpServer(toolName: string): string | null {
 }
 
 /** Which extractor applies: workspace rules first (first match wins), then the defaults. */
-export function matchExtractor(toolName: string, extractors: readonly Extractor[] = []): ExtractorMatch {
+function matchExtractor(toolName: string, extractors: readonly Extractor[] = []): ExtractorMatch {
   for (const ex of extractors) {
     if (globMatch(ex.tool, toolName)) {
       const field = ex.field.trim();
@@ -175,7 +175,7 @@ export function parentDir(p: string): string {
 }
 
 /** Host (with port, lower-cased) and first path segment of a URL; tolerant of a missing scheme. */
-export function parseUrlParts(url: string): { host: string; firstSegment: string } {
+function parseUrlParts(url: string): { host: string; firstSegment: string } {
   const trimmed = url.trim();
   if (trimmed === "") return { host: "", firstSegment: "" };
   let parsed: URL | null = null;
@@ -204,7 +204,7 @@ export function parseUrlParts(url: string): { host: string; firstSegment: string
 }
 
 /** First word of a command line (no skipping of `sudo` or env assignments). */
-export function firstWord(command: string): string {
+function firstWord(command: string): string {
   const t = command.trim();
   if (t === "") return "";
   return t.split(/\s+/)[0];

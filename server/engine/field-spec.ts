@@ -47,7 +47,7 @@ export type ValueOf<S extends FieldSpec> = S extends { kind: "enum"; values: rea
           : never;
 
 /** What a number field accepts, as the end of "must be …". */
-export function numberRequirement(spec: NumberSpec): string {
+function numberRequirement(spec: NumberSpec): string {
   const lower = spec.minExclusive ? `greater than ${spec.min}` : `at least ${spec.min}`;
   if (spec.int) {
     if (spec.max !== undefined && !spec.minExclusive) return `a whole number from ${spec.min} to ${spec.max}`;

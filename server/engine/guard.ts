@@ -104,7 +104,7 @@ export interface GuardVerdictInput {
 }
 
 /** The reason of a pause by the tool-call budget (SPEC 4.6). */
-export const budgetReason = (max: number) => `tool-call budget of ${max} calls reached`;
+const budgetReason = (max: number) => `tool-call budget of ${max} calls reached`;
 
 /** guard.check's decision (SPEC 4.5, 4.6) from the call, the session, the rules and the level keys' states. */
 export function guardVerdict(input: GuardVerdictInput): GuardVerdict {

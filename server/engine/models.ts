@@ -22,7 +22,7 @@ export interface ModelToolProfile {
 
 export const DEFAULT_MODEL_SWITCH_CONFIG: ModelSwitchConfig = defaultsOf(MODEL_SWITCH_FIELDS);
 
-export function emptyModelToolProfile(model: string, failureKey: string): ModelToolProfile {
+function emptyModelToolProfile(model: string, failureKey: string): ModelToolProfile {
   return { model, failureKey, attempts: 0, failures: 0, lastFailureAt: null };
 }
 
@@ -130,7 +130,7 @@ export function suggestModelSwitch(input: SuggestModelSwitchInput): Effect | nul
  * `alreadySuggested: hasSuggestedModelSwitch(state, key, model)` and, when an effect comes back,
  * stores `recordModelSwitchSuggestion(state, key, model)`.
  */
-export function modelSuggestionKey(failureKey: string, currentModel: string): string {
+function modelSuggestionKey(failureKey: string, currentModel: string): string {
   // Not a NUL-separated string: this lands in the session's jsonb behaviour state, and
   // PostgreSQL jsonb rejects \u0000 (every suggestion made ingest fail with a 500).
   return JSON.stringify([failureKey, currentModel]);

@@ -60,12 +60,12 @@ export interface CompiledPolicies {
 }
 
 /** The reason a policy gives when its author wrote none. */
-export function defaultPolicyReason(p: { name: string; decision: PolicyDecision }): string {
+function defaultPolicyReason(p: { name: string; decision: PolicyDecision }): string {
   return `Policy '${p.name}' ${p.decision === "deny" ? "denies" : p.decision === "ask" ? "asks for approval of" : "allows"} this call`;
 }
 
 /** Argument pattern → its tester. Throws on an invalid or unsafe pattern (the document schema reports it first). */
-export function compileArgPattern(pattern: ArgPattern): ArgTester {
+function compileArgPattern(pattern: ArgPattern): ArgTester {
   if (typeof pattern === "string") {
     // `*` crosses `/` in a shell command (SPEC 4.5), not in a path.
     return { kind: "text", command: compileGlob(pattern, { star: "any" }), other: compileGlob(pattern, { star: "path" }) };

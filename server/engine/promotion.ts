@@ -21,7 +21,7 @@ export interface GlobalToolPattern {
 }
 
 export const PROMOTION_MIN_WORKSPACES = 3;
-export const PROMOTION_MIN_FAILURE_RATE = 0.5;
+const PROMOTION_MIN_FAILURE_RATE = 0.5;
 
 const BAD_STATES: ReadonlySet<TrustState> = new Set<TrustState>(["escalated", "blocked"]);
 

@@ -5,7 +5,7 @@
  */
 
 export const REDACTED = "[redacted]";
-export const MAX_PREVIEW_BYTES = 2048;
+const MAX_PREVIEW_BYTES = 2048;
 
 /**
  * Characters read past what a caller keeps of a long text (`boundForRedaction`): a secret that
@@ -115,7 +115,7 @@ function shannonEntropy(s: string): number {
 }
 
 /** True for a high-entropy token: ≥ 32 chars, letters and digits mixed, entropy > 4 bits/char (plain hex hashes stay). */
-export function looksLikeRandomToken(s: string): boolean {
+function looksLikeRandomToken(s: string): boolean {
   if (s.length < 32) return false;
   if (!/[0-9]/.test(s) || !/[A-Za-z]/.test(s)) return false;
   if (!(/[A-Z]/.test(s) && /[a-z]/.test(s))) return false;

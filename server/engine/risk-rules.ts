@@ -199,7 +199,7 @@ export const DEFAULT_FILE_TOOLS: readonly string[] = [
 ];
 
 /** A file tool's path arguments: the first present of these, each element of a `paths` list. */
-export const FILE_PATH_ARGS = ["file_path", "path", "filePath", "absolute_path", "notebook_path", "paths"] as const;
+const FILE_PATH_ARGS = ["file_path", "path", "filePath", "absolute_path", "notebook_path", "paths"] as const;
 
 export function filePathsOf(args: Record<string, unknown>): string[] {
   for (const key of FILE_PATH_ARGS) {

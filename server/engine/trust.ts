@@ -326,7 +326,7 @@ export function applyToolResult(
 }
 
 /** Tool-level state: counters only; a `security` failure blocks it. */
-export function applyToolLevel(ctx: KeyContext, outcome: Outcome, now: number): { ctx: KeyContext; effects: Effect[] } {
+function applyToolLevel(ctx: KeyContext, outcome: Outcome, now: number): { ctx: KeyContext; effects: Effect[] } {
   const s: KeyState = { ...ctx.state };
   const effects: Effect[] = [];
   const t = clampClock(s.clock, now);

@@ -11,7 +11,7 @@ import type { RegistryModelSwitchConfig, RegistryRuleInput, RegistrySettingValue
 import type { PatternSeverity, PatternThresholds as StallPatternThresholds, PatternType } from "./stall-patterns";
 import type { ToolClasses } from "./stall-patterns/tracks";
 
-export { SEVERITIES, TRUST_STATES, NUDGE_LEVELS, DECISIONS, type Severity, type TrustState, type NudgeLevel, type NudgeType, type Decision } from "./vocabulary";
+export { SEVERITIES, NUDGE_LEVELS, type Severity, type TrustState, type NudgeLevel, type NudgeType, type Decision } from "./vocabulary";
 import type { Severity, TrustState, NudgeLevel, NudgeType, Decision } from "./vocabulary";
 
 /** The stall patterns' names (SPEC 5 table order) and severities: server/engine/stall-patterns/. */

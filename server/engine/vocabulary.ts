@@ -22,7 +22,7 @@ export const SEVERITIES = [
 export type Severity = (typeof SEVERITIES)[number];
 
 /** The trust states (SPEC 4.3) in the order the SPEC names them. */
-export const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
+const TRUST_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
 export type TrustState = (typeof TRUST_STATES)[number];
 
 /** The trust states from the mildest to the strictest: how pages list them and which wins as the effective state. */
@@ -37,5 +37,5 @@ export type NudgeLevel = (typeof NUDGE_LEVELS)[number];
 export type NudgeType = "gentle" | "direct" | "interrupt" | "guidance";
 
 /** A guard decision (SPEC 7.3). */
-export const DECISIONS = ["allow", "ask", "deny", "pause"] as const;
+const DECISIONS = ["allow", "ask", "deny", "pause"] as const;
 export type Decision = (typeof DECISIONS)[number];
