@@ -366,7 +366,7 @@ export const keyFailure = pgTable(
 
 /**
  * A trust state's result log under a rate rule, in chunks of RESULT_CHUNK_SIZE consecutive seqs
- * (server/engine/trust.ts, resultChunks): a batch rewrites the chunks its results fall in and
+ * (server/engine/key-history.ts, resultChunks): a batch rewrites the chunks its results fall in and
  * deletes the ones the window passed, instead of the whole log (36,000 results for a key called 10
  * times a second under a one-hour window). `key_state.data.resultsFrom` says where the log begins.
  */

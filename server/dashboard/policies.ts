@@ -1,7 +1,7 @@
 /**
  * Read model of the Policies page and the watch-mode counts (SPEC 4.5, 4.6, 8): hits per policy
  * and "would have asked / denied / paused" counts, both read from the guard decisions recorded on
- * the `tool.call` events (payload.guard: `policy`, `wouldDecide`, see server/ingest/guard-record.ts);
+ * the `tool.call` events (payload.guard: `policy`, `wouldDecide`, see `guardRecord` in server/engine/guard.ts);
  * whether a workspace watches; and what the policies say about a call (the test box), through the
  * same engine functions as the agent API's `policies.test`.
  */

@@ -210,7 +210,7 @@ export type Effect =
     };
 
 // ---------------------------------------------------------------------------
-// Trust engine state (SPEC 4), owned by engine/trust.ts and engine/decay.ts.
+// Trust engine state (SPEC 4), owned by engine/trust.ts, key-state.ts, key-history.ts and decay.ts.
 // Plain JSON data; the shell stores it in rows / jsonb.
 // ---------------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
  * The shell around the engine's batch, in the caller's transaction: lock the sessions (and read
  * what the batch needs besides locked rows) → session phase → write it → lock the tools' levels and
  * the trust states → trust phase → write it. Locks are taken in a fixed order (sessions, tool
- * locks, trust states, shared counters); the engine (server/engine/batch.ts) applies every rule;
+ * locks, trust states, shared counters); the engine (server/engine/apply-batch.ts) applies every rule;
  * nothing is read after it ran. Every writer of a workspace shares the trust-state rows, so the
  * event log and the session rows are written before those are locked: the rows are held for the
  * trust phase, its writes and the commit only.
@@ -71,7 +71,7 @@ export interface ApplyOptions {
    * trip and throw ApiKeyRevokedError (nothing is written) when it was revoked meanwhile.
    */
   recheckApiKeyId?: string | null;
-  /** The database handle under the transaction: its configuration and key-context caches are used (config-cache.ts, row-version-cache.ts). */
+  /** The database handle under the transaction: its configuration and key-context caches are used (server/services/config-cache.ts, row-version-cache.ts). */
   db?: Db;
   /**
    * Claim the event ids with a plain insert: an id claimed before fails the transaction with a

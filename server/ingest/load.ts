@@ -57,10 +57,10 @@ export async function apiKeyStillActive(tx: Tx, workspaceId: string, keyId: stri
 /**
  * The calls of results sent without their call, read from the event log. Bounded by time so the
  * planner prunes the log's daily partitions at execution: a session's clock never goes back
- * (batch.ts, the clock clamp), so every event it stored is at or after its `first_event_at`; the
- * earliest of the sessions asked for is the bound. A session without that time (none yet, or
- * written by a version that did not keep it) bounds nothing. Without the bound every partition's
- * index was probed: ~30k buffers per batch with 35 partitions.
+ * (server/engine/session-phase.ts, the clock clamp), so every event it stored is at or after its
+ * `first_event_at`; the earliest of the sessions asked for is the bound. A session without that
+ * time (none yet, or written by a version that did not keep it) bounds nothing. Without the bound
+ * every partition's index was probed: ~30k buffers per batch with 35 partitions.
  */
 export async function loadStoredCalls(
   tx: Tx,

@@ -211,7 +211,7 @@ const DAILY_STAT_INCREMENT: OnConflict<typeof dailyToolStat> = {
 };
 
 /**
- * Writes the session phase of a batch (server/engine/batch.ts): the event log, patterns, nudges and
+ * Writes the session phase of a batch (server/engine/session-phase.ts): the event log, patterns, nudges and
  * their verdicts, and the sessions — rows this transaction alone writes (its sessions are locked),
  * sent before the trust-state rows every writer shares are locked.
  */

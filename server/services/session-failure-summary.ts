@@ -67,7 +67,7 @@ export async function sessionFailureSummary(
     failureTimes.add(r.ts.getTime());
   }
 
-  // A failure's escalation is recorded at the failure's own time (server/engine/batch.ts), on its key or a level.
+  // A failure's escalation is recorded at the failure's own time (server/engine/trust-phase.ts), on its key or a level.
   const escalations = rows.length
     ? await db
         .select({ failureKey: stateTransition.failureKey, toState: stateTransition.toState, at: stateTransition.at, reason: stateTransition.reason })
