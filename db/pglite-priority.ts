@@ -21,6 +21,9 @@ import { currentQueryPriority, type QueryPriority } from "./query-priority";
 /** Agent operations let through in a row, while a dashboard operation waits, before it gets a turn. */
 export const DASHBOARD_TURN_AFTER = 16;
 
+/** Event-loop turns given to agents before each dashboard operation starts. */
+export const DASHBOARD_YIELD_TURNS = 2;
+
 /** One-at-a-time turns, agents' before the dashboard's. */
 export class PriorityGate {
   private busy = false;
@@ -29,12 +32,16 @@ export class PriorityGate {
 
   /** Runs `fn` in its turn: alone, and after every agent operation that was waiting before it (dashboard ones aside). */
   async run<T>(priority: QueryPriority, fn: () => Promise<T>): Promise<T> {
-    if (this.busy) await new Promise<void>((resolve) => this.waiting[priority].push(resolve));
-    else this.busy = true;
+    const turn = new Promise<void>((resolve) => this.waiting[priority].push(resolve));
+    if (!this.busy) {
+      this.busy = true;
+      this.next();
+    }
+    await turn;
     try {
       return await fn();
     } finally {
-      this.handOver(priority);
+      this.next();
     }
   }
 
@@ -43,30 +50,34 @@ export class PriorityGate {
     return { agent: this.waiting.agent.length, dashboard: this.waiting.dashboard.length };
   }
 
-  private handOver(priority: QueryPriority) {
-    // An agent request's next statement is issued once its caller has read this one's rows: before
-    // a waiting dashboard statement takes the turn, the agent is given until the event loop's next
-    // turn to ask (a guard.check is several statements; each would otherwise wait behind one).
-    if (priority === "agent" && this.waiting.agent.length === 0 && this.waiting.dashboard.length > 0) {
-      setImmediate(() => setImmediate(() => this.next()));
-      return;
-    }
-    this.next();
-  }
+  private turnsYielded = 0;
 
+  /**
+   * Hands the turn on (busy stays set, so nothing slips in between). Before a dashboard operation
+   * starts, the event loop turns DASHBOARD_YIELD_TURNS times: a page's statements follow each other
+   * in promise callbacks, which never let the loop read a new request from its socket, so an agent
+   * could not even ask for its turn; an agent's next statement (a guard.check is several) and new
+   * agent requests get in first.
+   */
   private next() {
     const { agent, dashboard } = this.waiting;
-    let next: (() => void) | undefined;
     if (agent.length > 0 && (dashboard.length === 0 || this.agentTurnsWhileDashboardWaits < DASHBOARD_TURN_AFTER)) {
-      next = agent.shift();
       this.agentTurnsWhileDashboardWaits = dashboard.length > 0 ? this.agentTurnsWhileDashboardWaits + 1 : 0;
-    } else {
-      next = dashboard.shift();
+      this.turnsYielded = 0;
+      agent.shift()!();
+    } else if (dashboard.length > 0) {
+      if (this.turnsYielded < DASHBOARD_YIELD_TURNS && agent.length === 0) {
+        this.turnsYielded++;
+        setImmediate(() => this.next());
+        return;
+      }
+      this.turnsYielded = 0;
       this.agentTurnsWhileDashboardWaits = 0;
+      dashboard.shift()!();
+    } else {
+      this.turnsYielded = 0;
+      this.busy = false;
     }
-    // The turn passes straight to the next operation (busy stays set), so nothing can slip in between.
-    if (next) next();
-    else this.busy = false;
   }
 }
 

@@ -71,12 +71,15 @@ describe.runIf(DATABASE_KINDS.includes("pglite"))("agents first on PGlite", () =
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     // A dashboard read under way (a transaction holds its turn until it ends) …
+    let holding = false;
     const ongoing = app.db
       .transaction(async (tx) => {
         await tx.execute(sql`select count(*) from generate_series(1, 1000)`);
+        holding = true;
         await held;
       })
       .then(() => order.push("ongoing dashboard read"));
+    await turnsUntil(() => holding);
     // … the Models page's 30 days queued behind it, and a long single statement of the dashboard's …
     const models = modelMatrix(app.db, seeded.workspaceId, 12, window).then(() => order.push("Models 30d"));
     const long = app.db.execute(sql`select count(*) from generate_series(1, 300000)`).then(() => order.push("long dashboard statement"));

@@ -3,6 +3,11 @@ import { describe, expect, it } from "vitest";
 import { DASHBOARD_TURN_AFTER, PriorityGate, pglitePriorityFromEnv } from "@/db/pglite-priority";
 import type { QueryPriority } from "@/db/query-priority";
 
+async function turnsUntil(ready: () => boolean) {
+  for (let turn = 0; turn < 1000 && !ready(); turn++) await new Promise((resolve) => setImmediate(resolve));
+  expect(ready()).toBe(true);
+}
+
 function latch() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
@@ -24,7 +29,9 @@ describe("PriorityGate", () => {
         inside--;
       });
     const holding = latch();
-    const all = [op("dashboard", "ongoing read", holding.opened), op("dashboard", "read 1"), op("dashboard", "read 2"), op("agent", "check 1"), op("agent", "check 2")];
+    const ongoing = op("dashboard", "ongoing read", holding.opened);
+    await turnsUntil(() => inside === 1);
+    const all = [ongoing, op("dashboard", "read 1"), op("dashboard", "read 2"), op("agent", "check 1"), op("agent", "check 2")];
     expect(gate.queued).toEqual({ agent: 2, dashboard: 2 });
     holding.open();
     await Promise.all(all);
@@ -43,6 +50,17 @@ describe("PriorityGate", () => {
     await Promise.all([first, read, ...checks]);
     expect(order.indexOf("read")).toBe(DASHBOARD_TURN_AFTER);
     expect(order).toHaveLength(DASHBOARD_TURN_AFTER + 5);
+  });
+
+  it("lets the event loop turn before a dashboard read starts: an agent that asks meanwhile goes first", async () => {
+    const gate = new PriorityGate();
+    const order: string[] = [];
+    const read = gate.run("dashboard", async () => void order.push("read"));
+    // Asked a loop turn later, as a request read from its socket would.
+    await new Promise((resolve) => setImmediate(resolve));
+    const check = gate.run("agent", async () => void order.push("check"));
+    await Promise.all([read, check]);
+    expect(order).toEqual(["check", "read"]);
   });
 
   it("gives the turn on when an operation fails", async () => {
