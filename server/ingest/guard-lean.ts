@@ -33,16 +33,16 @@ import type { BatchScope } from "./scope";
 import { cachedConfigs, configDocumentsSql, configFingerprintSql, readConfigs, rememberConfigs, type CachedConfigs } from "@/server/services/config-cache";
 import { Coalescer, coalescerFor } from "./coalescer";
 import { textArrayLiteral } from "@/db/sql-arrays";
-import { guardLevelKeys, guardSession, guardToolCallStep, type GuardVerdict } from "@/server/engine/guard";
+import { guardLevelKeys, guardSession, guardToolCallStep, type GuardSessionFields, type GuardVerdict } from "@/server/engine/guard";
 import { ApiKeyRevokedError } from "./api-key-revoked";
-import { noteSessionSeen, rememberSession, sessionSeen, sessionSnapshots, trustStates, type SessionFields } from "./row-version-cache";
+import { noteSessionSeen, rememberSession, sessionSeen, sessionSnapshots, trustStates } from "./row-version-cache";
 import { isUniqueViolation } from "./sql-errors";
 import { applicableHold, foldHold, type HoldRow } from "@/server/services/holds";
 import { DEFAULT_AGENT } from "@/server/engine/decay";
 
 type ToolCall = Extract<AgentEvent, { type: "tool.call" }>;
 
-interface SessionRead extends SessionFields {
+interface SessionRead extends GuardSessionFields {
   /** Null when the read found the version this process holds (row-version-cache.ts). */
   behaviour: unknown;
   /** Absent when decided from memory: the write then checks the holds itself (holdsAsSeen). */

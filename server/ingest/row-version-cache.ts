@@ -15,7 +15,8 @@
 import { perDatabase, type Db, type Tx } from "@/db/client";
 import type { BatchSession } from "@/server/engine/batch";
 import { createSessionBehaviour, type SessionBehaviour } from "@/server/engine/behaviour-state";
-import type { KeyContext, KeyState, SessionSettingsInput } from "@/server/engine/types";
+import type { GuardSessionFields } from "@/server/engine/guard";
+import type { KeyContext, KeyState } from "@/server/engine/types";
 
 export interface Versioned<T> {
   /** `xmin` of the row that holds exactly this document. */
@@ -48,23 +49,10 @@ export class RowVersionCache<T> {
   }
 }
 
-/** The columns of a session guard.check decides from, besides its behaviour (as READ_INPUTS sends them). */
-export interface SessionFields {
-  model: string | null;
-  paused: boolean;
-  pause_reason: string | null;
-  settings: SessionSettingsInput;
-  clock: number | string | null;
-  first_event_at: string | null;
-  event_count: number;
-  call_count: number;
-  /** The session's agent, when known (the metrics' label of a check decided from memory). */
-  agent?: string;
-}
-
 /** A session row as the lean path wrote it: what guard.check needs of it, whole. */
 export interface SessionSnapshot {
-  fields: SessionFields;
+  /** The columns guard.check decides from besides the behaviour (as READ_INPUTS sends them). */
+  fields: GuardSessionFields;
   behaviour: SessionBehaviour;
   /**
    * The check that wrote this version found the row as this process had left it (or created it):
