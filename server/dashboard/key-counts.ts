@@ -8,15 +8,11 @@ import { and, eq, sql, type SQL } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
 import { keyState } from "@/db/schema";
-import { TRUST_STATE_ORDER } from "@/server/engine/vocabulary";
-
-/** The states in the order pages list them. */
-export const TRUST_STATES = TRUST_STATE_ORDER;
-export type TrustStateName = (typeof TRUST_STATES)[number];
+import { TRUST_STATE_ORDER, type TrustState } from "@/server/engine/vocabulary";
 
 export interface KeyStateCounts {
   /** Tracked keys (every level) by effective state. */
-  byState: Record<TrustStateName, number>;
+  byState: Record<TrustState, number>;
   /** All tracked keys (the sum of byState). */
   total: number;
   /** Domain- and tool-level states that are not trusted (a subset of the counts above). */
@@ -111,12 +107,12 @@ export async function countKeyStates(db: Db, workspaceId: string, window: KeyWin
     .from(keyState)
     .where(and(eq(keyState.workspaceId, workspaceId), keyWindowCond(window)))
     .groupBy(keyState.level, keyState.effectiveState);
-  const byState: Record<TrustStateName, number> = { trusted: 0, recovering: 0, escalated: 0, blocked: 0 };
+  const byState: Record<TrustState, number> = { trusted: 0, recovering: 0, escalated: 0, blocked: 0 };
   let total = 0;
   let levelAlerts = 0;
   for (const r of rows) {
-    if (!(TRUST_STATES as readonly string[]).includes(r.state)) continue;
-    byState[r.state as TrustStateName] += r.n;
+    if (!(TRUST_STATE_ORDER as readonly string[]).includes(r.state)) continue;
+    byState[r.state as TrustState] += r.n;
     total += r.n;
     if (r.level !== "key" && r.state !== "trusted") levelAlerts += r.n;
   }

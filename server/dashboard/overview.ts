@@ -7,13 +7,13 @@ import { countPendingApprovals } from "./approvals";
 import { failureCounts } from "./failure-counts";
 import { iso } from "./util";
 
-import { countKeyStates, type TrustStateName } from "./key-counts";
+import { countKeyStates } from "./key-counts";
+import type { TrustState } from "@/server/engine/vocabulary";
 
-export { TRUST_STATES, type TrustStateName } from "./key-counts";
 
 export interface LiveCounts {
   /** Tracked keys (every level) by effective state: the same counts as the Tools page (see key-counts.ts). */
-  keys: Record<TrustStateName, number>;
+  keys: Record<TrustState, number>;
   /** Domain- and tool-level states that are not trusted. */
   levelAlerts: number;
   totalKeys: number;
@@ -38,7 +38,7 @@ export async function getLiveCounts(db: Db, workspaceId: string, now = new Date(
     failureCounts(db, workspaceId, { from: since }).then((rows) => [{ n: rows.reduce((a, r) => a + r.n, 0) }]),
     db.select({ ts: event.ts }).from(event).where(eq(event.workspaceId, workspaceId)).orderBy(desc(event.ts)).limit(1),
   ]);
-  const keys: Record<TrustStateName, number> = counts.byState;
+  const keys: Record<TrustState, number> = counts.byState;
   return {
     keys,
     levelAlerts: counts.levelAlerts,

@@ -14,8 +14,8 @@ import { listHolds, type Hold } from "@/server/services/holds";
 import { effectiveSettingsFor } from "@/server/services/workspace-config";
 import { likeEscape } from "./util";
 
-export const SESSION_STATUSES = ["paused", "active", "idle", "ended"] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
+import { SESSION_STATUSES, type SessionStatus } from "@/server/engine/session-status";
+export { SESSION_STATUSES, type SessionStatus };
 export const SESSION_SORT_KEYS = ["last", "started", "events", "failures", "patterns"] as const;
 export type SessionSortKey = (typeof SESSION_SORT_KEYS)[number];
 

@@ -3,7 +3,7 @@
  * after `session_idle_minutes` without an event, else `active` — so an idle session's next event
  * makes it active again. Pure: the time is passed in.
  */
-const SESSION_STATUSES = ["paused", "active", "idle", "ended"] as const;
+export const SESSION_STATUSES = ["paused", "active", "idle", "ended"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export interface StatusInput {

@@ -6,6 +6,7 @@
  * counted values of one series, kept to the scrape's workspaces and with the workspace's slug as
  * its `workspace` label, so the format (Prometheus text or OpenMetrics) stays prom-client's.
  */
+import { SESSION_STATUSES } from "@/server/engine/session-status";
 import { sql } from "drizzle-orm";
 import { Registry, type MetricObjectWithValues, type MetricValue } from "prom-client";
 import { jsonValue, rowsOf, type Db } from "@/db/client";
@@ -13,7 +14,6 @@ import { processRegistry } from "./index";
 
 const FAILURE_KEY_STATES = ["trusted", "escalated", "recovering", "blocked"] as const;
 const APPROVAL_KINDS = ["recovery", "tool_call", "reset"] as const;
-const SESSION_STATUSES = ["active", "idle", "paused", "ended"] as const;
 /** A session without events for this long is idle (the `session_idle_minutes` default, services/sessions.ts). */
 const IDLE_MINUTES = 30;
 
