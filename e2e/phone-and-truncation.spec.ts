@@ -59,7 +59,9 @@ test.describe("phone layouts and identifiers", () => {
     await page.goto(`/w/${slug}/sessions`);
     const rows = page.getByRole("table", { name: "Agent sessions" }).locator("tbody tr");
     await expect(rows).toHaveCount(50);
-    await expect(page.getByText("1–50 of 75")).toBeVisible();
+    const pager = page.getByRole("navigation", { name: "Pagination" });
+    await expect(pager).toContainText("75 sessions");
+    await expect(pager.getByRole("link", { name: "Older" })).toHaveAttribute("href", /after=/);
 
     const first = rows.first();
     await expect(first.getByTestId("session-phone-line")).toBeVisible();
