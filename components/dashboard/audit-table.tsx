@@ -60,7 +60,7 @@ export function AuditFilters({
           <label className="sr-only" htmlFor="audit-scope">
             Scope
           </label>
-          <select id="audit-scope" className="select input-sm" name="scope" defaultValue={scope} style={{ width: 240 }}>
+          <select id="audit-scope" className="select input-sm" name="scope" defaultValue={scope} style={{ width: "auto", maxWidth: "100%" }}>
             <option value="org">Organization only</option>
             <option value="all">Organization and workspaces</option>
           </select>
