@@ -254,6 +254,13 @@ export const event = pgTable(
     index("event_ws_session_idx").on(t.workspaceId, t.sessionId, t.seq),
     index("event_ws_time_idx").on(t.workspaceId, t.ts),
     index("event_ws_call_idx").on(t.workspaceId, t.sessionId, t.callId),
+    // Watch mode's "would have asked / denied / paused" and the Policies page's hits count only the
+    // calls a rule or policy touched: without these, a window's count read every tool call in it.
+    // The predicates are literal in the queries (server/dashboard/policies.ts) so the planner can use them.
+    index("event_ws_would_decide_idx")
+      .on(t.workspaceId, t.ts)
+      .where(sql`type = 'tool.call' and (payload->'guard'->>'wouldDecide') in ('ask', 'deny', 'pause')`),
+    index("event_ws_policy_hit_idx").on(t.workspaceId, t.ts).where(sql`type = 'tool.call' and (payload->'guard'->'policy') is not null`),
   ],
 );
 

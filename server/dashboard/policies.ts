@@ -38,21 +38,19 @@ const emptyWouldDecide = (): WouldDecideCounts => ({ ask: 0, deny: 0, pause: 0 }
 
 /** The recorded tool calls of some workspaces within a window (the (workspace_id, ts) index and the day partitions). */
 function recordedCalls(workspaceIds: string[], window: TimeBounds): SQL {
-  const conds: SQL[] = [workspaceIds.length === 1 ? eq(event.workspaceId, workspaceIds[0]) : inArray(event.workspaceId, workspaceIds), eq(event.type, "tool.call")];
+  // `type = 'tool.call'` written as a literal: a bound parameter would keep a prepared statement's
+  // generic plan from proving the partial indexes' predicates (event_ws_would_decide_idx, event_ws_policy_hit_idx).
+  const conds: SQL[] = [workspaceIds.length === 1 ? eq(event.workspaceId, workspaceIds[0]) : inArray(event.workspaceId, workspaceIds), sql`${event.type} = 'tool.call'`];
   if (window.from) conds.push(gte(event.ts, window.from));
   if (window.to) conds.push(lt(event.ts, window.to));
   return and(...conds)!;
 }
 
-/**
- * Hits per policy and built-in rule over a window, from the decisions recorded on the calls: one
- * grouped scan of the window's tool calls, keyed by the policy's level and name.
- */
-export async function policyHitCounts(db: Db, workspaceIds: string[], window: TimeBounds): Promise<PolicyHitCount[]> {
-  if (workspaceIds.length === 0) return [];
-  const policy = sql`${event.payload}->'guard'->'policy'`;
-  const would = sql`${event.payload}->'guard'->>'wouldDecide'`;
-  const rows = await db
+/** The statement of `policyHitCounts` (tests read its plan): the calls a policy or rule matched, by its partial index. */
+export function policyHitsQuery(db: Db, workspaceIds: string[], window: TimeBounds) {
+  const policy = sql`(${event.payload}->'guard'->'policy')`;
+  const would = sql`(${event.payload}->'guard'->>'wouldDecide')`;
+  return db
     .select({
       level: sql<string>`${policy}->>'level'`,
       name: sql<string>`${policy}->>'name'`,
@@ -63,20 +61,34 @@ export async function policyHitCounts(db: Db, workspaceIds: string[], window: Ti
     .from(event)
     .where(and(recordedCalls(workspaceIds, window), sql`${policy} is not null`))
     .groupBy(sql`1`, sql`2`);
+}
+
+/**
+ * Hits per policy and built-in rule over a window, from the decisions recorded on the calls: one
+ * grouped scan of the window's tool calls, keyed by the policy's level and name.
+ */
+export async function policyHitCounts(db: Db, workspaceIds: string[], window: TimeBounds): Promise<PolicyHitCount[]> {
+  if (workspaceIds.length === 0) return [];
+  const rows = await policyHitsQuery(db, workspaceIds, window);
   return rows.map((r) => ({ level: r.level, name: r.name, hits: Number(r.hits), wouldAsk: Number(r.wouldAsk), wouldDeny: Number(r.wouldDeny) }));
 }
 
-/** "would have asked / denied / paused" over a window, for a workspace or one of its sessions. */
-export async function wouldDecideCounts(db: Db, workspaceId: string, opts: TimeBounds & { sessionId?: string }): Promise<WouldDecideCounts> {
-  const would = sql<string>`${event.payload}->'guard'->>'wouldDecide'`;
+/** The statement of `wouldDecideCounts` (tests read its plan): watch mode's stopped calls, by its partial index. */
+export function wouldDecideQuery(db: Db, workspaceId: string, opts: TimeBounds & { sessionId?: string }) {
+  const would = sql<string>`(${event.payload}->'guard'->>'wouldDecide')`;
   const where = opts.sessionId
-    ? and(eq(event.workspaceId, workspaceId), eq(event.sessionId, opts.sessionId), eq(event.type, "tool.call"))
+    ? and(eq(event.workspaceId, workspaceId), eq(event.sessionId, opts.sessionId), sql`${event.type} = 'tool.call'`)
     : recordedCalls([workspaceId], opts);
-  const rows = await db
+  return db
     .select({ would, n: sql<number>`count(*)::int` })
     .from(event)
     .where(and(where, sql`${would} in ('ask', 'deny', 'pause')`))
     .groupBy(sql`1`);
+}
+
+/** "would have asked / denied / paused" over a window, for a workspace or one of its sessions. */
+export async function wouldDecideCounts(db: Db, workspaceId: string, opts: TimeBounds & { sessionId?: string }): Promise<WouldDecideCounts> {
+  const rows = await wouldDecideQuery(db, workspaceId, opts);
   const out = emptyWouldDecide();
   for (const r of rows) if (r.would === "ask" || r.would === "deny" || r.would === "pause") out[r.would] = Number(r.n);
   return out;

@@ -1,0 +1,2 @@
+CREATE INDEX "event_ws_would_decide_idx" ON "event" USING btree ("workspace_id","ts") WHERE type = 'tool.call' and (payload->'guard'->>'wouldDecide') in ('ask', 'deny', 'pause');--> statement-breakpoint
+CREATE INDEX "event_ws_policy_hit_idx" ON "event" USING btree ("workspace_id","ts") WHERE type = 'tool.call' and (payload->'guard'->'policy') is not null;
