@@ -155,7 +155,7 @@ function* writerStream(opts: FleetOptions, w: number, writers: number): Generato
   while (n < total) {
     const li = Math.floor(r() * lanes.length);
     let lane = lanes[li];
-    clock += step;
+    const before = n;
     const ts = Math.floor(clock);
     const id = `${prefix}-w${w}-${n}`;
     if (!lane) {
@@ -198,6 +198,9 @@ function* writerStream(opts: FleetOptions, w: number, writers: number): Generato
         lane.left -= 2;
       }
     }
+    // Time moves by what this pass pushed (a call and its result are two events), so the events
+    // span the whole window and end now: the last day and week hold their share of the history.
+    clock += step * (n - before);
     if (batch.length >= batchSize) {
       yield batch;
       batch = [];
