@@ -129,8 +129,18 @@ const TOP_KEY_STATE_COLUMNS = {
  * With a window, "failures" are the ones inside it (failure_ws_time_idx), so the list follows the
  * page's time range; without one, the keys' all-time totals.
  */
-export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8, window: { from?: Date; to?: Date } = {}): Promise<TopKey[]> {
-  if (window.from || window.to) return topFailingKeysIn(db, workspaceId, limit, window);
+/**
+ * `windowCounts`: the window's `failureCounts`, when the caller reads them too (Overview's failure
+ * card): one read of the window's failures instead of two.
+ */
+export async function getTopFailingKeys(
+  db: Db,
+  workspaceId: string,
+  limit = 8,
+  window: { from?: Date; to?: Date } = {},
+  windowCounts?: ReturnType<typeof failureCounts>,
+): Promise<TopKey[]> {
+  if (window.from || window.to) return topFailingKeysIn(db, workspaceId, limit, windowCounts ?? failureCounts(db, workspaceId, window));
   const rows = await db
     .select({
       ...TOP_KEY_STATE_COLUMNS,
@@ -144,9 +154,9 @@ export async function getTopFailingKeys(db: Db, workspaceId: string, limit = 8, 
   return (await withThresholdsInForce(db, workspaceId, rows)).map(({ domain: _d, pluginName: _p, ...r }) => ({ ...r, lastFailureAt: iso(r.lastFailureAt) }));
 }
 
-async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, window: { from?: Date; to?: Date }): Promise<TopKey[]> {
+async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, windowCounts: ReturnType<typeof failureCounts>): Promise<TopKey[]> {
   const perKey = new Map<string, { failureKey: string; toolName: string; n: number; last: Date }>();
-  for (const c of await failureCounts(db, workspaceId, window)) {
+  for (const c of await windowCounts) {
     const id = `${c.failureKey}\u0000${c.toolName}`;
     const k = perKey.get(id);
     if (!k) perKey.set(id, { ...c });

@@ -38,14 +38,15 @@ export default async function OverviewPage({ params, searchParams }: { params: P
   const now = new Date();
   const { sp, window } = await pageTimeWindow(await searchParams, now);
   const days = windowDays(window, now, { earliest: window.from ? null : await earliestStatDay(db, wsId) });
+  const windowCounts = failureCounts(db, wsId, { from: window.from, to: window.to });
   const [live, series, topKeys, pending, paused, topReasons, rangeFailures] = await Promise.all([
     getLiveCounts(db, wsId, now),
     getFailureRateSeries(db, wsId, days, now),
-    getTopFailingKeys(db, wsId, 8, window),
+    getTopFailingKeys(db, wsId, 8, window, windowCounts),
     listPendingApprovals(db, wsId, { limit: 5, historyPerKey: 0 }),
     getPausedSessions(db, wsId, 5),
     listFailureGroups(db, wsId, { from: window.from, to: window.to, limit: 5 }),
-    failureCounts(db, wsId, { from: window.from, to: window.to }).then((rows) => ({ failures: rows.reduce((a, r) => a + r.n, 0), keys: new Set(rows.map((r) => r.failureKey)).size })),
+    windowCounts.then((rows) => ({ failures: rows.reduce((a, r) => a + r.n, 0), keys: new Set(rows.map((r) => r.failureKey)).size })),
   ]);
   const ws = page.access.workspace;
   const isEmpty = live.lastEventAt === null && live.totalKeys === 0;
