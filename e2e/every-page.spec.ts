@@ -140,19 +140,13 @@ async function inspect(page: Page): Promise<string[]> {
           problems.push(`table "${region.getAttribute("aria-label")}" clipped: ${region.scrollWidth} > ${region.clientWidth} (${widths.join(", ")})`);
         }
       }
-      // A wrapped failure key breaks inside a parameter only when that parameter is wider than its line.
-      for (const part of document.querySelectorAll<HTMLElement>(".fkey-wrap > span")) {
-        // The key is an inline block as wide as its widest line: where a part broke, the width it had.
-        const line = part.closest(".fkey")!.getBoundingClientRect().width;
-        const range = document.createRange();
-        range.selectNodeContents(part);
-        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
-        const probe = part.cloneNode(true) as HTMLElement;
-        probe.style.cssText = "position:absolute;visibility:hidden;display:inline-block;white-space:nowrap;max-width:none;width:max-content;overflow-wrap:normal";
-        part.parentElement!.appendChild(probe);
-        const natural = probe.getBoundingClientRect().width;
-        probe.remove();
-        if (lines > 1 && natural <= line - 1) problems.push(`failure key part "${part.textContent}" (${Math.round(natural)} px) broken on a ${Math.round(line)} px line`);
+      // A wrapped failure key breaks only between its parts: each part (the tool, each `|name=value`)
+      // stays on one line, cut in the middle when it is wider than the line.
+      for (const part of document.querySelectorAll<HTMLElement>(".fkey-wrap > .fkey-part")) {
+        const cs = getComputedStyle(part);
+        const line = Number.parseFloat(cs.lineHeight) || Number.parseFloat(cs.fontSize) * 1.5;
+        const height = part.getBoundingClientRect().height;
+        if (height > line * 1.5) problems.push(`failure key part "${part.textContent}" on ${Math.round(height / line)} lines`);
       }
       for (const a of document.querySelectorAll("a[href]")) {
         if (/^\s*javascript:/i.test(a.getAttribute("href") ?? "")) problems.push(`javascript: link ${a.outerHTML.slice(0, 120)}`);

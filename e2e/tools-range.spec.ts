@@ -32,7 +32,8 @@ test("a blocked tool's row shows its reach; under a range the failures follow it
     expect(answer.body.result.data.decision).toBe("ask");
   }
 
-  await page.goto(`/w/${ws.slug}/tools`);
+  // All time: the all-time column (the pages open on the default range, 7 days, without ?range=).
+  await page.goto(`/w/${ws.slug}/tools?range=all`);
   const toolRow = page.getByRole("row").filter({ hasText: "@tool:Bash" });
   await expect(toolRow.getByTestId("level-reach")).toContainText("2 calls from 1 agent since blocked");
   await expect(page.getByRole("columnheader", { name: "Failures / calls" })).toBeVisible();

@@ -99,8 +99,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       ),
     },
     { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
-    // Room for a dated model name (claude-sonnet-4-5-20250929) whole at 1440 px; longer ones cut in the middle.
-    { id: "model", header: "Model", nowrap: true, minWidth: 220, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
+    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
     {
       id: "started",
       header: "Started",
