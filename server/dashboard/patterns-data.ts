@@ -164,6 +164,12 @@ export async function patternStats(
 }
 
 
+/** A row's model as the pages name it: roll-ups store none as '', raw rows as null; both read `unknown`. */
+const ROLLUP_MODEL = sql`case when model = '' then 'unknown' else model end`;
+const RAW_MODEL = sql`coalesce(model, 'unknown')`;
+/** `and <model> = …` when the page filters by model. */
+const onModel = (expr: SQL, model: string | undefined) => (model === undefined ? sql`` : sql`and ${expr} = ${model}`);
+
 interface DetectionRow {
   day: string;
   t: string;
@@ -179,18 +185,17 @@ interface DetectionRow {
 async function detectionsByDay(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, model?: string): Promise<DetectionRow[]> {
   const split = splitByDay(window);
   const parts: SQL[] = [];
-  const modelExpr = sql`case when model = '' then 'unknown' else model end`;
   if (split.days)
     parts.push(sql`
-      select day, pattern_type as t, severity as s, ${modelExpr} as m, detections as n
+      select day, pattern_type as t, severity as s, ${ROLLUP_MODEL} as m, detections as n
       from ${dailyPatternStat}
-      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${model === undefined ? sql`` : sql`and ${modelExpr} = ${model}`}`);
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${onModel(ROLLUP_MODEL, model)}`);
   for (const e of split.edges)
     parts.push(sql`
-      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD') as day, pattern_type as t, severity as s, coalesce(model, 'unknown') as m, count(*) as n
+      select to_char(ts at time zone 'UTC', 'YYYY-MM-DD') as day, pattern_type as t, severity as s, ${RAW_MODEL} as m, count(*) as n
       from ${patternDetection}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        ${model === undefined ? sql`` : sql`and coalesce(model, 'unknown') = ${model}`}
+        ${onModel(RAW_MODEL, model)}
       group by 1, 2, 3, 4`);
   if (!parts.length) return [];
   const rows = rowsOf<DetectionRow>(await db.execute(sql`
@@ -217,21 +222,20 @@ interface NudgeRow {
 async function nudgesByPatternAndModel(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, model?: string): Promise<NudgeRow[]> {
   const split = splitByDay(window);
   const parts: SQL[] = [];
-  const modelExpr = sql`case when model = '' then 'unknown' else model end`;
   if (split.days)
     parts.push(sql`
-      select pattern_type as p, ${modelExpr} as m, nudges, interrupts, sent, effective
+      select pattern_type as p, ${ROLLUP_MODEL} as m, nudges, interrupts, sent, effective
       from ${dailyNudgeStat}
-      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${model === undefined ? sql`` : sql`and ${modelExpr} = ${model}`}`);
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)} ${onModel(ROLLUP_MODEL, model)}`);
   const counted = sql`pattern_type is not null and nudge_type <> 'guidance'`;
   for (const e of split.edges)
     parts.push(sql`
-      select coalesce(pattern_type, '') as p, coalesce(model, 'unknown') as m, count(*) as nudges,
+      select coalesce(pattern_type, '') as p, ${RAW_MODEL} as m, count(*) as nudges,
         count(*) filter (where nudge_type = 'interrupt') as interrupts, count(*) filter (where ${counted}) as sent,
         count(*) filter (where effective and ${counted}) as effective
       from ${nudge}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        ${model === undefined ? sql`` : sql`and coalesce(model, 'unknown') = ${model}`}
+        ${onModel(RAW_MODEL, model)}
       group by 1, 2`);
   if (!parts.length) return [];
   const rows = rowsOf<NudgeRow>(await db.execute(sql`
@@ -374,7 +378,7 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
   const split = splitByDay(window);
   const edges: MatrixPiece[] = split.edges.map(
     (e) => (keys) => sql`
-      select failure_key, coalesce(model, 'unknown') as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
+      select failure_key, ${RAW_MODEL} as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
       from ${event}
       where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
         and type = 'tool.result' and failure_key is not null ${ofKeys(keys)}
