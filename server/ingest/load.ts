@@ -239,7 +239,10 @@ export async function lockKeyStates(
       if ("results" in data) resultLogsStoredWhole.add(ctx);
       fetched.push(ctx);
       out.set(r.failure_key, ctx);
-      keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
+      // Not a placeholder this transaction inserted: its batch rewrites the row under the same
+      // xmin, so another batch of this process locking it after the commit would take the
+      // placeholder for the written state (a security block overwritten as trusted).
+      if (!created.has(r.failure_key)) keyContexts.remember(cacheOwner as Db, workspaceId, r.failure_key, r.version, ctx);
     }
     return unheld;
   };

@@ -26,7 +26,7 @@ import { applyBatch } from "@/server/ingest/apply";
 import { normalizeEvents } from "@/server/ingest/schema";
 import { upgradeSessionBehaviour } from "@/server/engine/behaviour-state";
 import { keyContexts } from "@/server/ingest/row-version-cache";
-import { timelineOfKeys, timelineOfSessions } from "@/server/ingest/load";
+import { lockKeyStates, timelineOfKeys, timelineOfSessions } from "@/server/ingest/load";
 
 const kinds = DATABASE_KINDS.filter((k) => k !== "citus");
 
@@ -435,6 +435,26 @@ describe.each(kinds)("ingest write path on %s", (kind) => {
     );
     return { ...row, failures };
   };
+
+  it("a placeholder row a batch inserts is not held in memory under its xmin: the batch's own write is the next version of that xmin", async () => {
+    const w = await app.seedWorkspace();
+    const created = { failureKey: "@tool:placeholder_probe", toolName: "placeholder_probe", domain: null };
+    const existing = result("s-probe", "placeholder_probe", { q: 1 }, { success: true });
+    expect((await app.mutation("ingest.events", { events: [existing] }, { key: w.key })).status).toBe(200);
+    const existingKey = (await app.db.select().from(keyState).where(eq(keyState.workspaceId, w.workspaceId)))[0].failureKey;
+    await app.db
+      .transaction(async (tx) => {
+        const locked = await lockKeyStates(tx, w.workspaceId, [created], [existingKey], { agents: [], since: null }, app.db);
+        expect([...locked.created]).toEqual([created.failureKey]);
+        // Another batch of this process asking now would be given this version's documents as
+        // held, and the row it finds after this commit carries the same xmin with other contents.
+        expect(keyContexts.get(app.db, w.workspaceId, created.failureKey)).toBeUndefined();
+        // A row another transaction wrote is held as read.
+        expect(keyContexts.get(app.db, w.workspaceId, existingKey)?.value.state.totalCalls).toBe(1);
+        throw new Error("rollback");
+      })
+      .catch((err: Error) => expect(err.message).toBe("rollback"));
+  });
 
   it("a lock queued behind another batch of the same instance gets the trust state without its history: that batch's answer gave it", async () => {
     const w = await app.seedWorkspace();
