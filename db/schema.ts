@@ -665,7 +665,66 @@ export const dailyKeyStat = pgTable(
     primaryKey({ columns: [t.workspaceId, t.day, t.failureKey, t.model] }),
     // Failure counts read only the rows with failures: most keys of a day only succeed.
     index("daily_key_stat_failures_idx").on(t.workspaceId, t.day).where(sql`failures > 0`),
+    // The cells of a few keys ranked elsewhere (daily_key_total): their days, not the window's keys.
+    index("daily_key_stat_key_day_idx").on(t.workspaceId, t.failureKey, t.day),
   ],
+);
+
+/**
+ * daily_key_stat summed over models: a row per UTC day and failure key, to rank keys over a window
+ * (Models' matrix, Overview's top keys) from a sixth of the rows. Kept by the same statements, pruned
+ * and recounted with it.
+ */
+export const dailyKeyTotal = pgTable(
+  "daily_key_total",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    failureKey: text("failure_key").notNull(),
+    toolName: text("tool_name").notNull(),
+    results: integer("results").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    lastFailedAt: ts("last_failed_at"),
+    failures: integer("failures").notNull().default(0),
+    lastFailureAt: ts("last_failure_at"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.failureKey] })],
+);
+
+/**
+ * Failures per UTC day and failure group (`failure.fingerprint`): the Failures page's groups and
+ * Overview's top reasons over a window read these rows instead of every failure of it. `errorMessage`
+ * is the day's greatest message (the raw aggregate's `max(error_message)`).
+ */
+export const dailyFailureGroup = pgTable(
+  "daily_failure_group",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    fingerprint: text("fingerprint").notNull(),
+    failures: integer("failures").notNull().default(0),
+    firstAt: ts("first_at").notNull(),
+    lastAt: ts("last_at").notNull(),
+    errorMessage: text("error_message"),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.fingerprint] })],
+);
+
+/**
+ * The distinct failure keys, tools, agents and sessions of a failure group per UTC day (`kind`:
+ * 'key' | 'tool' | 'agent' | 'session'): a group's distinct counts and names over a window, read
+ * from the primary key's index alone.
+ */
+export const dailyFailureGroupMember = pgTable(
+  "daily_failure_group_member",
+  {
+    workspaceId: text("workspace_id").notNull(),
+    day: text("day").notNull(), // YYYY-MM-DD (UTC)
+    fingerprint: text("fingerprint").notNull(),
+    kind: text("kind").$type<"key" | "tool" | "agent" | "session">().notNull(),
+    value: text("value").notNull(),
+  },
+  (t) => [primaryKey({ name: "daily_failure_group_member_pk", columns: [t.workspaceId, t.day, t.fingerprint, t.kind, t.value] })],
 );
 
 /** Daily roll-up of pattern detections (Patterns page), written with the detections and pruned with them. */

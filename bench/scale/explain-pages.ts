@@ -43,6 +43,9 @@ async function load(events: number): Promise<string> {
   const database = await openDatabase({ url, poolSize: 4 });
   await migrateDatabase(database);
   const db = database.db;
+  // Daily partitions for the fleet's 28 days, as a running server keeps them (else the default one).
+  const { ensureEventPartitions } = await import("@/server/services/partitions");
+  await ensureEventPartitions(db);
   const userId = `explain-${Date.now()}`;
   await db.insert(schema.user).values({ id: userId, name: "explain", email: `${userId}@bench.test` });
   const org = await createOrganization(db, { name: "Explain", ownerUserId: userId, actor: SYSTEM_ACTOR });
