@@ -1,8 +1,10 @@
 /** Read-only queries for failure history (the Failures page and a key's failure history). */
-import { and, asc, desc, eq, gte, ilike, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gte, ilike, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { likeEscape } from "./util";
-import type { Db } from "@/db/client";
-import { dailyToolStat, failure, modelToolProfile } from "@/db/schema";
+import { rollupDays, splitByDay } from "./day-split";
+import { rowsOf, type Db } from "@/db/client";
+import { textArray } from "@/db/sql-arrays";
+import { dailyFailureGroup, dailyFailureGroupMember, dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
 
 // One list of severities: the engine's (SPEC 3).
@@ -187,38 +189,38 @@ export interface FailureGroup {
 export const MAX_GROUPS = 100;
 export const MAX_GROUP_NAMES = 20;
 
+/** A group's aggregate before its names are cut to MAX_GROUP_NAMES. */
+interface GroupAggregate {
+  fingerprint: string;
+  message: string | null;
+  count: number;
+  toolNames: string[];
+  failureKeys: string[];
+  keyCount: number;
+  agents: string[];
+  sessions: number;
+  firstSeen: Date | string;
+  lastSeen: Date | string;
+}
+
+type GroupQuery = { from?: Date; to?: Date; toolName?: string; severity?: string; model?: string; text?: string; limit?: number; withDaily?: boolean; now?: Date };
+
+/** Only the window narrows the groups: the failure-group roll-ups answer for its whole days. */
+const windowOnly = (q: Pick<FailureQuery, "tool" | "severity" | "model" | "text">) => !q.tool && !q.severity && !q.model && !q.text;
+
 /**
- * Failure groups of a window, largest first. One aggregate over failure_ws_time_idx (or the tool's
- * index); failures recorded before fingerprints were stored have none and are left out.
+ * Failure groups of a window, largest first (ties: the latest failure first). Filtered by tool,
+ * severity, model or text, one aggregate over the failure rows (failure_ws_time_idx or the tool's
+ * index); by the window alone, its whole days from the failure-group roll-ups and its partial edge
+ * days from the rows. Failures recorded before fingerprints were stored have none and are left out.
  */
-export async function listFailureGroups(
-  db: Db,
-  workspaceId: string,
-  q: { from?: Date; to?: Date; toolName?: string; severity?: string; model?: string; text?: string; limit?: number; withDaily?: boolean; now?: Date } = {},
-): Promise<FailureGroup[]> {
+export async function listFailureGroups(db: Db, workspaceId: string, q: GroupQuery = {}): Promise<FailureGroup[]> {
   const filters = { tool: q.toolName, severity: q.severity, model: q.model, text: q.text, from: q.from, to: q.to };
-  const conds: SQL[] = [failureFilters(workspaceId, filters), sql`${failure.fingerprint} is not null`];
-  const rows = await db
-    .select({
-      fingerprint: failure.fingerprint,
-      message: sql<string | null>`max(${failure.errorMessage})`,
-      count: sql<number>`count(*)::int`,
-      toolNames: sql<string[]>`array_agg(distinct ${failure.toolName})`,
-      failureKeys: sql<string[]>`array_agg(distinct ${failure.failureKey})`,
-      keyCount: sql<number>`count(distinct ${failure.failureKey})::int`,
-      agents: sql<string[]>`array_agg(distinct ${failure.agent})`,
-      sessions: sql<number>`count(distinct ${failure.sessionId})::int`,
-      firstSeen: sql<Date>`min(${failure.ts})`,
-      lastSeen: sql<Date>`max(${failure.ts})`,
-    })
-    .from(failure)
-    .where(and(...conds))
-    .groupBy(failure.fingerprint)
-    .orderBy(sql`count(*) desc`, sql`max(${failure.ts}) desc`)
-    .limit(Math.min(MAX_GROUPS, Math.max(1, q.limit ?? MAX_GROUPS)));
+  const limit = Math.min(MAX_GROUPS, Math.max(1, q.limit ?? MAX_GROUPS));
+  const rows = windowOnly(filters) ? await groupsFromRollups(db, workspaceId, filters, limit) : await groupsFromRows(db, workspaceId, filters, limit);
   const date = (d: Date | string) => (d instanceof Date ? d : new Date(d)).toISOString();
   const groups = rows.map((r) => ({
-    fingerprint: r.fingerprint!,
+    fingerprint: r.fingerprint,
     sample: fingerprintError(r.message).sample,
     count: r.count,
     toolNames: r.toolNames.slice(0, MAX_GROUP_NAMES),
@@ -238,6 +240,104 @@ export async function listFailureGroups(
   const { buckets, bucketMs } = await groupBuckets(db, workspaceId, groups.map((g) => g.fingerprint), { ...filters, from, to });
   return groups.map((g) => ({ ...g, daily: buckets.get(g.fingerprint) ?? buckets.get("")!, trendBucketMs: bucketMs }));
 }
+
+/** The groups as one aggregate of the window's failure rows. */
+async function groupsFromRows(db: Db, workspaceId: string, filters: FailureQuery, limit: number): Promise<GroupAggregate[]> {
+  const rows = await db
+    .select({
+      fingerprint: sql<string>`${failure.fingerprint}`,
+      message: sql<string | null>`max(${failure.errorMessage})`,
+      count: sql<number>`count(*)::int`,
+      toolNames: sql<string[]>`array_agg(distinct ${failure.toolName})`,
+      failureKeys: sql<string[]>`array_agg(distinct ${failure.failureKey})`,
+      keyCount: sql<number>`count(distinct ${failure.failureKey})::int`,
+      agents: sql<string[]>`array_agg(distinct ${failure.agent})`,
+      sessions: sql<number>`count(distinct ${failure.sessionId})::int`,
+      firstSeen: sql<Date>`min(${failure.ts})`,
+      lastSeen: sql<Date>`max(${failure.ts})`,
+    })
+    .from(failure)
+    .where(and(failureFilters(workspaceId, filters), sql`${failure.fingerprint} is not null`))
+    .groupBy(failure.fingerprint)
+    .orderBy(sql`count(*) desc`, sql`max(${failure.ts}) desc`, failure.fingerprint)
+    .limit(limit);
+  return rows;
+}
+
+/** `and ts >= … and ts < …` on the failure rows for one raw edge of a day split. */
+const edgeTime = (e: { from: Date; to: Date }) => sql`and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz`;
+
+/**
+ * The groups of a window from daily_failure_group (whole days) and the edge days' failure rows,
+ * ranked as the raw aggregate ranks them; then the ranked groups' distinct keys, tools, agents and
+ * sessions from daily_failure_group_member and the edges' rows — distinct over the window, not
+ * summed per day, so a session across midnight counts once.
+ */
+async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, limit: number): Promise<GroupAggregate[]> {
+  const split = splitByDay(window);
+  const parts: SQL[] = [];
+  if (split.days)
+    parts.push(sql`
+      select fingerprint, failures as n, first_at, last_at, error_message
+      from ${dailyFailureGroup}
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)}`);
+  for (const e of split.edges)
+    parts.push(sql`
+      select fingerprint, count(*) as n, min(ts) as first_at, max(ts) as last_at, max(error_message) as error_message
+      from ${failure}
+      where workspace_id = ${workspaceId} and fingerprint is not null ${edgeTime(e)}
+      group by 1`);
+  if (!parts.length) return [];
+  const ranked = rowsOf<{ fingerprint: string; message: string | null; count: number; first_seen: Date | string; last_seen: Date | string }>(
+    await db.execute(sql`
+      select fingerprint, max(error_message) as message, sum(n)::int as count, min(first_at) as first_seen, max(last_at) as last_seen
+      from (${sql.join(parts, sql` union all `)}) g
+      group by fingerprint
+      order by 3 desc, 5 desc, 1
+      limit ${limit}`),
+  );
+  if (!ranked.length) return [];
+  const fingerprints = ranked.map((r) => r.fingerprint);
+  const memberParts: SQL[] = [];
+  if (split.days)
+    memberParts.push(sql`
+      select fingerprint, kind, value
+      from ${dailyFailureGroupMember}
+      where workspace_id = ${workspaceId} ${rollupDays(split.days)} and fingerprint = any(${textArray(fingerprints)})`);
+  for (const e of split.edges)
+    memberParts.push(sql`
+      select f.fingerprint, m.kind, m.value
+      from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as m(kind, value)
+      where f.workspace_id = ${workspaceId} and f.fingerprint = any(${textArray(fingerprints)}) ${edgeTime(e)}`);
+  const members = rowsOf<{ fingerprint: string; tool_names: string[] | null; failure_keys: string[] | null; agents: string[] | null; key_count: number; sessions: number }>(
+    await db.execute(sql`
+      select fingerprint,
+        array_agg(distinct value) filter (where kind = 'tool') as tool_names,
+        array_agg(distinct value) filter (where kind = 'key') as failure_keys,
+        array_agg(distinct value) filter (where kind = 'agent') as agents,
+        (count(distinct value) filter (where kind = 'key'))::int as key_count,
+        (count(distinct value) filter (where kind = 'session'))::int as sessions
+      from (${sql.join(memberParts, sql` union all `)}) m
+      group by fingerprint`),
+  );
+  const byFingerprint = new Map(members.map((m) => [m.fingerprint, m]));
+  return ranked.map((r) => {
+    const m = byFingerprint.get(r.fingerprint);
+    return {
+      fingerprint: r.fingerprint,
+      message: r.message,
+      count: Number(r.count),
+      toolNames: m?.tool_names ?? [],
+      failureKeys: m?.failure_keys ?? [],
+      keyCount: Number(m?.key_count ?? 0),
+      agents: m?.agents ?? [],
+      sessions: Number(m?.sessions ?? 0),
+      firstSeen: r.first_seen,
+      lastSeen: r.last_seen,
+    };
+  });
+}
+
 
 /** Most points of a sparkline: a window longer than this many days counts several days per point. */
 export const MAX_SPARK_POINTS = 60;
@@ -263,17 +363,40 @@ export function sparkBuckets(from: Date, to: Date): { start: number; bucketMs: n
   return { start, bucketMs: perBucket * DAY_MS, count: Math.ceil(days / perBucket) };
 }
 
-/** Failures per bucket for each fingerprint (one aggregate on failure_ws_fingerprint_time_idx); "" holds the zeros. */
+/**
+ * Failures per bucket for each fingerprint; "" holds the zeros. Buckets of whole days with the window
+ * as the only filter: the whole days from daily_failure_group, the edge days from the rows; else
+ * one aggregate of the rows (failure_ws_fingerprint_time_idx).
+ */
 async function groupBuckets(db: Db, workspaceId: string, fingerprints: string[], q: FailureQuery & { from: Date; to: Date }): Promise<{ buckets: Map<string, number[]>; bucketMs: number }> {
   const { start, bucketMs, count } = sparkBuckets(q.from, q.to);
-  const conds: SQL[] = [failureFilters(workspaceId, q), inArray(failure.fingerprint, fingerprints)];
-  const bucket = sql<number>`floor((extract(epoch from ${failure.ts}) * 1000 - ${start}) / ${bucketMs})::int`;
-  const rows = await db
-    .select({ fingerprint: failure.fingerprint, bucket, n: sql<number>`count(*)::int` })
-    .from(failure)
-    .where(and(...conds))
-    .groupBy(sql`1`, sql`2`); // by position: the bucket's expression carries parameters
+  const bucket = sql`floor((extract(epoch from ts) * 1000 - ${start}) / ${bucketMs})::int`;
+  const parts: SQL[] = [];
+  if (windowOnly(q) && bucketMs % DAY_MS === 0) {
+    const split = splitByDay(q);
+    const startDay = new Date(start).toISOString().slice(0, 10);
+    if (split.days)
+      parts.push(sql`
+        select fingerprint, (day::date - ${startDay}::date) / ${bucketMs / DAY_MS}::int as bucket, sum(failures) as n
+        from ${dailyFailureGroup}
+        where workspace_id = ${workspaceId} ${rollupDays(split.days)} and fingerprint = any(${textArray(fingerprints)})
+        group by 1, 2`);
+    for (const e of split.edges)
+      parts.push(sql`
+        select fingerprint, ${bucket} as bucket, count(*) as n
+        from ${failure}
+        where workspace_id = ${workspaceId} and fingerprint = any(${textArray(fingerprints)}) ${edgeTime(e)}
+        group by 1, 2`);
+  } else {
+    parts.push(sql`
+      select fingerprint, ${bucket} as bucket, count(*) as n
+      from ${failure}
+      where ${and(failureFilters(workspaceId, q), sql`fingerprint = any(${textArray(fingerprints)})`)}
+      group by 1, 2`);
+  }
   const out = new Map<string, number[]>([["", new Array<number>(count).fill(0)]]);
+  if (!parts.length) return { buckets: out, bucketMs };
+  const rows = rowsOf<{ fingerprint: string | null; bucket: number; n: number | string }>(await db.execute(sql.join(parts, sql` union all `)));
   for (const r of rows) {
     const b = Number(r.bucket);
     if (!r.fingerprint || b < 0 || b >= count) continue;

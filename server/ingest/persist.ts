@@ -13,6 +13,7 @@ import {
   agentSession,
   approval,
   dailyKeyStat,
+  dailyKeyTotal,
   dailyNudgeStat,
   dailyPatternStat,
   dailyToolStat,
@@ -37,6 +38,7 @@ import { resultLogsStoredWhole, type WorkspaceConfigs } from "./load";
 import { refreshPromotion } from "./promotion";
 import { PROMOTION_MIN_WORKSPACES } from "@/server/engine/promotion";
 import { refreshEffectiveStates } from "@/server/services/key-state-writer";
+import { failureGroupRollupWrites } from "@/server/services/failure-group-rollup";
 
 /** The engine's records of a batch (server/engine/batch.ts), written as they are. */
 export type BatchWrites = BatchRecords;
@@ -474,9 +476,12 @@ function sharedCounterWrites(tx: Tx, scope: BatchScope, outcome: BatchOutcome): 
     stats.map((d) => ({ workspaceId, ...d })),
     DAILY_STAT_INCREMENT,
   ));
-  statements.push(...rowsWrite(tx, dailyKeyStat, dailyKeyStats(workspaceId, writes), DAILY_KEY_STAT_INCREMENT));
+  const keyStats = dailyKeyStats(workspaceId, writes);
+  statements.push(...rowsWrite(tx, dailyKeyStat, keyStats, DAILY_KEY_STAT_INCREMENT));
+  statements.push(...rowsWrite(tx, dailyKeyTotal, dailyKeyTotals(keyStats), DAILY_KEY_TOTAL_INCREMENT));
   statements.push(...rowsWrite(tx, dailyPatternStat, dailyPatternStats(workspaceId, writes), DAILY_PATTERN_STAT_INCREMENT));
   statements.push(...rowsWrite(tx, dailyNudgeStat, dailyNudgeStats(workspaceId, writes), DAILY_NUDGE_STAT_INCREMENT));
+  statements.push(...failureGroupRollupWrites(workspaceId, writes.failures).map((q) => drizzleWrite(tx, q)));
   return statements;
 }
 
@@ -510,6 +515,28 @@ function dailyKeyStats(workspaceId: string, writes: BatchOutcome["records"]): (t
   }
   return [...rows.values()].sort((a, b) => cmp(a.day, b.day) || cmp(a.failureKey, b.failureKey) || cmp(a.model, b.model));
 }
+
+/** The batch's daily_key_stat rows summed over models: a row per day and key, in key order (as the rows come). */
+function dailyKeyTotals(keyStats: (typeof dailyKeyStat.$inferInsert)[]): (typeof dailyKeyTotal.$inferInsert)[] {
+  const totals = new Map<string, typeof dailyKeyTotal.$inferInsert>();
+  for (const { model: _model, ...r } of keyStats) {
+    const id = `${r.day}\u0000${r.failureKey}`;
+    const t = totals.get(id);
+    if (!t) {
+      totals.set(id, { ...r });
+      continue;
+    }
+    if (r.toolName > t.toolName) t.toolName = r.toolName;
+    t.results! += r.results!;
+    t.failed! += r.failed!;
+    t.lastFailedAt = laterOrNull(t.lastFailedAt, r.lastFailedAt);
+    t.failures! += r.failures!;
+    t.lastFailureAt = laterOrNull(t.lastFailureAt, r.lastFailureAt);
+  }
+  return [...totals.values()];
+}
+
+const laterOrNull = (a: Date | null | undefined, b: Date | null | undefined) => (b && (!a || b > a) ? b : (a ?? null));
 
 /** The batch's detections per day, pattern, severity and model, in key order. */
 function dailyPatternStats(workspaceId: string, writes: BatchOutcome["records"]): (typeof dailyPatternStat.$inferInsert)[] {
@@ -571,6 +598,17 @@ const DAILY_KEY_STAT_INCREMENT: OnConflict<typeof dailyKeyStat> = {
     lastFailedAt: sql`greatest(${dailyKeyStat.lastFailedAt}, excluded.last_failed_at)`,
     failures: sql`${dailyKeyStat.failures} + excluded.failures`,
     lastFailureAt: sql`greatest(${dailyKeyStat.lastFailureAt}, excluded.last_failure_at)`,
+  },
+};
+
+const DAILY_KEY_TOTAL_INCREMENT: OnConflict<typeof dailyKeyTotal> = {
+  target: [dailyKeyTotal.workspaceId, dailyKeyTotal.day, dailyKeyTotal.failureKey],
+  set: {
+    results: sql`${dailyKeyTotal.results} + excluded.results`,
+    failed: sql`${dailyKeyTotal.failed} + excluded.failed`,
+    lastFailedAt: sql`greatest(${dailyKeyTotal.lastFailedAt}, excluded.last_failed_at)`,
+    failures: sql`${dailyKeyTotal.failures} + excluded.failures`,
+    lastFailureAt: sql`greatest(${dailyKeyTotal.lastFailureAt}, excluded.last_failure_at)`,
   },
 };
 

@@ -2,13 +2,15 @@
  * Fingerprints for failures stored before ingest computed them (migration 0022 added the column
  * empty). A background pass, per workspace, in chunks: read up to `batchSize` rows with
  * `fingerprint IS NULL` (the workspace's fingerprint index finds them), fingerprint their messages
- * here (the normalizer is TypeScript, not SQL) and write them back in one statement. Each chunk is
- * its own short statement, so ingest never waits behind the pass; the rows still empty are the
- * pass's only state, so a restarted process (or a second instance) simply carries on.
+ * here (the normalizer is TypeScript, not SQL) and write them back in one statement, adding them to
+ * the failure-group roll-ups in the same transaction. Each chunk is its own short transaction, so
+ * ingest never waits behind the pass; the rows still empty are the pass's only state, so a
+ * restarted process (or a second instance) simply carries on.
  */
 import { sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
+import { failureGroupRollupWrites } from "./failure-group-rollup";
 
 const FINGERPRINT_BACKFILL_BATCH = 500;
 /** The pause between chunks: the pass leaves the database to requests between them. */
@@ -30,13 +32,22 @@ async function backfillChunk(db: Db, workspaceId: string, batchSize: number): Pr
   );
   if (rows.length === 0) return { read: 0, written: 0 };
   const values = JSON.stringify(rows.map((r) => ({ id: String(r.id), fp: fingerprintError(r.error_message).fingerprint })));
-  const updated = rowsOf<{ id: unknown }>(
-    await db.execute(sql`update failure f set fingerprint = v.fp
-      from json_to_recordset(${values}::json) as v(id bigint, fp text)
-      where f.workspace_id = ${workspaceId} and f.id = v.id and f.fingerprint is null
-      returning f.id`),
-  );
-  return { read: rows.length, written: updated.length };
+  // The rows this statement fingerprinted (another instance's are skipped by `fingerprint is null`)
+  // join the failure-group roll-ups in the same transaction: each failure is added exactly once.
+  const written = await db.transaction(async (tx) => {
+    const updated = rowsOf<{ ts: string | Date; fingerprint: string; error_message: string | null; failure_key: string; tool_name: string; agent: string; session_id: string }>(
+      await tx.execute(sql`update failure f set fingerprint = v.fp
+        from json_to_recordset(${values}::json) as v(id bigint, fp text)
+        where f.workspace_id = ${workspaceId} and f.id = v.id and f.fingerprint is null
+        returning f.ts, f.fingerprint, f.error_message, f.failure_key, f.tool_name, f.agent, f.session_id`),
+    );
+    const grouped = updated.map((r) => ({
+      ts: new Date(r.ts), fingerprint: r.fingerprint, errorMessage: r.error_message, failureKey: r.failure_key, toolName: r.tool_name, agent: r.agent, sessionId: r.session_id,
+    }));
+    for (const statement of failureGroupRollupWrites(workspaceId, grouped)) await tx.execute(statement);
+    return updated.length;
+  });
+  return { read: rows.length, written };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,9 +4,10 @@
  */
 import { and, eq, gte, lt, lte, sql } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
-import { dailyKeyStat, dailyNudgeStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
+import { dailyKeyStat, dailyKeyTotal, dailyNudgeStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
 import { dropEventPartitionsBefore, PRUNE_CHUNK, yieldToRequests } from "./partitions";
+import { pruneFailureGroupRollups } from "./failure-group-rollup";
 import type { ConfigDocument } from "@/server/engine/types";
 
 const DAY_MS = 86_400_000;
@@ -63,7 +64,7 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
   const dayStart = new Date(`${day}T00:00:00.000Z`);
   const dayEnd = new Date(dayStart.getTime() + DAY_MS);
   let n = 0;
-  for (const table of [dailyKeyStat, dailyPatternStat, dailyNudgeStat]) {
+  for (const table of [dailyKeyStat, dailyKeyTotal, dailyPatternStat, dailyNudgeStat]) {
     const rows = await db.delete(table).where(and(eq(table.workspaceId, workspaceId), lte(table.day, day))).returning({ w: table.workspaceId });
     n += rows.length;
   }
@@ -86,6 +87,7 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
       workspaceId, day, failureKey: r.failure_key, model: r.model, toolName: r.tool_name, results: Number(r.results), failed: Number(r.failed),
       lastFailedAt: r.last_failed_at ? new Date(r.last_failed_at) : null, failures: Number(r.failures), lastFailureAt: r.last_failure_at ? new Date(r.last_failure_at) : null,
     })));
+  if (keyRows.length) await db.insert(dailyKeyTotal).values(keyTotalRows(workspaceId, day, keyRows));
   const patternRows = await db
     .select({ patternType: patternDetection.patternType, severity: patternDetection.severity, model: sql<string>`coalesce(${patternDetection.model}, '')`, n: sql<number>`count(*)::int` })
     .from(patternDetection)
@@ -108,7 +110,33 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
     .groupBy(sql`1`, sql`2`);
   if (nudgeRows.length)
     await db.insert(dailyNudgeStat).values(nudgeRows.map((r) => ({ workspaceId, day, patternType: r.patternType, model: r.model, nudges: Number(r.nudges), interrupts: Number(r.interrupts), sent: Number(r.sent), effective: Number(r.effective) })));
+  n += await pruneFailureGroupRollups(db, workspaceId, cutoff);
   return n;
+}
+
+type RecountedKeyRow = { failure_key: string; tool_name: string; results: number; failed: number; last_failed_at: string | null; failures: number; last_failure_at: string | null };
+
+/** The cutoff day's recounted key × model rows summed over models (daily_key_total's rows). */
+function keyTotalRows(workspaceId: string, day: string, keyRows: RecountedKeyRow[]): (typeof dailyKeyTotal.$inferInsert)[] {
+  const later = (a: string | null, b: string | null) => (b !== null && (a === null || new Date(b).getTime() > new Date(a).getTime()) ? b : a);
+  const totals = new Map<string, RecountedKeyRow>();
+  for (const r of keyRows) {
+    const t = totals.get(r.failure_key);
+    if (!t) {
+      totals.set(r.failure_key, { ...r, results: Number(r.results), failed: Number(r.failed), failures: Number(r.failures) });
+      continue;
+    }
+    if (r.tool_name > t.tool_name) t.tool_name = r.tool_name;
+    t.results += Number(r.results);
+    t.failed += Number(r.failed);
+    t.last_failed_at = later(t.last_failed_at, r.last_failed_at);
+    t.failures += Number(r.failures);
+    t.last_failure_at = later(t.last_failure_at, r.last_failure_at);
+  }
+  return [...totals.values()].map((t) => ({
+    workspaceId, day, failureKey: t.failure_key, toolName: t.tool_name, results: t.results, failed: t.failed,
+    lastFailedAt: t.last_failed_at ? new Date(t.last_failed_at) : null, failures: t.failures, lastFailureAt: t.last_failure_at ? new Date(t.last_failure_at) : null,
+  }));
 }
 
 /**
