@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { expect, test, type Page } from "@playwright/test";
+import { LONG } from "../tests/fixtures/hostile";
 import { freshWorkspace, minutesAgo, signIn, toolResult, trpc } from "./support";
 
 /**
@@ -18,6 +19,8 @@ const NEW_HOST = "new-range.example.com";
 const LONG_TOOL = "mcp__github-enterprise-internal__create_pull_request_review_comment_thread";
 const LONG_HOST = "a-very-long-internal-service-name-for-the-billing-reconciliation-pipeline.eu-west-1.internal.example-corp.com";
 const MODEL = "claude-sonnet-4-5-20250929";
+/** Dated model names up to 32 characters, each shown whole in the Sessions table at 1440 px. */
+const DATED_MODELS = [MODEL, "gpt-4.1-mini-2025-04-14", "gemini-2.5-flash-preview-05-20", "claude-3-5-sonnet-20241022-v2:01"];
 
 let slug = "";
 
@@ -40,6 +43,11 @@ test.describe("one time range", () => {
       toolResult(session, LONG_TOOL, { url: `https://${LONG_HOST}/repos/acme/billing/pulls/4711/comments` }, false, minutesAgo(30)),
       toolResult(session, "fetch", { url: `https://${LONG_HOST}/v2/reconcile` }, false, minutesAgo(20)),
     ];
+    // Sessions whose other columns are as wide as they get: a very long id and agent name.
+    DATED_MODELS.forEach((model, i) => {
+      const sessionId = `${LONG.session}-${i}`;
+      events.push({ type: "session.start", id: `${sessionId}-s`, sessionId, agent: `${LONG.agent}-${i}`, model, ts: minutesAgo(50 - i) });
+    });
     expect((await trpc(page.request, "ingest.events", { events }, ws.key)).status).toBe(200);
     await page.close();
   });
@@ -109,7 +117,7 @@ test.describe("one time range", () => {
     await expect(failuresCard(page).locator(".stat-value")).toHaveText("4");
   });
 
-  test("long failure keys break only between parts and cut a too-wide part with an ellipsis; model names titled at 1440", async ({ page }) => {
+  test("long failure keys break only between parts and cut a too-wide part with an ellipsis", async ({ page }) => {
     await signIn(page);
     for (const size of [DESKTOP, PHONE]) {
       await page.setViewportSize(size);
@@ -143,11 +151,34 @@ test.describe("one time range", () => {
     await page.locator("a.row-link").first().click();
     await expect(page.locator(".key-title .copy-value")).toBeVisible();
 
-    // Sessions at 1440: the model column shows a dated model name, its whole name in the tooltip
-    // when the table's other columns leave it too little room.
+  });
+
+  test("sessions at 1440 px: dated model names whole beside a very long id and agent, the table within its card", async ({ page }) => {
+    await signIn(page);
+    await page.setViewportSize(DESKTOP);
     await page.goto(`/w/${slug}/sessions?range=30d`);
-    const model = page.getByRole("table", { name: "Agent sessions" }).locator(`.mid-trunc:visible:has(.mid-trunc-text[title="${MODEL}"])`).first();
-    await expect(model).toBeVisible();
+    const table = page.getByRole("table", { name: "Agent sessions" });
+    await expect(table.locator("tbody tr")).toHaveCount(DATED_MODELS.length + 1);
+    for (const name of DATED_MODELS) {
+      const model = table.locator(`td .mid-trunc:visible:has(.mid-trunc-text[title="${name}"])`).first();
+      await expect(model).toBeVisible();
+      await expect(model, name).not.toHaveAttribute("data-truncated", /.*/);
+      const fit = await model.locator(".mid-trunc-text").evaluate((el) => ({ scroll: el.scrollWidth, client: el.clientWidth, text: (el as HTMLElement).innerText }));
+      expect(fit.scroll, `${name} clipped`).toBeLessThanOrEqual(fit.client);
+      expect(fit.text).toBe(name);
+    }
+    // The long id and agent give way instead: cut in the middle, the whole value in the tooltip.
+    const agent = table.locator(`.mid-trunc:visible:has(.mid-trunc-text[title="${LONG.agent}-0"])`);
+    await expect(agent).toHaveAttribute("data-truncated", "true");
+    const id = table.locator(`.mid-trunc:visible:has(.mid-trunc-text[title="${LONG.session}-0"])`);
+    await expect(id).toHaveAttribute("data-truncated", "true");
+    await expect(id.locator(".mid-trunc-shown")).toContainText(/….*-0$/);
+    const region = page.getByRole("region", { name: "Agent sessions" });
+    const overflow = await region.evaluate((el) => el.scrollWidth - el.clientWidth);
+    expect(overflow, "the table scrolls inside its card").toBeLessThanOrEqual(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    fs.mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}/sessions-long-1440.png` });
   });
 
   test("both audit pages filter as picked with the one audit table", async ({ page }) => {

@@ -7,7 +7,7 @@ import { clientOf, rowsOf, type Db } from "@/db/client";
 import { pglitePriorityGate } from "@/db/pglite-priority";
 import { textArray } from "@/db/sql-arrays";
 import { rollupDays, splitByDay } from "./day-split";
-import { dailyKeyStat, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
+import { dailyKeyStat, dailyKeyTotal, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
 
@@ -295,61 +295,59 @@ export async function modelMatrix(db: Db, workspaceId: string, topKeys = 12, win
 }
 
 type MatrixRow = { failureKey: string; model: string; attempts: number; failures: number; lastFailureAt: string | Date | null };
+type KeyTotal = { failureKey: string; attempts: number; failures: number };
 
-/** The matrix's counts per key and model over `parts` (roll-up days and raw edges), in one statement. */
-async function matrixRows(db: Db, parts: SQL[]): Promise<MatrixRow[]> {
-  if (!parts.length) return [];
-  return rowsOf<MatrixRow>(
-    await db.execute(sql`
-      select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
-      from (${sql.join(parts, sql` union all `)}) r
-      group by failure_key, model`),
-  );
-}
-
-/** A piece of the window read on its own: a roll-up day, or a raw edge. */
-type MatrixPiece = (keys?: readonly string[]) => SQL;
+const byFailuresThenAttempts = (a: KeyTotal, b: KeyTotal) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey);
 
 /**
- * On the embedded database, the window read a day (or an edge) per statement: a 30-day window in
- * one statement held PGlite's only thread for its whole length, and an agent's statement can go
- * between two of these (db/pglite-priority.ts). First each piece's totals per key (to rank the
- * keys), then each piece's cells of the top keys alone — the rows handed to JavaScript stay few,
- * and the sums are the one statement's.
+ * A part of the window: its totals per key (failure_key, attempts, failures) to rank the keys, and
+ * its cells per key and model for the keys shown.
  */
-async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]> | null, edges: MatrixPiece[], topKeys: number): Promise<MatrixRow[]> {
-  const pieces = [...edges];
-  if (days) {
-    const [span] = rowsOf<{ first: string | null; last: string | null }>(
-      await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyStat} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
-    );
-    if (span?.first && span.last) {
-      for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) {
-        const day = new Date(ms).toISOString().slice(0, 10);
-        pieces.push((keys) => matrixRollupPart(workspaceId, sql`and day = ${day}`, keys));
-      }
-    }
-  }
-  const totals = new Map<string, { failureKey: string; attempts: number; failures: number }>();
-  for (const piece of pieces) {
-    const rows = rowsOf<{ failureKey: string; attempts: number; failures: number }>(
-      await db.execute(sql`select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures from (${piece()}) r group by failure_key`),
-    );
-    for (const r of rows) {
-      const t = totals.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
+interface MatrixPart {
+  totals: SQL;
+  cells: (keys: readonly string[]) => SQL;
+}
+
+/**
+ * The window's top keys. In one statement, only the keys ranked within the top `topKeys` by
+ * failures and attempts (ties at the last place included) come back, and the name breaks the ties
+ * here as everywhere. On the embedded database each part (a roll-up day, an edge) is its own
+ * statement: a 30-day window in one statement held PGlite's only thread for its whole length, and
+ * an agent's statement can go between two of these (db/pglite-priority.ts).
+ */
+async function topMatrixKeys(db: Db, totals: SQL[], topKeys: number, inTurns: boolean): Promise<string[]> {
+  const perKey = new Map<string, KeyTotal>();
+  const statements = inTurns
+    ? totals.map((part) => sql`select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures from (${part}) r group by failure_key`)
+    : [sql`
+        select "failureKey", attempts, failures from (
+          select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures,
+            rank() over (order by sum(failures) desc, sum(attempts) desc) as place
+          from (${sql.join(totals, sql` union all `)}) r
+          group by failure_key
+        ) ranked where place <= ${topKeys}`];
+  for (const statement of statements) {
+    for (const r of rowsOf<KeyTotal>(await db.execute(statement))) {
+      const t = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
       t.attempts += Number(r.attempts);
       t.failures += Number(r.failures);
-      totals.set(r.failureKey, t);
+      perKey.set(r.failureKey, t);
     }
   }
-  const keys = [...totals.values()]
-    .sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey))
-    .slice(0, topKeys)
-    .map((k) => k.failureKey);
-  if (!keys.length) return [];
+  return [...perKey.values()].sort(byFailuresThenAttempts).slice(0, topKeys).map((k) => k.failureKey);
+}
+
+/** The cells of `parts` per key and model, summed: in one statement, or a statement per part merged here. */
+async function matrixRows(db: Db, parts: SQL[], inTurns: boolean): Promise<MatrixRow[]> {
   const merged = new Map<string, MatrixRow>();
-  for (const piece of pieces) {
-    for (const r of await matrixRows(db, [piece(keys)])) {
+  for (const statementParts of inTurns ? parts.map((p) => [p]) : [parts]) {
+    const rows = rowsOf<MatrixRow>(
+      await db.execute(sql`
+        select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
+        from (${sql.join(statementParts, sql` union all `)}) r
+        group by failure_key, model`),
+    );
+    for (const r of rows) {
       const id = `${r.failureKey}\u0000${r.model}`;
       const seen = merged.get(id);
       if (!seen) {
@@ -364,30 +362,58 @@ async function matrixRowsInTurns(db: Db, workspaceId: string, days: NonNullable<
   return [...merged.values()];
 }
 
-const ofKeys = (keys: readonly string[] | undefined) => (keys ? sql`and failure_key = any(${textArray(keys)})` : sql``);
-
-function matrixRollupPart(workspaceId: string, days: SQL, keys?: readonly string[]): SQL {
-  return sql`
-      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
-      from ${dailyKeyStat}
-      where workspace_id = ${workspaceId} and results > 0 ${days} ${ofKeys(keys)}`;
+/** The whole days' totals per key, from daily_key_total: a day at a time on the embedded database. */
+async function rollupTotalParts(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]>, inTurns: boolean): Promise<SQL[]> {
+  const totalsOf = (onDays: SQL) => sql`
+      select failure_key, results as attempts, failed as failures
+      from ${dailyKeyTotal}
+      where workspace_id = ${workspaceId} and results > 0 ${onDays}`;
+  if (!inTurns) return [totalsOf(rollupDays(days))];
+  const [span] = rowsOf<{ first: string | null; last: string | null }>(
+    await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyTotal} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
+  );
+  const parts: SQL[] = [];
+  if (span?.first && span.last)
+    for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) parts.push(totalsOf(sql`and day = ${new Date(ms).toISOString().slice(0, 10)}`));
+  return parts;
 }
 
+const ofKeys = (keys: readonly string[]) => sql`and failure_key = any(${textArray(keys)})`;
+
 async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
-  // Whole days from daily_key_stat, the partial edge days from the event log (event_ws_time_idx).
+  // Keys ranked over daily_key_total's whole days (a row per day and key), then the shown keys'
+  // cells per model from daily_key_stat (daily_key_stat_key_day_idx); the partial edge days from
+  // the event log (event_ws_time_idx).
   const split = splitByDay(window);
-  const edges: MatrixPiece[] = split.edges.map(
-    (e) => (keys) => sql`
+  const edges: MatrixPart[] = split.edges.map((e) => {
+    const inEdge = sql`workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
+        and type = 'tool.result' and failure_key is not null`;
+    return {
+      totals: sql`
+      select failure_key, count(*) as attempts, count(*) filter (where failed) as failures
+      from ${event}
+      where ${inEdge}
+      group by 1`,
+      cells: (keys) => sql`
       select failure_key, ${RAW_MODEL} as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
       from ${event}
-      where workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        and type = 'tool.result' and failure_key is not null ${ofKeys(keys)}
+      where ${inEdge} ${ofKeys(keys)}
       group by 1, 2`,
-  );
+    };
+  });
   if (!split.days && !edges.length) return { models: [], keys: [], cells: {} };
-  const rows = pglitePriorityGate(clientOf(db))
-    ? await matrixRowsInTurns(db, workspaceId, split.days, edges, topKeys)
-    : await matrixRows(db, [...(split.days ? [matrixRollupPart(workspaceId, rollupDays(split.days))] : []), ...edges.map((edge) => edge())]);
+  const inTurns = Boolean(pglitePriorityGate(clientOf(db)));
+  const days = split.days;
+  const totals = [...(days ? await rollupTotalParts(db, workspaceId, days, inTurns) : []), ...edges.map((e) => e.totals)];
+  const top = totals.length ? await topMatrixKeys(db, totals, topKeys, inTurns) : [];
+  if (!top.length) return { models: [], keys: [], cells: {} };
+  const rollupCells = days
+    ? [sql`
+      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
+      from ${dailyKeyStat}
+      where workspace_id = ${workspaceId} ${ofKeys(top)} ${rollupDays(days)} and results > 0`]
+    : [];
+  const rows = await matrixRows(db, [...rollupCells, ...edges.map((e) => e.cells(top))], inTurns);
   const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
   for (const r of rows) {
     const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
@@ -395,9 +421,7 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
     k.failures += Number(r.failures);
     perKey.set(r.failureKey, k);
   }
-  const keys = [...perKey.values()]
-    .sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey))
-    .slice(0, topKeys);
+  const keys = [...perKey.values()].sort(byFailuresThenAttempts).slice(0, topKeys);
   const shown = new Set(keys.map((k) => k.failureKey));
   const cells: ModelMatrix["cells"] = {};
   const modelAttempts = new Map<string, number>();

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import type { CSSProperties } from "react";
 import { DataTable, readTableParams, withSearchParams, type Column } from "@/components/data-table";
 import { EmptyState } from "@/components/empty-state";
 import { CursorPager } from "@/components/cursor-pager";
@@ -75,9 +76,8 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     {
       id: "session",
       header: "Session",
-      minWidth: 180,
       className: "session-col-id",
-      cell: (r) => <MiddleTruncate value={r.sessionId} mono />,
+      cell: (r) => <MiddleTruncate value={r.sessionId} mono tail={12} />,
     },
     {
       id: "phone",
@@ -89,7 +89,6 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     {
       id: "status",
       header: "Status",
-      width: 130,
       className: "session-col-status",
       cell: (r) => (
         <>
@@ -99,13 +98,29 @@ export default async function SessionsPage({ params, searchParams }: { params: P
       ),
     },
     { id: "agent", header: "Agent", nowrap: true, cell: (r) => <MiddleTruncate value={r.agent} tail={10} /> },
-    { id: "model", header: "Model", nowrap: true, cell: (r) => (r.model ? <MiddleTruncate value={r.model} mono className="text-sm" tail={10} /> : <span className="subtle">—</span>) },
+    {
+      id: "model",
+      header: "Model",
+      nowrap: true,
+      cell: (r) =>
+        r.model ? (
+          // A model name of up to 32 characters (dated ones: claude-sonnet-4-5-20250929) is never cut:
+          // the ids and agent names give way first (app/globals.css, `.session-model`).
+          <span className="session-model" style={{ "--model-whole": `${Math.min(r.model.length, 32)}ch` } as CSSProperties}>
+            <MiddleTruncate value={r.model} mono className="text-sm" tail={10} />
+          </span>
+        ) : (
+          <span className="subtle">—</span>
+        ),
+    },
     {
       id: "started",
       header: "Started",
       sortKey: "started",
       firstDir: "desc",
       nowrap: true,
+      // Only on wide screens, unless the list is sorted by it (app/globals.css, `.session-col-wide`).
+      className: sort.key === "started" ? undefined : "session-col-wide",
       cell: (r) => (r.startedAt ? <RelativeTime date={r.startedAt} now={now} /> : <span className="subtle">—</span>),
     },
     {
@@ -135,7 +150,6 @@ export default async function SessionsPage({ params, searchParams }: { params: P
     {
       id: "control",
       header: <span className="sr-only">Pause or resume</span>,
-      width: 100,
       align: "right",
       className: "session-col-control",
       cell: (r) =>
