@@ -5,7 +5,7 @@ import { useTestApp } from "../support/use-test-app";
 import { rowsOf } from "@/db/client";
 import { result, uid } from "../support/agent";
 import { event, eventId } from "@/db/schema";
-import { ensureEventPartitions, listEventPartitions } from "@/server/services/partitions";
+import { dropEventPartitionsBefore, ensureEventPartitions, listEventPartitions } from "@/server/services/partitions";
 import { pruneAll } from "@/server/services/retention";
 
 /** On a Citus worker (a single-node coordinator holds shards too) tableoid names the shard, `event_p20261118_102221`; strip the shard id. */
@@ -50,6 +50,32 @@ describe.each(DATABASE_KINDS)("event log partitions on %s", (kind) => {
     expect(left.map((r) => r.id)).toEqual([fresh.id]);
     const ids = await app.db.select({ id: eventId.id }).from(eventId).where(eq(eventId.workspaceId, workspaceId));
     expect(ids.map((r) => r.id)).toEqual([fresh.id]);
+  });
+
+  it("an event of an old day claimed after the chunked id pass loses its id with the day's partition", async () => {
+    const now = Date.now();
+    await ensureEventPartitions(app.db, now, 10, 1);
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const early = result(s, "fetch", { url: "https://a.example/early" }, { success: true }, { ts: now - 6 * DAY });
+    const late = result(s, "fetch", { url: "https://a.example/late" }, { success: true }, { ts: now - 6 * DAY + 60_000 });
+    expect((await app.mutation("ingest.events", { events: [early] }, { key })).body.result!.data.accepted).toBe(1);
+    const claimed = async () =>
+      (await app.db.select({ id: eventId.id }).from(eventId).where(eq(eventId.workspaceId, workspaceId))).map((r) => r.id).sort();
+    const day = `event_p${new Date(now - 6 * DAY).toISOString().slice(0, 10).replaceAll("-", "")}`;
+    let lateSent = false;
+    await dropEventPartitionsBefore(app.db, now - 4 * DAY, {
+      afterIdPass: async (partition) => {
+        if (partitionName(partition) !== day) return;
+        // The chunked pass has taken the early event's id; the late one arrives before the day is locked.
+        expect(await claimed()).toEqual([]);
+        expect((await app.mutation("ingest.events", { events: [late] }, { key })).body.result!.data.accepted).toBe(1);
+        lateSent = true;
+      },
+    });
+    expect(lateSent).toBe(true);
+    expect((await listEventPartitions(app.db)).map((p) => p.name)).not.toContain(day);
+    expect(await claimed()).toEqual([]);
   });
 
   it("a day whose rows already sit in the default partition gets its partition, rows moved", async () => {
