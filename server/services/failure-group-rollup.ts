@@ -8,6 +8,7 @@
 import { and, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
 import { rowsOf, type Db } from "@/db/client";
 import { dailyFailureGroup, dailyFailureGroupMember, failure } from "@/db/schema";
+import { storableJson } from "@/db/storable";
 
 /** The columns of a failure row the roll-ups read. */
 export interface GroupedFailure {
@@ -30,7 +31,7 @@ const MEMBER_KINDS = ["key", "tool", "agent", "session"] as const;
  * day × group increments, then the members not stored yet. Rows go in key order, so batches adding
  * to the same rows at once queue rather than deadlock. The day's greatest message is taken in SQL
  * (`max`, `greatest`: the database's collation, as the raw aggregate's), from the batch's distinct
- * messages per day and group.
+ * messages per day and group. Texts go as the failure rows store them (storableJson).
  */
 export function failureGroupRollupWrites(workspaceId: string, failures: Iterable<GroupedFailure>): SQL[] {
   // Per day, group and message: [day, fingerprint, failures, first, last, message].
@@ -55,8 +56,8 @@ export function failureGroupRollupWrites(workspaceId: string, failures: Iterable
     }
   }
   if (!parts.size) return [];
-  const groupDoc = JSON.stringify([...parts.values()].map(([day, fp, n, first, last, message]) => [day, fp, n, new Date(first).toISOString(), new Date(last).toISOString(), message]));
-  const memberDoc = JSON.stringify([...members.values()].sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]) || cmp(a[2], b[2]) || cmp(a[3], b[3])));
+  const groupDoc = storableJson([...parts.values()].map(([day, fp, n, first, last, message]) => [day, fp, n, new Date(first).toISOString(), new Date(last).toISOString(), message]));
+  const memberDoc = storableJson([...members.values()].sort((a, b) => cmp(a[0], b[0]) || cmp(a[1], b[1]) || cmp(a[2], b[2]) || cmp(a[3], b[3])));
   return [
     sql`insert into ${dailyFailureGroup} (workspace_id, day, fingerprint, failures, first_at, last_at, error_message)
       select ${workspaceId}::text, r->>0, r->>1, sum((r->>2)::int)::int, min((r->>3)::timestamptz), max((r->>4)::timestamptz), max(r->>5)
