@@ -202,7 +202,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
                   <a className="controls-agent-name" href={withSearchParams(base, sp, { agent: a.agent, page: null })} title={a.agent}>
                     {a.agent}
                   </a>
-                  <span className="text-xs muted num">{formatNumber(a.running)} running</span>
+                  <span className="text-xs muted num nowrap">{formatNumber(a.running)} running</span>
                   {a.hold && (
                     <Badge tone="escalated" dot title={`Paused by ${a.hold.by}: ${a.hold.reason}`}>
                       held
