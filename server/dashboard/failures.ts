@@ -270,8 +270,9 @@ const edgeTime = (e: { from: Date; to: Date }) => sql`and ts >= ${e.from.toISOSt
 /**
  * The groups of a window from daily_failure_group (whole days) and the edge days' failure rows,
  * ranked as the raw aggregate ranks them; then the ranked groups' distinct keys, tools, agents and
- * sessions from daily_failure_group_member and the edges' rows — distinct over the window, not
- * summed per day, so a session across midnight counts once.
+ * sessions from daily_failure_group_member and the edges' rows — made distinct over the window
+ * before they are counted, not summed per day, so a session across midnight counts once;
+ * the names in the order of array_agg(distinct), cut to MAX_GROUP_NAMES in the statement.
  */
 async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, limit: number): Promise<GroupAggregate[]> {
   const split = splitByDay(window);
@@ -309,15 +310,16 @@ async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: D
       select f.fingerprint, m.kind, m.value
       from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as m(kind, value)
       where f.workspace_id = ${workspaceId} and f.fingerprint = any(${textArray(fingerprints)}) ${edgeTime(e)}`);
+  const names = sql.raw(String(MAX_GROUP_NAMES));
   const members = rowsOf<{ fingerprint: string; tool_names: string[] | null; failure_keys: string[] | null; agents: string[] | null; key_count: number; sessions: number }>(
     await db.execute(sql`
       select fingerprint,
-        array_agg(distinct value) filter (where kind = 'tool') as tool_names,
-        array_agg(distinct value) filter (where kind = 'key') as failure_keys,
-        array_agg(distinct value) filter (where kind = 'agent') as agents,
-        (count(distinct value) filter (where kind = 'key'))::int as key_count,
-        (count(distinct value) filter (where kind = 'session'))::int as sessions
-      from (${sql.join(memberParts, sql` union all `)}) m
+        (array_agg(value order by value) filter (where kind = 'tool'))[1:${names}] as tool_names,
+        (array_agg(value order by value) filter (where kind = 'key'))[1:${names}] as failure_keys,
+        (array_agg(value order by value) filter (where kind = 'agent'))[1:${names}] as agents,
+        (count(*) filter (where kind = 'key'))::int as key_count,
+        (count(*) filter (where kind = 'session'))::int as sessions
+      from (select distinct fingerprint, kind, value from (${sql.join(memberParts, sql` union all `)}) u) m
       group by fingerprint`),
   );
   const byFingerprint = new Map(members.map((m) => [m.fingerprint, m]));
