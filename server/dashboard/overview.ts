@@ -126,7 +126,7 @@ const TOP_KEY_STATE_COLUMNS = {
 
 /**
  * The worst keys first: most failures, then most effective (recent, decayed) failures, then the latest.
- * With a window, "failures" are the ones inside it (failure_ws_time_idx), so the list follows the
+ * With a window, "failures" are the ones inside it (failure-counts.ts), so the list follows the
  * page's time range; without one, the keys' all-time totals.
  */
 /**
@@ -155,17 +155,8 @@ export async function getTopFailingKeys(
 }
 
 async function topFailingKeysIn(db: Db, workspaceId: string, limit: number, windowCounts: ReturnType<typeof failureCounts>): Promise<TopKey[]> {
-  const perKey = new Map<string, { failureKey: string; toolName: string; n: number; last: Date }>();
-  for (const c of await windowCounts) {
-    const id = `${c.failureKey}\u0000${c.toolName}`;
-    const k = perKey.get(id);
-    if (!k) perKey.set(id, { ...c });
-    else {
-      k.n += c.n;
-      if (c.last > k.last) k.last = c.last;
-    }
-  }
-  const counted = [...perKey.values()]
+  // A row per key and tool already (failure-counts.ts).
+  const counted = [...(await windowCounts)]
     .sort((a, b) => b.n - a.n || b.last.getTime() - a.last.getTime() || (a.failureKey < b.failureKey ? -1 : a.failureKey > b.failureKey ? 1 : 0))
     .slice(0, limit);
   if (counted.length === 0) return [];

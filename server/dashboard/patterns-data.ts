@@ -300,10 +300,10 @@ type KeyTotal = { failureKey: string; attempts: number; failures: number };
 const byFailuresThenAttempts = (a: KeyTotal, b: KeyTotal) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey);
 
 /**
- * A part of the window: its totals per key (failure_key, attempts, failures) to rank the keys, and
- * its cells per key and model for the keys shown.
+ * A partial edge day of the window, read raw: its totals per key (failure_key, attempts, failures)
+ * to rank the keys, and its cells per key and model for the keys shown.
  */
-interface MatrixPart {
+interface EdgePart {
   totals: SQL;
   cells: (keys: readonly string[]) => SQL;
 }
@@ -385,7 +385,7 @@ async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, windo
   // cells per model from daily_key_stat (daily_key_stat_key_day_idx); the partial edge days from
   // the event log (event_ws_time_idx).
   const split = splitByDay(window);
-  const edges: MatrixPart[] = split.edges.map((e) => {
+  const edges: EdgePart[] = split.edges.map((e) => {
     const inEdge = sql`workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
         and type = 'tool.result' and failure_key is not null`;
     return {
