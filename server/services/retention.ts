@@ -26,7 +26,8 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
           select id, ts from ${event} where workspace_id = ${workspaceId} and ts < ${cutoff.toISOString()}::timestamptz order by ts limit ${chunk}
         ),
         ids as (delete from ${eventId} i using batch b where i.workspace_id = ${workspaceId} and i.id = b.id returning 1),
-        events as (delete from ${event} e using batch b where e.workspace_id = ${workspaceId} and e.id = b.id and e.ts = b.ts returning 1)
+        events as (delete from ${event} e using batch b
+          where e.workspace_id = ${workspaceId} and e.id = b.id and e.ts = b.ts and e.ts < ${cutoff.toISOString()}::timestamptz returning 1)
         select (select count(*) from ids)::int as ids, (select count(*) from events)::int as events`),
     );
     deleted.eventIds += Number(row?.ids ?? 0);
@@ -69,9 +70,11 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
     n += rows.length;
   }
   const [start, end] = [dayStart.toISOString(), dayEnd.toISOString()];
-  const keyRows = rowsOf<{ failure_key: string; model: string; tool_name: string; results: number; failed: number; last_failed_at: string | null; failures: number; last_failure_at: string | null }>(await db.execute(sql`
-    select failure_key, model, max(tool_name) as tool_name, sum(results)::int as results, sum(failed)::int as failed, max(last_failed_at) as last_failed_at,
-      sum(failures)::int as failures, max(last_failure_at) as last_failure_at
+  // Recounted inside the database: a busy day has more (key, model) rows than one statement can
+  // carry as parameters (65,535 — 6,553 rows of ten columns), and the rows need not travel.
+  await db.execute(sql`
+    insert into ${dailyKeyStat} (workspace_id, day, failure_key, model, tool_name, results, failed, last_failed_at, failures, last_failure_at)
+    select ${workspaceId}, ${day}, failure_key, model, max(tool_name), sum(results)::int, sum(failed)::int, max(last_failed_at), sum(failures)::int, max(last_failure_at)
     from (
       select failure_key, coalesce(model, '') as model, coalesce(tool_name, split_part(failure_key, '|', 1)) as tool_name, count(*) as results,
         count(*) filter (where failed) as failed, max(ts) filter (where failed) as last_failed_at, 0 as failures, null::timestamptz as last_failure_at
@@ -81,13 +84,13 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
       select failure_key, coalesce(model, ''), tool_name, 0, 0, null::timestamptz, count(*), max(ts)
       from ${failure} where workspace_id = ${workspaceId} and ts >= ${start}::timestamptz and ts < ${end}::timestamptz
       group by 1, 2, 3
-    ) r group by failure_key, model`));
-  if (keyRows.length)
-    await db.insert(dailyKeyStat).values(keyRows.map((r) => ({
-      workspaceId, day, failureKey: r.failure_key, model: r.model, toolName: r.tool_name, results: Number(r.results), failed: Number(r.failed),
-      lastFailedAt: r.last_failed_at ? new Date(r.last_failed_at) : null, failures: Number(r.failures), lastFailureAt: r.last_failure_at ? new Date(r.last_failure_at) : null,
-    })));
-  if (keyRows.length) await db.insert(dailyKeyTotal).values(keyTotalRows(workspaceId, day, keyRows));
+    ) r group by failure_key, model`);
+  // daily_key_total is daily_key_stat summed over models, by definition.
+  await db.execute(sql`
+    insert into ${dailyKeyTotal} (workspace_id, day, failure_key, tool_name, results, failed, last_failed_at, failures, last_failure_at)
+    select workspace_id, day, failure_key, max(tool_name), sum(results)::int, sum(failed)::int, max(last_failed_at), sum(failures)::int, max(last_failure_at)
+    from ${dailyKeyStat} where workspace_id = ${workspaceId} and day = ${day}
+    group by workspace_id, day, failure_key`);
   const patternRows = await db
     .select({ patternType: patternDetection.patternType, severity: patternDetection.severity, model: sql<string>`coalesce(${patternDetection.model}, '')`, n: sql<number>`count(*)::int` })
     .from(patternDetection)
@@ -112,31 +115,6 @@ async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Pro
     await db.insert(dailyNudgeStat).values(nudgeRows.map((r) => ({ workspaceId, day, patternType: r.patternType, model: r.model, nudges: Number(r.nudges), interrupts: Number(r.interrupts), sent: Number(r.sent), effective: Number(r.effective) })));
   n += await pruneFailureGroupRollups(db, workspaceId, cutoff);
   return n;
-}
-
-type RecountedKeyRow = { failure_key: string; tool_name: string; results: number; failed: number; last_failed_at: string | null; failures: number; last_failure_at: string | null };
-
-/** The cutoff day's recounted key × model rows summed over models (daily_key_total's rows). */
-function keyTotalRows(workspaceId: string, day: string, keyRows: RecountedKeyRow[]): (typeof dailyKeyTotal.$inferInsert)[] {
-  const later = (a: string | null, b: string | null) => (b !== null && (a === null || new Date(b).getTime() > new Date(a).getTime()) ? b : a);
-  const totals = new Map<string, RecountedKeyRow>();
-  for (const r of keyRows) {
-    const t = totals.get(r.failure_key);
-    if (!t) {
-      totals.set(r.failure_key, { ...r, results: Number(r.results), failed: Number(r.failed), failures: Number(r.failures) });
-      continue;
-    }
-    if (r.tool_name > t.tool_name) t.tool_name = r.tool_name;
-    t.results += Number(r.results);
-    t.failed += Number(r.failed);
-    t.last_failed_at = later(t.last_failed_at, r.last_failed_at);
-    t.failures += Number(r.failures);
-    t.last_failure_at = later(t.last_failure_at, r.last_failure_at);
-  }
-  return [...totals.values()].map((t) => ({
-    workspaceId, day, failureKey: t.failure_key, toolName: t.tool_name, results: t.results, failed: t.failed,
-    lastFailedAt: t.last_failed_at ? new Date(t.last_failed_at) : null, failures: t.failures, lastFailureAt: t.last_failure_at ? new Date(t.last_failure_at) : null,
-  }));
 }
 
 /**
