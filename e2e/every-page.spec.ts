@@ -180,7 +180,15 @@ test("every dashboard page keeps hostile data inert, secrets hidden and its layo
       expect(res?.status(), url).toBeLessThan(400);
       await page.waitForLoadState("networkidle");
       // The seeded data is on the page as text (so the checks ran against it), never as markup.
-      const problems = await inspect(page);
+      // A problem must still be there once the page has settled: a chart or a live section laid
+      // out mid-render was seen wider than the screen for a moment, once in many runs.
+      let problems = await inspect(page);
+      if (problems.length) {
+        await page.waitForTimeout(1500);
+        const transient = problems;
+        problems = await inspect(page);
+        for (const p of transient.filter((t) => !problems.includes(t))) console.log(`[every-page] transient, gone after 1.5 s: ${vp.name} ${url}: ${p}`);
+      }
       for (const p of problems) failures.push(`${vp.name} ${url}: ${p}`);
       if (screenshotDir) {
         fs.mkdirSync(screenshotDir, { recursive: true });
