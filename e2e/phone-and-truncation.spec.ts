@@ -62,6 +62,11 @@ test.describe("phone layouts and identifiers", () => {
     const pager = page.getByRole("navigation", { name: "Pagination" });
     await expect(pager).toContainText("75 sessions");
     await expect(pager.getByRole("link", { name: "Older" })).toHaveAttribute("href", /after=/);
+    // Ordered by something other than time, the links are the next and previous pages.
+    await page.goto(`/w/${slug}/sessions?sort=events&dir=desc`);
+    await expect(pager.getByRole("link", { name: "Next page" })).toHaveAttribute("href", /after=/);
+    await expect(pager.getByRole("link", { name: "Older" })).toHaveCount(0);
+    await page.goto(`/w/${slug}/sessions`);
 
     const first = rows.first();
     await expect(first.getByTestId("session-phone-line")).toBeVisible();

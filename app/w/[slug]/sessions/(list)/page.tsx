@@ -281,6 +281,7 @@ export default async function SessionsPage({ params, searchParams }: { params: P
           noun={total === 1 ? "session" : "sessions"}
           newerHref={prevCursor ? withSearchParams(base, sp, { page: null, after: null, before: prevCursor }) : null}
           olderHref={nextCursor ? withSearchParams(base, sp, { page: null, before: null, after: nextCursor }) : null}
+          order={sort.key === "started" || sort.key === "last" ? (sort.dir === "desc" ? "newest-first" : "oldest-first") : "other"}
         />
       )}
     </>
