@@ -6,7 +6,7 @@
  * tools, agents and sessions of those rows.
  */
 import { and, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
-import { rowsOf, type Db } from "@/db/client";
+import { rowsOf, type Tx } from "@/db/client";
 import { dailyFailureGroup, dailyFailureGroupMember, failure } from "@/db/schema";
 import { storableJson } from "@/db/storable";
 
@@ -82,7 +82,7 @@ const CHUNK = 1000;
  * Retention's part: the roll-up rows of days before the cutoff's day are deleted, and the cutoff's
  * own day (part of its failures pruned) is counted again from the failure rows it keeps.
  */
-export async function pruneFailureGroupRollups(db: Db, workspaceId: string, cutoff: Date): Promise<number> {
+export async function pruneFailureGroupRollups(db: Tx, workspaceId: string, cutoff: Date): Promise<number> {
   const day = UTC_DAY(cutoff);
   const dayStart = new Date(`${day}T00:00:00.000Z`);
   const dayEnd = new Date(dayStart.getTime() + DAY_MS);

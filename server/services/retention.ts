@@ -3,7 +3,7 @@
  * workspace's retention (default 30 days) are deleted, and so are received OTLP spans; states, profiles and daily roll-ups stay.
  */
 import { and, eq, gte, lt, lte, sql } from "drizzle-orm";
-import { rowsOf, type Db } from "@/db/client";
+import { rowsOf, type Db, type Tx } from "@/db/client";
 import { dailyKeyStat, dailyKeyTotal, dailyNudgeStat, dailyPatternStat, event, eventId, failure, nudge, organization, otlpSession, otlpSpan, otlpTrace, patternDetection, stateTransition, workspace } from "@/db/schema";
 import { DEFAULT_RETENTION_DAYS, mergeEffectiveConfig } from "@/server/engine/config";
 import { dropEventPartitionsBefore, PRUNE_CHUNK, yieldToRequests } from "./partitions";
@@ -51,7 +51,9 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
       .returning({ w: table.workspaceId });
     deleted[name] = rows.length;
   }
-  deleted.rollups = await pruneDailyRollups(db, workspaceId, cutoff);
+  // One transaction: a failed recount leaves the roll-ups as they were, and a batch adding to a
+  // cutoff-day row the delete took waits for the recount, then adds to it.
+  deleted.rollups = await db.transaction((tx) => pruneDailyRollups(tx, workspaceId, cutoff));
   return deleted;
 }
 
@@ -60,7 +62,7 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
  * the cutoff's own day (part of it pruned) is counted again from the rows it keeps (a day's rows,
  * by index), so the roll-ups keep equal to the raw rows.
  */
-async function pruneDailyRollups(db: Db, workspaceId: string, cutoff: Date): Promise<number> {
+async function pruneDailyRollups(db: Tx, workspaceId: string, cutoff: Date): Promise<number> {
   const day = cutoff.toISOString().slice(0, 10);
   const dayStart = new Date(`${day}T00:00:00.000Z`);
   const dayEnd = new Date(dayStart.getTime() + DAY_MS);
