@@ -4,7 +4,7 @@ import { likeEscape } from "./util";
 import { rollupDays, splitByDay } from "./day-split";
 import { rowsOf, type Db } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
-import { dailyFailureGroup, dailyFailureGroupMember, dailyToolStat, failure, modelToolProfile } from "@/db/schema";
+import { dailyFailureGroup, dailyFailureGroupMember, dailyKeyTotal, dailyToolStat, failure, modelToolProfile } from "@/db/schema";
 import { fingerprintError } from "@/server/engine/failure-fingerprint";
 
 // One list of severities: the engine's (SPEC 3).
@@ -82,8 +82,7 @@ export function failureFilters(workspaceId: string, q: FailureQuery): SQL {
  * One page of failures, newest first, plus the total. Every filter combination starts from an
  * index with workspace_id first (key/tool/time). With a cursor, the page is the rows after (or
  * before) it on (ts desc, id desc) — read from the index where the cursor is, however deep; without
- * one, limit/offset by `page`. The total is a count on the same index (at a fleet's failure rates
- * the failure rows are fewer than daily_key_stat's rows: docs/performance.md).
+ * one, limit/offset by `page`. The total: countFailures.
  */
 export async function listFailures(db: Db, workspaceId: string, q: FailureQuery = {}) {
   const pageSize = Math.min(200, Math.max(1, q.pageSize ?? 50));
@@ -112,10 +111,7 @@ export async function listFailures(db: Db, workspaceId: string, q: FailureQuery 
     : before
       ? db.select(columns).from(failure).where(and(where, sql`(${failure.ts}, ${failure.id}) > ${at(before)}`)).orderBy(asc(failure.ts), asc(failure.id)).limit(pageSize + 1)
       : db.select(columns).from(failure).where(where).orderBy(desc(failure.ts), desc(failure.id)).limit(pageSize + 1).offset((page - 1) * pageSize);
-  const [total, fetched] = await Promise.all([
-    db.select({ total: sql<number>`count(*)::int` }).from(failure).where(where).then(([r]) => r.total),
-    pageRows,
-  ]);
+  const [total, fetched] = await Promise.all([countFailures(db, workspaceId, q, where), pageRows]);
   const more = fetched.length > pageSize;
   const shown = (before ? fetched.slice(0, pageSize).reverse() : fetched.slice(0, pageSize)).map((r): FailureRow => ({ ...r, id: Number(r.id), ts: r.ts.toISOString() }));
   // Older rows exist past the last shown; newer ones before the first (always, after a cursor).
@@ -129,6 +125,25 @@ export async function listFailures(db: Db, workspaceId: string, q: FailureQuery 
     nextCursor: hasOlder && shown.length ? failureCursor(shown[shown.length - 1]) : null,
     prevCursor: hasNewer && shown.length ? failureCursor(shown[0]) : null,
   };
+}
+
+/**
+ * The list's total. Filtered by the window alone (or a tool in it): whole days summed from
+ * daily_key_total, the edge days counted raw — a window's failures at 2M events are ~120k index
+ * entries, its key totals a day's keys per day. Any other filter counts the rows it selects.
+ */
+async function countFailures(db: Db, workspaceId: string, q: FailureQuery, where: SQL): Promise<number> {
+  const rawCount = (w: SQL) => db.select({ total: sql<number>`count(*)::int` }).from(failure).where(w).then(([r]) => Number(r.total));
+  if (q.failureKey || q.fingerprint || q.severity || q.model || q.text) return rawCount(where);
+  const split = splitByDay({ from: q.from, to: q.to });
+  const tool = q.tool ? sql`and tool_name = ${q.tool}` : sql``;
+  const [days, ...edges] = await Promise.all([
+    split.days
+      ? db.execute(sql`select coalesce(sum(failures), 0)::int as n from ${dailyKeyTotal} where workspace_id = ${workspaceId} and failures > 0 ${rollupDays(split.days)} ${tool}`).then((r) => Number(rowsOf<{ n: number }>(r)[0]?.n ?? 0))
+      : Promise.resolve(0),
+    ...split.edges.map((e) => rawCount(failureFilters(workspaceId, { tool: q.tool, from: e.from, to: e.to }))),
+  ]);
+  return days + edges.reduce((a, b) => a + b, 0);
 }
 
 /** Choices for the filters: tool names (from the daily roll-up) and models (from model profiles). */

@@ -325,6 +325,11 @@ describe.each(DATABASE_KINDS)("dashboard queries on %s", (kind) => {
              (array['server_error','timeout','not_found','permission'])[1 + g % 4], 1, now() - (g || ' seconds')::interval,
              's' || (g % 300), 'default', (array['gpt-4o','claude-sonnet-4', null])[1 + g % 3], 'boom ' || g
       from generate_series(1, 100000) g`);
+    // The roll-up ingest keeps beside the failure rows (unfiltered totals read it).
+    await app.db.execute(sql`
+      insert into daily_key_total (workspace_id, day, failure_key, tool_name, failures, last_failure_at)
+      select workspace_id, to_char(ts at time zone 'UTC', 'YYYY-MM-DD'), failure_key, max(tool_name), count(*)::int, max(ts)
+      from failure where workspace_id = ${w} group by 1, 2, 3`);
     await app.db.execute(sql`analyze key_state`);
     await app.db.execute(sql`analyze failure`);
 

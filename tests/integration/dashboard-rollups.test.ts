@@ -257,6 +257,7 @@ describe.each(DATABASE_KINDS)("dashboard roll-ups equal the raw rows on %s", (ki
       const expected = await raw<{ k: string; n: number }>(sql`
         select failure_key as k, count(*)::int as n from failure where workspace_id = ${ws.workspaceId} ${timeSql("ts", w)} group by 1 order by count(*) desc, max(ts) desc, failure_key`);
       expect(top.map((t) => [t.failureKey, t.totalFailures])).toEqual(expected.map((e) => [e.k, Number(e.n)]));
+      expect((await listFailures(app.db, ws.workspaceId, w)).total).toBe(expected.reduce((a, e) => a + Number(e.n), 0));
       const m = await modelMatrix(app.db, ws.workspaceId, 10_000, w);
       const attempts = Object.values(m.cells).flatMap((byKey) => Object.values(byKey)).reduce((a, c) => a + c.attempts, 0);
       const [r] = await raw<{ n: number }>(sql`select count(*)::int as n from event where workspace_id = ${ws.workspaceId} and type = 'tool.result' and failure_key is not null ${timeSql("ts", w)}`);
