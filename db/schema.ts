@@ -640,6 +640,15 @@ export const dailyToolStat = pgTable(
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.toolName, t.failureKey] })],
 );
 
+/** The counters of a key's day, in daily_key_stat (per model) and daily_key_total (all models). */
+const keyDayCounts = () => ({
+  results: integer("results").notNull().default(0),
+  failed: integer("failed").notNull().default(0),
+  lastFailedAt: ts("last_failed_at"),
+  failures: integer("failures").notNull().default(0),
+  lastFailureAt: ts("last_failure_at"),
+});
+
 /**
  * Daily roll-up of tool results per failure key and model (`''` for none), kept in step with the
  * raw rows by the batch (server/ingest/persist.ts) and pruned with them (retention.ts): the Models,
@@ -655,11 +664,7 @@ export const dailyKeyStat = pgTable(
     failureKey: text("failure_key").notNull(),
     model: text("model").notNull().default(""),
     toolName: text("tool_name").notNull(),
-    results: integer("results").notNull().default(0),
-    failed: integer("failed").notNull().default(0),
-    lastFailedAt: ts("last_failed_at"),
-    failures: integer("failures").notNull().default(0),
-    lastFailureAt: ts("last_failure_at"),
+    ...keyDayCounts(),
   },
   (t) => [
     primaryKey({ columns: [t.workspaceId, t.day, t.failureKey, t.model] }),
@@ -682,11 +687,7 @@ export const dailyKeyTotal = pgTable(
     day: text("day").notNull(), // YYYY-MM-DD (UTC)
     failureKey: text("failure_key").notNull(),
     toolName: text("tool_name").notNull(),
-    results: integer("results").notNull().default(0),
-    failed: integer("failed").notNull().default(0),
-    lastFailedAt: ts("last_failed_at"),
-    failures: integer("failures").notNull().default(0),
-    lastFailureAt: ts("last_failure_at"),
+    ...keyDayCounts(),
   },
   (t) => [primaryKey({ columns: [t.workspaceId, t.day, t.failureKey] })],
 );

@@ -590,26 +590,23 @@ const DAILY_NUDGE_STAT_INCREMENT: OnConflict<typeof dailyNudgeStat> = {
   },
 };
 
+/** A key's day counters added to the stored row's (daily_key_stat and daily_key_total alike). */
+const addKeyDayCounts = (t: typeof dailyKeyStat | typeof dailyKeyTotal) => ({
+  results: sql`${t.results} + excluded.results`,
+  failed: sql`${t.failed} + excluded.failed`,
+  lastFailedAt: sql`greatest(${t.lastFailedAt}, excluded.last_failed_at)`,
+  failures: sql`${t.failures} + excluded.failures`,
+  lastFailureAt: sql`greatest(${t.lastFailureAt}, excluded.last_failure_at)`,
+});
+
 const DAILY_KEY_STAT_INCREMENT: OnConflict<typeof dailyKeyStat> = {
   target: [dailyKeyStat.workspaceId, dailyKeyStat.day, dailyKeyStat.failureKey, dailyKeyStat.model],
-  set: {
-    results: sql`${dailyKeyStat.results} + excluded.results`,
-    failed: sql`${dailyKeyStat.failed} + excluded.failed`,
-    lastFailedAt: sql`greatest(${dailyKeyStat.lastFailedAt}, excluded.last_failed_at)`,
-    failures: sql`${dailyKeyStat.failures} + excluded.failures`,
-    lastFailureAt: sql`greatest(${dailyKeyStat.lastFailureAt}, excluded.last_failure_at)`,
-  },
+  set: addKeyDayCounts(dailyKeyStat),
 };
 
 const DAILY_KEY_TOTAL_INCREMENT: OnConflict<typeof dailyKeyTotal> = {
   target: [dailyKeyTotal.workspaceId, dailyKeyTotal.day, dailyKeyTotal.failureKey],
-  set: {
-    results: sql`${dailyKeyTotal.results} + excluded.results`,
-    failed: sql`${dailyKeyTotal.failed} + excluded.failed`,
-    lastFailedAt: sql`greatest(${dailyKeyTotal.lastFailedAt}, excluded.last_failed_at)`,
-    failures: sql`${dailyKeyTotal.failures} + excluded.failures`,
-    lastFailureAt: sql`greatest(${dailyKeyTotal.lastFailureAt}, excluded.last_failure_at)`,
-  },
+  set: addKeyDayCounts(dailyKeyTotal),
 };
 
 const DAILY_PATTERN_STAT_INCREMENT: OnConflict<typeof dailyPatternStat> = {

@@ -5,8 +5,8 @@
  * failure rows of the group (count, min/max ts, max message); its members are the distinct keys,
  * tools, agents and sessions of those rows.
  */
-import { and, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
-import { rowsOf, type Tx } from "@/db/client";
+import { and, eq, lte, sql, type SQL } from "drizzle-orm";
+import { type Tx } from "@/db/client";
 import { dailyFailureGroup, dailyFailureGroupMember, failure } from "@/db/schema";
 import { storableJson } from "@/db/storable";
 
@@ -21,7 +21,6 @@ export interface GroupedFailure {
   sessionId: string;
 }
 
-const DAY_MS = 86_400_000;
 const UTC_DAY = (d: Date) => d.toISOString().slice(0, 10);
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const MEMBER_KINDS = ["key", "tool", "agent", "session"] as const;
@@ -76,44 +75,29 @@ export function failureGroupRollupWrites(workspaceId: string, failures: Iterable
   ];
 }
 
-const CHUNK = 1000;
-
 /**
- * Retention's part: the roll-up rows of days before the cutoff's day are deleted, and the cutoff's
- * own day (part of its failures pruned) is counted again from the failure rows it keeps.
+ * Retention's part, inside its transaction: the roll-up rows of days up to the cutoff's day are
+ * deleted, and the cutoff's own day (part of its failures pruned) is counted again from the failure
+ * rows it keeps, inside the database (a busy day's members are more rows than one statement's
+ * parameters carry).
  */
-export async function pruneFailureGroupRollups(db: Tx, workspaceId: string, cutoff: Date): Promise<number> {
-  const day = UTC_DAY(cutoff);
-  const dayStart = new Date(`${day}T00:00:00.000Z`);
-  const dayEnd = new Date(dayStart.getTime() + DAY_MS);
+export async function pruneFailureGroupRollups(db: Tx, workspaceId: string, cut: { day: string; start: string; end: string }): Promise<number> {
   let n = 0;
   for (const table of [dailyFailureGroup, dailyFailureGroupMember]) {
-    const rows = await db.delete(table).where(and(eq(table.workspaceId, workspaceId), lte(table.day, day))).returning({ w: table.workspaceId });
+    const rows = await db.delete(table).where(and(eq(table.workspaceId, workspaceId), lte(table.day, cut.day))).returning({ w: table.workspaceId });
     n += rows.length;
   }
-  const kept = and(eq(failure.workspaceId, workspaceId), gte(failure.ts, dayStart), lt(failure.ts, dayEnd), sql`${failure.fingerprint} is not null`);
-  const groups = await db
-    .select({
-      fingerprint: sql<string>`${failure.fingerprint}`,
-      failures: sql<number>`count(*)::int`,
-      firstAt: sql<string>`min(${failure.ts})`,
-      lastAt: sql<string>`max(${failure.ts})`,
-      errorMessage: sql<string | null>`max(${failure.errorMessage})`,
-    })
-    .from(failure)
-    .where(kept)
-    .groupBy(failure.fingerprint);
-  const members = rowsOf<{ fingerprint: string; kind: "key" | "tool" | "agent" | "session"; value: string }>(
-    await db.execute(sql`
-      select distinct f.fingerprint, m.kind, m.value
-      from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as m(kind, value)
-      where f.workspace_id = ${workspaceId} and f.ts >= ${dayStart.toISOString()}::timestamptz and f.ts < ${dayEnd.toISOString()}::timestamptz and f.fingerprint is not null`),
-  );
-  for (let i = 0; i < groups.length; i += CHUNK)
-    await db.insert(dailyFailureGroup).values(groups.slice(i, i + CHUNK).map((g) => ({
-      workspaceId, day, fingerprint: g.fingerprint, failures: Number(g.failures), firstAt: new Date(g.firstAt), lastAt: new Date(g.lastAt), errorMessage: g.errorMessage,
-    })));
-  for (let i = 0; i < members.length; i += CHUNK)
-    await db.insert(dailyFailureGroupMember).values(members.slice(i, i + CHUNK).map((m) => ({ workspaceId, day, fingerprint: m.fingerprint, kind: m.kind, value: m.value }))).onConflictDoNothing();
+  const kept = sql`f.workspace_id = ${workspaceId} and f.ts >= ${cut.start}::timestamptz and f.ts < ${cut.end}::timestamptz and f.fingerprint is not null`;
+  await db.execute(sql`
+    insert into ${dailyFailureGroup} (workspace_id, day, fingerprint, failures, first_at, last_at, error_message)
+    select ${workspaceId}, ${cut.day}, f.fingerprint, count(*)::int, min(f.ts), max(f.ts), max(f.error_message)
+    from ${failure} f where ${kept}
+    group by f.fingerprint`);
+  await db.execute(sql`
+    insert into ${dailyFailureGroupMember} (workspace_id, day, fingerprint, kind, value)
+    select distinct ${workspaceId}, ${cut.day}, f.fingerprint, m.kind, m.value
+    from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as m(kind, value)
+    where ${kept}
+    on conflict do nothing`);
   return n;
 }

@@ -115,7 +115,7 @@ async function pruneDailyRollups(db: Tx, workspaceId: string, cutoff: Date): Pro
     .groupBy(sql`1`, sql`2`);
   if (nudgeRows.length)
     await db.insert(dailyNudgeStat).values(nudgeRows.map((r) => ({ workspaceId, day, patternType: r.patternType, model: r.model, nudges: Number(r.nudges), interrupts: Number(r.interrupts), sent: Number(r.sent), effective: Number(r.effective) })));
-  n += await pruneFailureGroupRollups(db, workspaceId, cutoff);
+  n += await pruneFailureGroupRollups(db, workspaceId, { day, start, end });
   return n;
 }
 
