@@ -714,7 +714,8 @@ export const dailyFailureGroup = pgTable(
 /**
  * The distinct failure keys, tools, agents and sessions of a failure group per UTC day (`kind`:
  * 'key' | 'tool' | 'agent' | 'session'): a group's distinct counts and names over a window, read
- * from the primary key's index alone.
+ * from an index alone — the primary key's (by day) for a window of a few days, the group index's
+ * (a group's values of a kind in order, each value's days together) for a longer one.
  */
 export const dailyFailureGroupMember = pgTable(
   "daily_failure_group_member",
@@ -725,7 +726,10 @@ export const dailyFailureGroupMember = pgTable(
     kind: text("kind").$type<"key" | "tool" | "agent" | "session">().notNull(),
     value: text("value").notNull(),
   },
-  (t) => [primaryKey({ name: "daily_failure_group_member_pk", columns: [t.workspaceId, t.day, t.fingerprint, t.kind, t.value] })],
+  (t) => [
+    primaryKey({ name: "daily_failure_group_member_pk", columns: [t.workspaceId, t.day, t.fingerprint, t.kind, t.value] }),
+    index("daily_failure_group_member_group_idx").on(t.workspaceId, t.fingerprint, t.kind, t.value, t.day),
+  ],
 );
 
 /** Daily roll-up of pattern detections (Patterns page), written with the detections and pruned with them. */

@@ -1,7 +1,7 @@
 /** Read-only queries for failure history (the Failures page and a key's failure history). */
 import { and, asc, desc, eq, gte, ilike, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { likeEscape } from "./util";
-import { rollupDays, splitByDay } from "./day-split";
+import { rollupDays, splitByDay, type DaySplit } from "./day-split";
 import { rowsOf, type Db } from "@/db/client";
 import { textArray } from "@/db/sql-arrays";
 import { dailyFailureGroup, dailyFailureGroupMember, dailyKeyTotal, dailyToolStat, failure, modelToolProfile } from "@/db/schema";
@@ -284,10 +284,8 @@ const edgeTime = (e: { from: Date; to: Date }) => sql`and ts >= ${e.from.toISOSt
 
 /**
  * The groups of a window from daily_failure_group (whole days) and the edge days' failure rows,
- * ranked as the raw aggregate ranks them; then the ranked groups' distinct keys, tools, agents and
- * sessions from daily_failure_group_member and the edges' rows — made distinct over the window
- * before they are counted, not summed per day, so a session across midnight counts once;
- * the names in the order of array_agg(distinct), cut to MAX_GROUP_NAMES in the statement.
+ * ranked as the raw aggregate ranks them; then the ranked groups' names and distinct counts
+ * (groupMembers).
  */
 async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: Date; to?: Date }, limit: number): Promise<GroupAggregate[]> {
   const split = splitByDay(window);
@@ -313,30 +311,7 @@ async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: D
       limit ${limit}`),
   );
   if (!ranked.length) return [];
-  const fingerprints = ranked.map((r) => r.fingerprint);
-  const memberParts: SQL[] = [];
-  if (split.days)
-    memberParts.push(sql`
-      select fingerprint, kind, value
-      from ${dailyFailureGroupMember}
-      where workspace_id = ${workspaceId} ${rollupDays(split.days)} and fingerprint = any(${textArray(fingerprints)})`);
-  for (const e of split.edges)
-    memberParts.push(sql`
-      select f.fingerprint, m.kind, m.value
-      from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as m(kind, value)
-      where f.workspace_id = ${workspaceId} and f.fingerprint = any(${textArray(fingerprints)}) ${edgeTime(e)}`);
-  const names = sql.raw(String(MAX_GROUP_NAMES));
-  const members = rowsOf<{ fingerprint: string; tool_names: string[] | null; failure_keys: string[] | null; agents: string[] | null; key_count: number; sessions: number }>(
-    await db.execute(sql`
-      select fingerprint,
-        (array_agg(value order by value) filter (where kind = 'tool'))[1:${names}] as tool_names,
-        (array_agg(value order by value) filter (where kind = 'key'))[1:${names}] as failure_keys,
-        (array_agg(value order by value) filter (where kind = 'agent'))[1:${names}] as agents,
-        (count(*) filter (where kind = 'key'))::int as key_count,
-        (count(*) filter (where kind = 'session'))::int as sessions
-      from (select distinct fingerprint, kind, value from (${sql.join(memberParts, sql` union all `)}) u) m
-      group by fingerprint`),
-  );
+  const members = await groupMembers(db, workspaceId, split, ranked.map((r) => r.fingerprint));
   const byFingerprint = new Map(members.map((m) => [m.fingerprint, m]));
   return ranked.map((r) => {
     const m = byFingerprint.get(r.fingerprint);
@@ -355,6 +330,58 @@ async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: D
   });
 }
 
+/**
+ * The groups' distinct keys, tools, agents and sessions over a window, made distinct over it, not
+ * summed per day (a session across midnight counts once), per group and kind: the whole days'
+ * values from daily_failure_group_member — a window of a few days reads its days' rows (primary
+ * key), a longer one the group's values of the kind in order (daily_failure_group_member_group_idx):
+ * a name list reads its first MAX_GROUP_NAMES values (array_agg(distinct)'s order) and stops, a
+ * count passes over the values once without a sort — and the edge days' values from the failure
+ * rows, added to each (a hashed union) once per group.
+ */
+async function groupMembers(db: Db, workspaceId: string, split: DaySplit, fingerprints: string[]) {
+  const days = split.days ? rollupDays(split.days) : null;
+  const names = sql.raw(String(MAX_GROUP_NAMES));
+  const edges = split.edges.map(
+    (e) => sql`
+      select f.fingerprint, v.kind, v.value
+      from ${failure} f cross join lateral (values ('key', f.failure_key), ('tool', f.tool_name), ('agent', f.agent), ('session', f.session_id)) as v(kind, value)
+      where f.workspace_id = ${workspaceId} and f.fingerprint = any(${textArray(fingerprints)}) ${edgeTime(e)}`,
+  );
+  // The edges' distinct values of each group, one array per kind.
+  const edgeValues = sql`with edge as (
+      select fingerprint,
+        array_agg(value) filter (where kind = 'tool') as tools,
+        array_agg(value) filter (where kind = 'key') as keys,
+        array_agg(value) filter (where kind = 'agent') as agents,
+        array_agg(value) filter (where kind = 'session') as sessions
+      from (select distinct fingerprint, kind, value from (${sql.join(edges, sql` union all `)}) u) e
+      group by fingerprint)`;
+  /** A group's distinct values of a kind over the window (the days' first names alone, when asked). */
+  const values = (kind: "tool" | "key" | "agent" | "session", firstNames: boolean) => {
+    const parts: SQL[] = [];
+    if (days)
+      parts.push(sql`(select distinct value from ${dailyFailureGroupMember}
+        where workspace_id = ${workspaceId} and fingerprint = g.fp and kind = ${kind} ${days}
+        ${firstNames ? sql`order by value limit ${names}` : sql``})`);
+    if (edges.length) parts.push(sql`select unnest(edge.${sql.raw(`${kind}s`)})`);
+    return sql.join(parts, sql` union `);
+  };
+  const nameList = (kind: "tool" | "key" | "agent") => sql`array(select value from (${values(kind, true)}) n(value) order by value limit ${names})`;
+  const count = (kind: "key" | "session") => sql`(select count(*)::int from (${values(kind, false)}) n)`;
+  return rowsOf<{ fingerprint: string; tool_names: string[] | null; failure_keys: string[] | null; agents: string[] | null; key_count: number; sessions: number }>(
+    await db.execute(sql`
+      ${edges.length ? edgeValues : sql``}
+      select g.fp as fingerprint,
+        ${nameList("tool")} as tool_names,
+        ${nameList("key")} as failure_keys,
+        ${nameList("agent")} as agents,
+        ${count("key")} as key_count,
+        ${count("session")} as sessions
+      from unnest(${textArray(fingerprints)}) as g(fp)
+      ${edges.length ? sql`left join edge on edge.fingerprint = g.fp` : sql``}`),
+  );
+}
 
 /** Most points of a sparkline: a window longer than this many days counts several days per point. */
 export const MAX_SPARK_POINTS = 60;

@@ -202,6 +202,35 @@ describe.each(DATABASE_KINDS)("failure-group roll-ups equal the raw failures on 
       for (const [name, w] of windows()) expect(await pageGroups(ws.workspaceId, w, f), `${name} ${JSON.stringify(f)}`).toEqual(await rawGroups(ws.workspaceId, w, f));
   });
 
+  it("a group with more keys, tools and agents than it lists names the first ones of the whole days and the edges together", async () => {
+    const wide = await app.seedWorkspace();
+    // One group; its names alternate between the custom window's front edge (odd), its whole days
+    // (even) and its back edge (every fifth), so the first MAX_GROUP_NAMES come from all three.
+    const parts: Array<[number, (n: number) => boolean]> = [
+      [today - 6 * DAY + 10 * HOUR, (n) => n % 2 === 1],
+      [today - 3 * DAY + 10 * HOUR, (n) => n % 2 === 0],
+      [today - DAY + 2 * HOUR, (n) => n % 5 === 0],
+    ];
+    for (const [base, takes] of parts) {
+      const events: unknown[] = [];
+      for (let n = 0; n < 2 * MAX_GROUP_NAMES; n++) {
+        if (!takes(n)) continue;
+        const name = String(n).padStart(2, "0");
+        // A session per name, and one across all three parts.
+        for (const s of [`wide-${name}`, "wide-all"]) {
+          events.push({ type: "session.start", id: uid(), sessionId: s, agent: `agent-${name}`, ts: new Date(base + n * MIN).toISOString() });
+          events.push(result(s, `tool_${name}`, { path: `/srv/k${name}` }, { success: false, error: MESSAGES[2](0), httpStatus: 502 }, { ts: new Date(base + n * MIN + 1000).toISOString() }));
+        }
+      }
+      await ingestAccepted(app, wide.key, events);
+    }
+    const [group] = (await rawGroups(wide.workspaceId, {})).groups;
+    expect(group.toolNames).toHaveLength(MAX_GROUP_NAMES);
+    expect(group.keyCount).toBeGreaterThan(MAX_GROUP_NAMES);
+    expect(group.agents).toHaveLength(MAX_GROUP_NAMES);
+    await expectPageEqualsRaw(wide.workspaceId);
+  });
+
   it("the migration's fill of existing failures gives the roll-ups the batches kept", async () => {
     const snapshot = async () => ({
       groups: json(await raw(sql`select workspace_id, day, fingerprint, failures, to_json(first_at) as f, to_json(last_at) as l, error_message from daily_failure_group order by 1, 2, 3`)),

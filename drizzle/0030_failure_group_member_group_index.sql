@@ -1,0 +1,1 @@
+CREATE INDEX "daily_failure_group_member_group_idx" ON "daily_failure_group_member" USING btree ("workspace_id","fingerprint","kind","value","day");
