@@ -40,3 +40,19 @@ export function splitByDay(window: { from?: Date; to?: Date }): DaySplit {
 export function rollupDays(days: NonNullable<DaySplit["days"]>): SQL {
   return sql`${days.from ? sql`and day >= ${days.from}` : sql``} ${days.to ? sql`and day < ${days.to}` : sql``}`;
 }
+
+/**
+ * How to count a partial edge day exactly while reading the fewer raw rows: the edge's own raw
+ * rows, or — for an edge that runs to its day's end (a window's first day) when the part of the
+ * day before it is the shorter — the day's roll-up row less the raw rows of that earlier part.
+ */
+export type EdgeRead = { raw: { from: Date; to: Date } } | { day: string; less: { from: Date; to: Date } };
+
+export function edgeRead(edge: { from: Date; to: Date }): EdgeRead {
+  const from = edge.from.getTime();
+  const to = edge.to.getTime();
+  const dayStart = Math.floor(from / DAY_MS) * DAY_MS;
+  const runsToDayEnd = to === dayStart + DAY_MS;
+  if (runsToDayEnd && from - dayStart < to - from) return { day: dayOf(dayStart), less: { from: new Date(dayStart), to: edge.from } };
+  return { raw: edge };
+}

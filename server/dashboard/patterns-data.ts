@@ -6,7 +6,7 @@ import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "driz
 import { clientOf, rowsOf, type Db } from "@/db/client";
 import { pglitePriorityGate } from "@/db/pglite-priority";
 import { textArray } from "@/db/sql-arrays";
-import { rollupDays, splitByDay } from "./day-split";
+import { edgeRead, rollupDays, splitByDay } from "./day-split";
 import { dailyKeyStat, dailyKeyTotal, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
@@ -300,121 +300,184 @@ type KeyTotal = { failureKey: string; attempts: number; failures: number };
 const byFailuresThenAttempts = (a: KeyTotal, b: KeyTotal) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey);
 
 /**
- * A partial edge day of the window, read raw: its totals per key (failure_key, attempts, failures)
- * to rank the keys, and its cells per key and model for the keys shown.
+ * A partial edge day's cells per key and model (failure_key, model, attempts, failures, last), for
+ * every key: read once, both to rank the keys and to fill the shown keys' cells. Its own raw rows
+ * (event_ws_time_idx), or the day's daily_key_stat rows less the raw rows of the day before the
+ * window (edgeRead): the day's last failure is the edge's when it falls inside the edge, and a cell
+ * whose results all fall before the window drops out.
  */
-interface EdgePart {
-  totals: SQL;
-  cells: (keys: readonly string[]) => SQL;
+function edgeCells(workspaceId: string, edge: { from: Date; to: Date }): SQL {
+  const results = (range: { from: Date; to: Date }) => sql`workspace_id = ${workspaceId} and ts >= ${range.from.toISOString()}::timestamptz and ts < ${range.to.toISOString()}::timestamptz
+        and type = 'tool.result' and failure_key is not null`;
+  const read = edgeRead(edge);
+  if ("raw" in read)
+    return sql`
+      select failure_key, ${RAW_MODEL} as model, count(*)::int as attempts, (count(*) filter (where failed))::int as failures, max(ts) filter (where failed) as last
+      from ${event}
+      where ${results(read.raw)}
+      group by 1, 2`;
+  return sql`
+      select failure_key, model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as last from (
+        select failure_key, ${ROLLUP_MODEL} as model, results as attempts, failed as failures,
+          case when last_failed_at >= ${edge.from.toISOString()}::timestamptz then last_failed_at end as last
+        from ${dailyKeyStat}
+        where workspace_id = ${workspaceId} and day = ${read.day} and results > 0
+        union all
+        select failure_key, ${RAW_MODEL} as model, -count(*)::int as attempts, -(count(*) filter (where failed))::int as failures, null::timestamptz as last
+        from ${event}
+        where ${results(read.less)}
+        group by 1, 2
+      ) day_less_before
+      group by 1, 2
+      having sum(attempts) > 0`;
 }
 
-/**
- * The window's top keys. In one statement, only the keys ranked within the top `topKeys` by
- * failures and attempts (ties at the last place included) come back, and the name breaks the ties
- * here as everywhere. On the embedded database each part (a roll-up day, an edge) is its own
- * statement: a 30-day window in one statement held PGlite's only thread for its whole length, and
- * an agent's statement can go between two of these (db/pglite-priority.ts).
- */
-async function topMatrixKeys(db: Db, totals: SQL[], topKeys: number, inTurns: boolean): Promise<string[]> {
-  const perKey = new Map<string, KeyTotal>();
-  const statements = inTurns
-    ? totals.map((part) => sql`select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures from (${part}) r group by failure_key`)
-    : [sql`
-        select "failureKey", attempts, failures from (
-          select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures,
-            rank() over (order by sum(failures) desc, sum(attempts) desc) as place
-          from (${sql.join(totals, sql` union all `)}) r
-          group by failure_key
-        ) ranked where place <= ${topKeys}`];
-  for (const statement of statements) {
-    for (const r of rowsOf<KeyTotal>(await db.execute(statement))) {
-      const t = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
-      t.attempts += Number(r.attempts);
-      t.failures += Number(r.failures);
-      perKey.set(r.failureKey, t);
-    }
-  }
-  return [...perKey.values()].sort(byFailuresThenAttempts).slice(0, topKeys).map((k) => k.failureKey);
-}
+/** The whole days' cells of `keys` per model, from daily_key_stat (daily_key_stat_key_day_idx). */
+const rollupCells = (workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]>, keys: SQL, last = sql`last_failed_at`) => sql`
+      select failure_key, ${ROLLUP_MODEL} as model, results as attempts, failed as failures, ${last} as last
+      from ${dailyKeyStat}
+      where workspace_id = ${workspaceId} and failure_key = any(${keys}) ${rollupDays(days)} and results > 0`;
 
-/** The cells of `parts` per key and model, summed: in one statement, or a statement per part merged here. */
-async function matrixRows(db: Db, parts: SQL[], inTurns: boolean): Promise<MatrixRow[]> {
-  const merged = new Map<string, MatrixRow>();
-  for (const statementParts of inTurns ? parts.map((p) => [p]) : [parts]) {
-    const rows = rowsOf<MatrixRow>(
-      await db.execute(sql`
-        select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
-        from (${sql.join(statementParts, sql` union all `)}) r
-        group by failure_key, model`),
-    );
-    for (const r of rows) {
-      const id = `${r.failureKey}\u0000${r.model}`;
-      const seen = merged.get(id);
-      if (!seen) {
-        merged.set(id, { ...r, attempts: Number(r.attempts), failures: Number(r.failures) });
-        continue;
-      }
-      seen.attempts += Number(r.attempts);
-      seen.failures += Number(r.failures);
-      if (r.lastFailureAt !== null && (seen.lastFailureAt === null || new Date(r.lastFailureAt).getTime() > new Date(seen.lastFailureAt).getTime())) seen.lastFailureAt = r.lastFailureAt;
-    }
-  }
-  return [...merged.values()];
-}
-
-/** The whole days' totals per key, from daily_key_total: a day at a time on the embedded database. */
-async function rollupTotalParts(db: Db, workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]>, inTurns: boolean): Promise<SQL[]> {
-  const totalsOf = (onDays: SQL) => sql`
+/** The whole days' totals per key, from daily_key_total (a row per day and key). */
+const rollupTotals = (workspaceId: string, onDays: SQL) => sql`
       select failure_key, results as attempts, failed as failures
       from ${dailyKeyTotal}
       where workspace_id = ${workspaceId} and results > 0 ${onDays}`;
-  if (!inTurns) return [totalsOf(rollupDays(days))];
-  const [span] = rowsOf<{ first: string | null; last: string | null }>(
-    await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyTotal} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
+
+/**
+ * The window's cells in one statement: the raw rows of its edges read once, in one scan (a CTE) —
+ * an edge read as its day's roll-up less the day's part before the window (edgeRead) adds that day
+ * to the whole days and counts that part's rows negative — then the keys ranked over
+ * daily_key_total's whole days plus the raw cells, and the cells of the keys ranked within the top
+ * `topKeys` by failures and attempts (ties at the last place included; the name breaks them in
+ * `modelMatrixIn`, as everywhere).
+ */
+async function matrixInOneStatement(db: Db, workspaceId: string, topKeys: number, split: ReturnType<typeof splitByDay>): Promise<MatrixRow[]> {
+  let days = split.days;
+  const ranges: Array<{ from: Date; to: Date }> = [];
+  let lessBefore: Date | undefined;
+  for (const e of split.edges) {
+    const read = edgeRead(e);
+    if ("raw" in read) {
+      ranges.push(read.raw);
+      continue;
+    }
+    ranges.push(read.less);
+    lessBefore = e.from;
+    const next = new Date(Date.parse(`${read.day}T00:00:00Z`) + DAY_MS).toISOString().slice(0, 10);
+    days = days ? { ...days, from: read.day } : { from: read.day, to: next };
+  }
+  // The raw ranges in one scan, each row once: a row before the window is taken off its day's roll-up row.
+  const sign = lessBefore ? sql`case when ts < ${lessBefore.toISOString()}::timestamptz then -1 else 1 end` : sql`1`;
+  const inRanges = sql.join(
+    ranges.map((r) => sql`(ts >= ${r.from.toISOString()}::timestamptz and ts < ${r.to.toISOString()}::timestamptz)`),
+    sql` or `,
   );
-  const parts: SQL[] = [];
-  if (span?.first && span.last)
-    for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) parts.push(totalsOf(sql`and day = ${new Date(ms).toISOString().slice(0, 10)}`));
-  return parts;
+  const edgeCellsCte = sql`
+      select failure_key, ${RAW_MODEL} as model, sum(${sign})::int as attempts, coalesce(sum(${sign}) filter (where failed), 0)::int as failures,
+        max(ts) filter (where failed ${lessBefore ? sql`and ts >= ${lessBefore.toISOString()}::timestamptz` : sql``}) as last
+      from ${event}
+      where workspace_id = ${workspaceId} and (${inRanges}) and type = 'tool.result' and failure_key is not null
+      group by 1, 2`;
+  // A day read less its part before the window: its last failure is the window's only when inside it.
+  const last = lessBefore ? sql`case when last_failed_at >= ${lessBefore.toISOString()}::timestamptz then last_failed_at end` : sql`last_failed_at`;
+  const hasRaw = ranges.length > 0;
+  const totals = [...(days ? [rollupTotals(workspaceId, rollupDays(days))] : []), ...(hasRaw ? [sql`select failure_key, attempts, failures from edge_cells`] : [])];
+  const top = sql`array(select failure_key from top_keys)`;
+  const cells = [
+    ...(days ? [rollupCells(workspaceId, days, top, last)] : []),
+    ...(hasRaw ? [sql`select failure_key, model, attempts, failures, last from edge_cells where failure_key = any(${top})`] : []),
+  ];
+  if (!totals.length) return [];
+  const rows = rowsOf<MatrixRow>(
+    await db.execute(sql`
+      with ${hasRaw ? sql`edge_cells as materialized (${edgeCellsCte}),` : sql``}
+      top_keys as (
+        select failure_key from (
+          select failure_key, rank() over (order by sum(failures) desc, sum(attempts) desc) as place
+          from (${sql.join(totals, sql` union all `)}) r
+          group by failure_key
+          having sum(attempts) > 0
+        ) ranked where place <= ${topKeys}
+      )
+      select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
+      from (${sql.join(cells, sql` union all `)}) r
+      group by failure_key, model
+      having sum(attempts) > 0`),
+  );
+  return rows.map((r) => ({ ...r, attempts: Number(r.attempts), failures: Number(r.failures) }));
 }
 
-const ofKeys = (keys: readonly string[]) => sql`and failure_key = any(${textArray(keys)})`;
+/**
+ * The window's cells on the embedded database, a part per statement (db/pglite-priority.ts): a
+ * 30-day window in one statement held PGlite's only thread for its whole length, and an agent's
+ * statement can go between two of these. Each edge's cells are read once, the keys ranked over
+ * daily_key_total a day at a time plus the edges, then the top keys' whole-day cells.
+ */
+async function matrixInTurns(db: Db, workspaceId: string, topKeys: number, split: ReturnType<typeof splitByDay>): Promise<MatrixRow[]> {
+  const days = split.days;
+  const edgeRows: MatrixRow[] = [];
+  for (const e of split.edges)
+    edgeRows.push(
+      ...rowsOf<MatrixRow>(
+        await db.execute(sql`
+          select failure_key as "failureKey", model, attempts, failures, last as "lastFailureAt" from (${edgeCells(workspaceId, e)}) e`),
+      ),
+    );
+  const perKey = new Map<string, KeyTotal>();
+  const addTotal = (failureKey: string, attempts: number, failures: number) => {
+    const t = perKey.get(failureKey) ?? { failureKey, attempts: 0, failures: 0 };
+    t.attempts += attempts;
+    t.failures += failures;
+    perKey.set(failureKey, t);
+  };
+  if (days) {
+    const [span] = rowsOf<{ first: string | null; last: string | null }>(
+      await db.execute(sql`select min(day) as first, max(day) as last from ${dailyKeyTotal} where workspace_id = ${workspaceId} ${rollupDays(days)}`),
+    );
+    if (span?.first && span.last)
+      for (let ms = Date.parse(`${span.first}T00:00:00Z`); ms <= Date.parse(`${span.last}T00:00:00Z`); ms += DAY_MS) {
+        const onDay = rollupTotals(workspaceId, sql`and day = ${new Date(ms).toISOString().slice(0, 10)}`);
+        const rows = rowsOf<KeyTotal>(await db.execute(sql`select failure_key as "failureKey", sum(attempts)::int as attempts, sum(failures)::int as failures from (${onDay}) r group by failure_key`));
+        for (const r of rows) addTotal(r.failureKey, Number(r.attempts), Number(r.failures));
+      }
+  }
+  for (const r of edgeRows) addTotal(r.failureKey, Number(r.attempts), Number(r.failures));
+  const top = new Set([...perKey.values()].sort(byFailuresThenAttempts).slice(0, topKeys).map((k) => k.failureKey));
+  if (!top.size) return [];
+  const merged = new Map<string, MatrixRow>();
+  const add = (r: MatrixRow) => {
+    const id = `${r.failureKey}\u0000${r.model}`;
+    const seen = merged.get(id);
+    if (!seen) {
+      merged.set(id, { ...r, attempts: Number(r.attempts), failures: Number(r.failures) });
+      return;
+    }
+    seen.attempts += Number(r.attempts);
+    seen.failures += Number(r.failures);
+    if (r.lastFailureAt !== null && (seen.lastFailureAt === null || new Date(r.lastFailureAt).getTime() > new Date(seen.lastFailureAt).getTime())) seen.lastFailureAt = r.lastFailureAt;
+  };
+  if (days)
+    for (const r of rowsOf<MatrixRow>(
+      await db.execute(sql`
+        select failure_key as "failureKey", model, sum(attempts)::int as attempts, sum(failures)::int as failures, max(last) as "lastFailureAt"
+        from (${rollupCells(workspaceId, days, textArray([...top]))}) r
+        group by failure_key, model`),
+    ))
+      add(r);
+  for (const r of edgeRows) if (top.has(r.failureKey)) add(r);
+  return [...merged.values()];
+}
 
 async function modelMatrixIn(db: Db, workspaceId: string, topKeys: number, window: { from?: Date; to?: Date }): Promise<ModelMatrix> {
   // Keys ranked over daily_key_total's whole days (a row per day and key), then the shown keys'
-  // cells per model from daily_key_stat (daily_key_stat_key_day_idx); the partial edge days from
-  // the event log (event_ws_time_idx).
+  // cells per model from daily_key_stat (daily_key_stat_key_day_idx); the partial edge days read
+  // once (edgeCells).
   const split = splitByDay(window);
-  const edges: EdgePart[] = split.edges.map((e) => {
-    const inEdge = sql`workspace_id = ${workspaceId} and ts >= ${e.from.toISOString()}::timestamptz and ts < ${e.to.toISOString()}::timestamptz
-        and type = 'tool.result' and failure_key is not null`;
-    return {
-      totals: sql`
-      select failure_key, count(*) as attempts, count(*) filter (where failed) as failures
-      from ${event}
-      where ${inEdge}
-      group by 1`,
-      cells: (keys) => sql`
-      select failure_key, ${RAW_MODEL} as model, count(*) as attempts, count(*) filter (where failed) as failures, max(ts) filter (where failed) as last
-      from ${event}
-      where ${inEdge} ${ofKeys(keys)}
-      group by 1, 2`,
-    };
-  });
-  if (!split.days && !edges.length) return { models: [], keys: [], cells: {} };
+  if (!split.days && !split.edges.length) return { models: [], keys: [], cells: {} };
   const inTurns = Boolean(pglitePriorityGate(clientOf(db)));
-  const days = split.days;
-  const totals = [...(days ? await rollupTotalParts(db, workspaceId, days, inTurns) : []), ...edges.map((e) => e.totals)];
-  const top = totals.length ? await topMatrixKeys(db, totals, topKeys, inTurns) : [];
-  if (!top.length) return { models: [], keys: [], cells: {} };
-  const rollupCells = days
-    ? [sql`
-      select failure_key, case when model = '' then 'unknown' else model end as model, results as attempts, failed as failures, last_failed_at as last
-      from ${dailyKeyStat}
-      where workspace_id = ${workspaceId} ${ofKeys(top)} ${rollupDays(days)} and results > 0`]
-    : [];
-  const rows = await matrixRows(db, [...rollupCells, ...edges.map((e) => e.cells(top))], inTurns);
-  const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
+  const rows = inTurns ? await matrixInTurns(db, workspaceId, topKeys, split) : await matrixInOneStatement(db, workspaceId, topKeys, split);
+  const perKey = new Map<string, KeyTotal>();
   for (const r of rows) {
     const k = perKey.get(r.failureKey) ?? { failureKey: r.failureKey, attempts: 0, failures: 0 };
     k.attempts += Number(r.attempts);
