@@ -311,7 +311,10 @@ async function groupsFromRollups(db: Db, workspaceId: string, window: { from?: D
       limit ${limit}`),
   );
   if (!ranked.length) return [];
-  const members = await groupMembers(db, workspaceId, split, ranked.map((r) => r.fingerprint));
+  // An edge none of the ranked groups has a failure in (by their first and last) adds no member.
+  const spans = ranked.map((r) => [new Date(r.first_seen).getTime(), new Date(r.last_seen).getTime()]);
+  const edges = split.edges.filter((e) => spans.some(([first, last]) => first < e.to.getTime() && last >= e.from.getTime()));
+  const members = await groupMembers(db, workspaceId, { ...split, edges }, ranked.map((r) => r.fingerprint));
   const byFingerprint = new Map(members.map((m) => [m.fingerprint, m]));
   return ranked.map((r) => {
     const m = byFingerprint.get(r.fingerprint);
