@@ -301,10 +301,12 @@ const byFailuresThenAttempts = (a: KeyTotal, b: KeyTotal) => b.failures - a.fail
 
 /**
  * A partial edge day's cells per key and model (failure_key, model, attempts, failures, last), for
- * every key: read once, both to rank the keys and to fill the shown keys' cells. Its own raw rows
- * (event_ws_time_idx), or the day's daily_key_stat rows less the raw rows of the day before the
- * window (edgeRead): the day's last failure is the edge's when it falls inside the edge, and a cell
- * whose results all fall before the window drops out.
+ * every key, as one statement of the embedded database's turns: read once, both to rank the keys
+ * and to fill the shown keys' cells. Its own raw rows (event_ws_time_idx), or the day's
+ * daily_key_stat rows less the raw rows of the day before the window (edgeRead) in the same
+ * statement, so a late batch between turns cannot be taken off a roll-up row read before it. The
+ * day's last failure is the edge's when it falls inside the edge; a cell whose results all fall
+ * before the window drops out.
  */
 function edgeCells(workspaceId: string, edge: { from: Date; to: Date }): SQL {
   const results = (range: { from: Date; to: Date }) => sql`workspace_id = ${workspaceId} and ts >= ${range.from.toISOString()}::timestamptz and ts < ${range.to.toISOString()}::timestamptz
