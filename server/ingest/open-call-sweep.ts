@@ -13,15 +13,19 @@
  *
  * Candidates: calls of the last 24 hours in sessions not ended, that were reported as `tool.call`
  * events, or allowed by guard.check in a session that reports results (a session that only calls
- * guard.check never sends results: its calls are not open calls). Idle sessions need no sweep:
+ * guard.check never sends results: its calls are not open calls). The background sweep reads each
+ * session's calls once they come of age (SweepWatermarks), open sessions a page per statement, so a
+ * pass stays small however busy the day was. Idle sessions need no sweep:
  * status is decided when read (server/engine/session-status.ts), so the next event makes the
  * session active at once.
  */
 import { sql } from "drizzle-orm";
 import { rowsOf, type Db, type Tx } from "@/db/client";
+import { textArray } from "@/db/sql-arrays";
 import { openCallsAt, raiseHungCall, type CallWithoutResult } from "@/server/engine/open-calls";
 import { resolveSettings, settingValues } from "@/server/engine/settings";
 import type { SessionSettingsInput } from "@/server/engine/types";
+import type { WorkspaceConfigs } from "@/server/engine/batch";
 import { queuePendingNudges } from "@/server/services/pending-nudges";
 import { withRetry } from "./index";
 import { loadConfigs } from "@/server/services/config-cache";
@@ -34,7 +38,7 @@ import { loadConfigs } from "@/server/services/config-cache";
 const OPEN_CALL_LOOKBACK_MS = 86_400_000;
 /** The smallest `open_call_seconds` (a positive count): a younger call is never open. */
 const MIN_OPEN_MS = 1000;
-/** Candidate calls read per pass (oldest first); the rest wait for the next pass. */
+/** Candidate calls read per workspace of a page of sessions (oldest first); the rest wait for the next pass. */
 const CANDIDATES_PER_PASS = 2000;
 /** The default interval between passes. */
 const OPEN_CALL_SWEEP_INTERVAL_MS = 10_000;
@@ -55,24 +59,79 @@ interface SessionCandidates {
 
 const tsMs = (v: string | Date) => (v instanceof Date ? v.getTime() : new Date(v).getTime());
 
-/** Calls with no result and not yet marked, old enough to be open under the smallest setting, by session. */
-async function candidateCalls(db: Db, now: number): Promise<SessionCandidates[]> {
-  const since = new Date(now - OPEN_CALL_LOOKBACK_MS).toISOString();
-  const latest = new Date(now - MIN_OPEN_MS).toISOString();
+/**
+ * How far behind its watermark a sweeper reads again: a call whose event arrives late (a client
+ * that sends its events in batches, OTLP traces applied as they settle) is still read.
+ */
+const LATE_CALL_MARGIN_MS = 15 * 60_000;
+/** Open sessions read per statement: on the embedded database a statement holds the server's only thread. */
+const SESSIONS_PER_STATEMENT = 50;
+
+interface OpenSession {
+  workspace_id: string;
+  session_id: string;
+  settings: unknown;
+  /** Whether the session has reported a result: only then are its guard-allowed calls open calls. */
+  reports_results: boolean;
+}
+
+/**
+ * What a sweeper has looked at: per open session, the time up to which its calls were read and found
+ * answered, marked or not open calls (epoch ms). A call is read once its session's
+ * `open_call_seconds` have passed, so a pass reads only the calls that came of age since the last
+ * one instead of the whole day's again. Kept per sweeper in memory: a new process reads the day
+ * once, and the marks in `open_call` keep the raise exactly-once across sweepers.
+ */
+export type SweepWatermarks = Map<string, number>;
+
+const sessionKey = (workspaceId: string, sessionId: string) => `${workspaceId}\u0001${sessionId}`;
+
+/**
+ * The open sessions after `after` (in key order), a page of them, each with whether it reports
+ * results, decided once per session here rather than once per call: the session's behaviour is
+ * json, parsed again for every row that asks.
+ */
+async function openSessionsAfter(db: Db, now: number, after: OpenSession | null): Promise<OpenSession[]> {
+  return rowsOf<OpenSession>(
+    await db.execute(sql`
+      select s.workspace_id, s.session_id, s.settings,
+        exists (
+          select 1 from json_array_elements(case when json_typeof(s.behaviour->'calls') = 'array' then s.behaviour->'calls' else '[]'::json end) k
+          where case json_typeof(k) when 'array' then json_array_length(k) >= 4 when 'object' then k->>'outcome' is not null else false end
+        ) as reports_results
+      from agent_session s
+      where s.ended_at is null and s.clock >= ${now - OPEN_CALL_LOOKBACK_MS}
+        ${after ? sql`and (s.workspace_id, s.session_id) > (${after.workspace_id}, ${after.session_id})` : sql``}
+      order by s.workspace_id, s.session_id
+      limit ${SESSIONS_PER_STATEMENT}`),
+  );
+}
+
+/** A session's calls to read in this pass: those after what was read before, up to the age its `open_call_seconds` makes open. */
+interface CallWindow {
+  session: OpenSession;
+  from: number;
+  to: number;
+}
+
+/**
+ * Calls with no result and not yet marked in the windows (all sessions of one workspace), by
+ * session, and whether every call of the windows was read (false when the statement's limit cut it:
+ * the windows are read again next pass).
+ */
+async function candidateCalls(db: Db, workspaceId: string, windows: CallWindow[]): Promise<{ sessions: SessionCandidates[]; complete: boolean }> {
+  const iso = (ms: number) => new Date(ms).toISOString();
   const rows = rowsOf<CandidateRow>(
     await db.execute(sql`
       select c.workspace_id, c.session_id, c.call_id, c.tool_name, c.ts
-      from agent_session s
-      join event c on c.workspace_id = s.workspace_id and c.session_id = s.session_id
-        and c.type = 'tool.call' and c.ts >= ${since}::timestamptz and c.ts <= ${latest}::timestamptz
-      where s.ended_at is null and s.clock >= ${now - OPEN_CALL_LOOKBACK_MS}
-        and c.call_id is not null and c.tool_name is not null
-        and (
-          c.payload->'guard' is null
-          or (c.payload->'guard'->>'decision' = 'allow' and exists (
-            select 1 from json_array_elements(case when json_typeof(s.behaviour->'calls') = 'array' then s.behaviour->'calls' else '[]'::json end) k
-            where case json_typeof(k) when 'array' then json_array_length(k) >= 4 when 'object' then k->>'outcome' is not null else false end))
-        )
+      from unnest(${textArray(windows.map((w) => w.session.session_id))}, ${textArray(windows.map((w) => iso(w.from)))}::timestamptz[],
+          ${textArray(windows.map((w) => iso(w.to)))}::timestamptz[], ${textArray(windows.map((w) => String(w.session.reports_results)))}::boolean[])
+        as w(session_id, from_ts, to_ts, reports_results)
+      join event c on c.workspace_id = ${workspaceId} and c.session_id = w.session_id and c.type = 'tool.call'
+        and c.ts > w.from_ts and c.ts <= w.to_ts
+        and c.ts > ${iso(Math.min(...windows.map((w) => w.from)))}::timestamptz and c.ts <= ${iso(Math.max(...windows.map((w) => w.to)))}::timestamptz
+      where c.call_id is not null and c.tool_name is not null
+        and (c.payload->'guard' is null or (w.reports_results and c.payload->'guard'->>'decision' = 'allow'))
         and not exists (select 1 from open_call o where o.workspace_id = c.workspace_id and o.session_id = c.session_id and o.call_id = c.call_id)
         and not exists (select 1 from event r where r.workspace_id = c.workspace_id and r.session_id = c.session_id and r.call_id = c.call_id and r.type = 'tool.result' and r.ts >= c.ts)
       order by c.ts
@@ -80,18 +139,24 @@ async function candidateCalls(db: Db, now: number): Promise<SessionCandidates[]>
   );
   const bySession = new Map<string, SessionCandidates>();
   for (const r of rows) {
-    const key = JSON.stringify([r.workspace_id, r.session_id]);
-    let s = bySession.get(key);
-    if (!s) bySession.set(key, (s = { workspaceId: r.workspace_id, sessionId: r.session_id, calls: [] }));
+    let s = bySession.get(r.session_id);
+    if (!s) bySession.set(r.session_id, (s = { workspaceId: r.workspace_id, sessionId: r.session_id, calls: [] }));
     // A call id sent twice (two events) is one call: the first time counts.
     if (!s.calls.some((c) => c.callId === r.call_id)) s.calls.push({ callId: r.call_id, toolName: r.tool_name, since: tsMs(r.ts) });
   }
   // One lock order across instances.
-  return [...bySession.values()].sort((a, b) => (a.workspaceId + "\u0001" + a.sessionId < b.workspaceId + "\u0001" + b.sessionId ? -1 : 1));
+  const sessions = [...bySession.values()].sort((a, b) => (a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0));
+  return { sessions, complete: rows.length < CANDIDATES_PER_PASS };
 }
 
-/** Claims one session and raises its open calls. Returns the call ids this caller raised. */
-async function sweepSession(db: Db, c: SessionCandidates, now: number): Promise<string[]> {
+/** A session's settings as its own, its workspace's and its organization's resolve them. */
+const sessionSettings = (own: unknown, configs: WorkspaceConfigs) => settingValues(resolveSettings(own as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings));
+
+/**
+ * Claims one session and raises its open calls. Returns the call ids this caller raised, or null
+ * when the session was not claimed (another holds it, or it ended): its calls wait for the next pass.
+ */
+async function sweepSession(db: Db, c: SessionCandidates, now: number): Promise<string[] | null> {
   return withRetry(() =>
     db.transaction(async (tx) => {
       const [row] = rowsOf<{ settings: unknown; model: string | null }>(
@@ -100,9 +165,9 @@ async function sweepSession(db: Db, c: SessionCandidates, now: number): Promise<
           where workspace_id = ${c.workspaceId} and session_id = ${c.sessionId} and ended_at is null
           for update skip locked`),
       );
-      if (!row) return [];
+      if (!row) return null;
       const configs = await loadConfigs(tx, c.workspaceId, db);
-      const settings = settingValues(resolveSettings(row.settings as SessionSettingsInput, configs.workspaceDoc.settings, configs.orgDoc.settings));
+      const settings = sessionSettings(row.settings, configs);
       const open = openCallsAt(c.calls, settings.openCallSeconds, now);
       if (!open.length) return [];
       const marked = await markOpenCalls(tx, c, open, now);
@@ -201,17 +266,51 @@ export interface SweepResult {
   forgotten: number;
 }
 
-/** One pass: raise every call that is open now and not raised yet, then forget closed ones. */
-export async function sweepOpenCalls(db: Db, now = Date.now()): Promise<SweepResult> {
+/**
+ * One pass: raise every call that is open now and not raised yet, then forget closed ones. With
+ * `watermarks` (the background sweep's), only the calls that came of age since the last pass are
+ * read; without, every call of the lookback.
+ */
+export async function sweepOpenCalls(db: Db, now = Date.now(), watermarks?: SweepWatermarks): Promise<SweepResult> {
   const raised: string[] = [];
-  for (const c of await candidateCalls(db, now)) {
-    try {
-      for (const id of await sweepSession(db, c, now)) raised.push(`${c.sessionId}/${id}`);
-    } catch (err) {
-      // One session must not stop the others: its calls stay unmarked and are tried next pass.
-      console.error(`[vigil] open-call sweep of session ${c.sessionId} failed:`, err);
+  const seen = new Set<string>();
+  // Sessions a page at a time, in key order (one lock order across instances), each page's calls
+  // per workspace: no statement reads more than a page of sessions' calls.
+  for (let page = await openSessionsAfter(db, now, null); page.length > 0; page = await openSessionsAfter(db, now, page[page.length - 1])) {
+    const byWorkspace = new Map<string, OpenSession[]>();
+    for (const s of page) byWorkspace.set(s.workspace_id, [...(byWorkspace.get(s.workspace_id) ?? []), s]);
+    for (const [workspaceId, sessions] of byWorkspace) {
+      const configs = await loadConfigs(db as unknown as Tx, workspaceId, db);
+      const windows: CallWindow[] = [];
+      for (const session of sessions) {
+        const key = sessionKey(workspaceId, session.session_id);
+        seen.add(key);
+        const read = watermarks?.get(key);
+        const from = read === undefined ? now - OPEN_CALL_LOOKBACK_MS : Math.max(now - OPEN_CALL_LOOKBACK_MS, read - LATE_CALL_MARGIN_MS);
+        // A call younger than MIN_OPEN_MS is never open; one younger than the setting is read in a later pass.
+        const to = now - Math.max(MIN_OPEN_MS, sessionSettings(session.settings, configs).openCallSeconds * 1000);
+        if (to > from) windows.push({ session, from, to });
+      }
+      if (!windows.length) continue;
+      const { sessions: candidates, complete } = await candidateCalls(db, workspaceId, windows);
+      const waiting = new Set<string>();
+      for (const c of candidates) {
+        try {
+          const ids = await sweepSession(db, c, now);
+          if (ids === null) waiting.add(c.sessionId);
+          else for (const id of ids) raised.push(`${c.sessionId}/${id}`);
+        } catch (err) {
+          // One session must not stop the others: its calls stay unmarked and are tried next pass.
+          waiting.add(c.sessionId);
+          console.error(`[vigil] open-call sweep of session ${c.sessionId} failed:`, err);
+        }
+      }
+      if (watermarks && complete) for (const w of windows) if (!waiting.has(w.session.session_id)) watermarks.set(sessionKey(workspaceId, w.session.session_id), w.to);
     }
+    if (page.length < SESSIONS_PER_STATEMENT) break;
   }
+  // Sessions that ended or went quiet for the lookback are no longer read.
+  if (watermarks) for (const key of watermarks.keys()) if (!seen.has(key)) watermarks.delete(key);
   const forgotten = await forgetClosedCalls(db);
   return { raised, forgotten };
 }
@@ -220,11 +319,12 @@ export async function sweepOpenCalls(db: Db, now = Date.now()): Promise<SweepRes
 export function startOpenCallSweep(db: Db, intervalMs = OPEN_CALL_SWEEP_INTERVAL_MS): () => void {
   let stopped = false;
   let running = false;
+  const watermarks: SweepWatermarks = new Map();
   const tick = async () => {
     if (running || stopped) return;
     running = true;
     try {
-      await sweepOpenCalls(db);
+      await sweepOpenCalls(db, Date.now(), watermarks);
     } catch (err) {
       console.error("[vigil] open-call sweep failed:", err);
     } finally {

@@ -10,7 +10,7 @@ import { DATABASE_KINDS } from "../support/databases";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { uid } from "../support/agent";
 import { dailyNudgeStat, nudge, openCall, patternDetection, pendingNudge } from "@/db/schema";
-import { startOpenCallSweep, sweepOpenCalls } from "@/server/ingest/open-call-sweep";
+import { startOpenCallSweep, sweepOpenCalls, type SweepWatermarks } from "@/server/ingest/open-call-sweep";
 
 const MIN = 60_000;
 
@@ -143,10 +143,11 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
         await released;
       });
       await isLocked;
-      expect((await sweepOpenCalls(app.db)).raised).not.toContain(`${s}/held`);
+      const watermarks: SweepWatermarks = new Map();
+      expect((await sweepOpenCalls(app.db, Date.now(), watermarks)).raised).not.toContain(`${s}/held`);
       release();
       await holder;
-      expect((await sweepOpenCalls(app.db)).raised).toContain(`${s}/held`);
+      expect((await sweepOpenCalls(app.db, Date.now(), watermarks)).raised).toContain(`${s}/held`);
     }
   });
 
@@ -162,6 +163,61 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
     const raised = (await sweepOpenCalls(app.db, Date.now() + 11 * MIN)).raised;
     expect(raised.filter((r) => r.startsWith(guardOnly))).toEqual([]);
     expect(raised.filter((r) => r.startsWith(reporting))).toEqual([`${reporting}/r2`]);
+  });
+
+  it("a pass sweeps every open session, page after page of sessions, in every workspace", async () => {
+    const many = await app.seedWorkspace();
+    const other = await app.seedWorkspace();
+    const t0 = Date.now() - 20 * MIN;
+    // More open sessions than a page (the sweep reads 50 sessions per statement), each with one call left open.
+    const sessions = Array.from({ length: 120 }, (_, i) => `page-${String(i).padStart(3, "0")}-${uid("s")}`);
+    for (let i = 0; i < sessions.length; i += 40)
+      await ingestAccepted(app, many.key, sessions.slice(i, i + 40).map((s) => callEv(s, "c1", "deploy", t0)));
+    const lone = uid("s");
+    await ingestAccepted(app, other.key, [callEv(lone, "c1", "deploy", t0)]);
+
+    const raised = new Set((await sweepOpenCalls(app.db, Date.now() + 11 * MIN)).raised);
+    expect(sessions.filter((s) => !raised.has(`${s}/c1`))).toEqual([]);
+    expect(raised.has(`${lone}/c1`)).toBe(true);
+    expect((await sweepOpenCalls(app.db, Date.now() + 12 * MIN)).raised.filter((r) => r.startsWith("page-") || r.startsWith(lone))).toEqual([]);
+  });
+
+  it("the background sweep reads a call once it comes of age: a younger call waits for a later pass, one that arrives late is still read", async () => {
+    const ws = await app.seedWorkspace();
+    const quiet = uid("s");
+    const busy = uid("s");
+    const watermarks: SweepWatermarks = new Map();
+    const now = Date.now();
+    const of = (s: string, r: { raised: string[] }) => r.raised.filter((x) => x.startsWith(`${s}/`)).sort();
+    await ingestAccepted(app, ws.key, [callEv(quiet, "old", "deploy", now - 25 * MIN), callEv(busy, "young", "deploy", now - 2 * MIN)]);
+    const first = await sweepOpenCalls(app.db, now, watermarks);
+    expect([of(quiet, first), of(busy, first)]).toEqual([[`${quiet}/old`], []]);
+    // Sent after that pass, and older than the time it read up to (open_call_seconds is 10 minutes).
+    await ingestAccepted(app, ws.key, [callEv(quiet, "late", "deploy", now - 12 * MIN)]);
+    const second = await sweepOpenCalls(app.db, now + 9 * MIN, watermarks);
+    expect([of(quiet, second), of(busy, second)]).toEqual([[`${quiet}/late`], [`${busy}/young`]]);
+    const third = await sweepOpenCalls(app.db, now + 10 * MIN, watermarks);
+    expect([of(quiet, third), of(busy, third)]).toEqual([[], []]);
+
+    if (kind === "postgres") {
+      // A session held by a request when the pass came keeps its place: the next pass reads its calls, however old.
+      const held = uid("s");
+      await ingestAccepted(app, ws.key, [callEv(held, "h", "deploy", now - 3 * 3_600_000)]);
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const holder = app.db.transaction(async (tx) => {
+        await tx.execute(sql`select 1 from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${held} for update`);
+        locked();
+        await released;
+      });
+      await isLocked;
+      expect(of(held, await sweepOpenCalls(app.db, now + 11 * MIN, watermarks))).toEqual([]);
+      release();
+      await holder;
+      expect(of(held, await sweepOpenCalls(app.db, now + 12 * MIN, watermarks))).toEqual([`${held}/h`]);
+    }
   });
 
   it("an ended session's calls are not open", async () => {
