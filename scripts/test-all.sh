@@ -26,7 +26,8 @@ VIGIL_TEST_DATABASES=citus VIGIL_CITUS_BUILD="${VIGIL_CITUS_BUILD:-../shared/ven
   npx vitest run --project integration tests/integration/agent-api.test.ts tests/integration/dashboard-queries.test.ts \
     tests/integration/guard-hot-path.test.ts tests/integration/effective-state.test.ts tests/integration/partitions.test.ts \
     tests/integration/session-upgrade.test.ts tests/integration/model-profile-upgrade.test.ts tests/integration/session-behaviour-json-upgrade.test.ts \
-    tests/integration/policy-count-indexes.test.ts tests/citus/
+    tests/integration/policy-count-indexes.test.ts tests/integration/open-calls.test.ts tests/integration/models-edge-days.test.ts \
+    tests/integration/failure-group-rollup.test.ts tests/integration/key-total-rollup.test.ts tests/citus/
 
 step "build"
 node node_modules/next/dist/bin/next build
