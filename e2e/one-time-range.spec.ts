@@ -106,10 +106,26 @@ test.describe("one time range", () => {
     // Typed text applies after a pause, without Enter.
     await page.getByRole("searchbox", { name: "Search failures by error text" }).fill("503");
     await expect(page).toHaveURL(/[?&]q=503\b/);
+    // A closed select stepped through with the arrow keys applies where it stops, once (each key
+    // press is a change: applied at once, every step would load the page and add a history entry).
+    await page.goto(`/w/${slug}/failures?view=list&range=30d`);
+    const toolSelect = page.getByLabel("Tool", { exact: true });
+    const toolValues = await toolSelect.locator("option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const steps = Math.min(3, toolValues.length - 1);
+    expect(steps).toBeGreaterThan(1);
+    const historyBefore = await page.evaluate(() => history.length);
+    await toolSelect.focus();
+    for (let i = 0; i < steps; i++) await page.keyboard.press("ArrowDown");
+    await expect.poll(() => new URL(page.url()).searchParams.get("tool")).toBe(toolValues[steps]);
+    await page.waitForTimeout(1000);
+    expect(await page.evaluate(() => history.length)).toBe(historyBefore + 1);
+    await expect(toolSelect).toHaveValue(toolValues[steps]);
 
     // A deep link's range wins over the remembered one, and is remembered in turn.
     await page.goto(`/w/${slug}/tools?range=all`);
     await expect(pickedRange(page)).toHaveText("All");
+    // The page remembers its window once it runs in the browser (not with its first HTML).
+    await expect.poll(async () => decodeURIComponent((await page.context().cookies()).find((c) => c.name === "vigil_range")?.value ?? "")).toBe("range=all");
     await page.goto(`/w/${slug}/sessions`);
     await expect(pickedRange(page)).toHaveText("All");
     await page.goto(`/w/${slug}/overview?range=24h`);

@@ -1,9 +1,11 @@
 "use client";
 
 /**
- * Filter toolbars that apply as they are picked: a select or checkbox changes the URL at once, a
- * text or date field after a short pause or on Enter. The URL is pushed (back and forward step
- * through filters); without JavaScript the GET form still submits on Enter.
+ * Filter toolbars that apply as they are picked: a select picked with the pointer or a checkbox
+ * changes the URL at once; a text or date field, and a closed select stepped through with the arrow
+ * keys (each key is a change), after a short pause, on Enter or on leaving the field. The URL is
+ * pushed (back and forward step through filters); without JavaScript the GET form still submits on
+ * Enter.
  */
 import { useRouter, useSearchParams } from "next/navigation";
 import { useEffect, useRef, type CSSProperties, type FormEvent, type KeyboardEvent, type ReactNode } from "react";
@@ -12,6 +14,9 @@ import { ButtonLink } from "@/components/form";
 const TEXT_FILTER_DELAY_MS = 600;
 
 const TYPED = new Set(["text", "search", "date", "number", "email", "url"]);
+
+/** Keys that change a closed select's value where they are pressed: arrows, paging, and type-ahead letters. */
+const STEP_KEYS = /^(?:Arrow(?:Up|Down|Left|Right)|Home|End|PageUp|PageDown|.)$/u;
 
 /** The form's fields as a query string, empty values left out. */
 function filterQuery(form: HTMLFormElement): string {
@@ -39,6 +44,8 @@ export function FilterForm({
   const current = useSearchParams().toString();
   const form = useRef<HTMLFormElement>(null);
   const timer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  // The select a key other than Enter went to last: its next change is a step, not a pick.
+  const keyedSelect = useRef<EventTarget | null>(null);
   const pushed = useRef(current);
   // The fields are uncontrolled: whenever the URL is not the one this form pushed (Clear, back and
   // forward, or this page shown again from the router's history) they are set to show it; a field
@@ -74,16 +81,24 @@ export function FilterForm({
   };
   const onChange = (e: FormEvent<HTMLFormElement>) => {
     const t = e.target as HTMLInputElement;
-    if (t.tagName === "INPUT" && TYPED.has(t.type)) {
+    const stepped = t.tagName === "SELECT" && keyedSelect.current === t;
+    keyedSelect.current = null;
+    if ((t.tagName === "INPUT" && TYPED.has(t.type)) || stepped) {
       if (timer.current) clearTimeout(timer.current);
       timer.current = setTimeout(apply, TEXT_FILTER_DELAY_MS);
     } else apply();
   };
   const onKeyDown = (e: KeyboardEvent<HTMLFormElement>) => {
-    if (e.key === "Enter" && (e.target as HTMLElement).tagName === "INPUT") {
+    const tag = (e.target as HTMLElement).tagName;
+    if (e.key === "Enter" && (tag === "INPUT" || tag === "SELECT")) {
       e.preventDefault();
       apply();
-    }
+    } else if (tag === "SELECT" && STEP_KEYS.test(e.key)) keyedSelect.current = e.target;
+  };
+  // Leaving a field applies what it was left at.
+  const onBlur = () => {
+    keyedSelect.current = null;
+    if (timer.current) apply();
   };
   return (
     <form
@@ -96,6 +111,7 @@ export function FilterForm({
       aria-label={label}
       onChange={onChange}
       onKeyDown={onKeyDown}
+      onBlur={onBlur}
       onSubmit={(e) => {
         e.preventDefault();
         apply();
