@@ -61,9 +61,10 @@ const tsMs = (v: string | Date) => (v instanceof Date ? v.getTime() : new Date(v
 
 /**
  * How far behind its watermark a sweeper reads again: a call whose event arrives late (a client
- * that sends its events in batches, OTLP traces applied as they settle) is still read.
+ * that sends its events in batches, OTLP traces applied as they settle) is still read. Every pass
+ * reads it again, so it is kept to minutes: a pass reads this much of a busy fleet's calls.
  */
-const LATE_CALL_MARGIN_MS = 15 * 60_000;
+const LATE_CALL_MARGIN_MS = 5 * 60_000;
 /** Open sessions read per statement: on the embedded database a statement holds the server's only thread. */
 const SESSIONS_PER_STATEMENT = 50;
 
