@@ -15,7 +15,7 @@ import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
 import { rowsOf } from "@/db/client";
 import { getTopFailingKeys } from "@/server/dashboard/overview";
-import { modelMatrix } from "@/server/dashboard/patterns-data";
+import { pageModelMatrix, rawModelMatrix, windowTimeSql, type Window } from "../support/models-matrix-reference";
 import { pruneWorkspace } from "@/server/services/retention";
 
 const DAY = 86_400_000;
@@ -34,8 +34,6 @@ const HOSTS: Array<[host: string, calls: number, failures: number]> = [
   ["t2.example.com", 5, 2],
 ];
 
-type Window = { from?: Date; to?: Date };
-type Cell = { k: string; m: string; a: number; f: number; last: string | Date | null };
 
 describe.each(DATABASE_KINDS)("daily_key_total equals daily_key_stat summed over models on %s", (kind) => {
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
@@ -84,7 +82,6 @@ describe.each(DATABASE_KINDS)("daily_key_total equals daily_key_stat summed over
   });
 
   const raw = async <T,>(q: ReturnType<typeof sql>) => rowsOf<T>(await app.db.execute(q));
-  const timeSql = (w: Window) => sql.raw(`${w.from ? `and ts >= '${w.from.toISOString()}'::timestamptz` : ""} ${w.to ? `and ts < '${w.to.toISOString()}'::timestamptz` : ""}`);
 
   const totals = async () =>
     (await raw<Record<string, unknown>>(sql`
@@ -96,33 +93,20 @@ describe.each(DATABASE_KINDS)("daily_key_total equals daily_key_stat summed over
         max(last_failed_at) as last_failed_at, sum(failures)::int as failures, max(last_failure_at) as last_failure_at
       from daily_key_stat group by 1, 2, 3 order by 1, 2, 3`)).map((r) => JSON.stringify(r));
 
-  /** Models with a range as the raw events define it: keys by failures, attempts, name; the top keys' cells. */
-  async function rawMatrix(w: Window, topKeys: number) {
-    const rows = await raw<Cell>(sql`
-      select failure_key as k, coalesce(model, 'unknown') as m, count(*)::int as a, (count(*) filter (where failed))::int as f, max(ts) filter (where failed) as last
-      from event where workspace_id = ${ws.workspaceId} and type = 'tool.result' and failure_key is not null ${timeSql(w)}
-      group by 1, 2`);
-    const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
-    for (const r of rows) {
-      const k = perKey.get(r.k) ?? { failureKey: r.k, attempts: 0, failures: 0 };
-      k.attempts += Number(r.a);
-      k.failures += Number(r.f);
-      perKey.set(r.k, k);
-    }
-    const keys = [...perKey.values()].sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey)).slice(0, topKeys);
-    const shown = new Set(keys.map((k) => k.failureKey));
-    return { keys, cells: normCells(rows.filter((r) => shown.has(r.k))) };
-  }
-  const normCells = (rows: Cell[]) => rows.map((r) => `${r.k}|${r.m}|${Number(r.a)}|${Number(r.f)}|${r.last ? new Date(r.last).toISOString() : null}`).sort();
+  /** Models with a range as the raw events define it, and as the page reads it: keys and cells. */
+  const rawMatrix = async (w: Window, topKeys: number) => {
+    const { keys, cells } = await rawModelMatrix(app.db, ws.workspaceId, w, topKeys);
+    return { keys, cells };
+  };
   const pageMatrix = async (w: Window, topKeys: number) => {
-    const m = await modelMatrix(app.db, ws.workspaceId, topKeys, w);
-    return { keys: m.keys, cells: normCells(Object.entries(m.cells).flatMap(([model, byKey]) => Object.entries(byKey).map(([k, c]) => ({ k, m: model, a: c.attempts, f: c.failures, last: c.lastFailureAt })))) };
+    const { keys, cells } = await pageModelMatrix(app.db, ws.workspaceId, w, topKeys);
+    return { keys, cells };
   };
 
   /** Overview's top keys as the failure rows define them: by count, last failure, name. */
   async function rawTopKeys(w: Window, limit: number) {
     const rows = await raw<{ k: string; t: string; n: number; last: string | Date }>(sql`
-      select failure_key as k, tool_name as t, count(*)::int as n, max(ts) as last from failure where workspace_id = ${ws.workspaceId} ${timeSql(w)} group by 1, 2`);
+      select failure_key as k, tool_name as t, count(*)::int as n, max(ts) as last from failure where workspace_id = ${ws.workspaceId} ${windowTimeSql(w)} group by 1, 2`);
     return rows
       .map((r) => ({ k: r.k, t: r.t, n: Number(r.n), last: new Date(r.last) }))
       .sort((a, b) => b.n - a.n || b.last.getTime() - a.last.getTime() || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))

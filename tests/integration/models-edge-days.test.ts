@@ -13,8 +13,8 @@ import { DATABASE_KINDS } from "../support/databases";
 import type { TestApp } from "../support/app";
 import { ingestAccepted, useTestApp } from "../support/use-test-app";
 import { result, uid } from "../support/agent";
-import { rowsOf, type Db } from "@/db/client";
-import { modelMatrix } from "@/server/dashboard/patterns-data";
+import type { Db } from "@/db/client";
+import { pageModelMatrix, rawModelMatrix, type Window } from "../support/models-matrix-reference";
 import { edgeRead, splitByDay } from "@/server/dashboard/day-split";
 
 const DAY = 86_400_000;
@@ -35,8 +35,6 @@ const HOSTS: Array<[host: string, calls: Array<[hour: number, failed: boolean]>]
   ["t1.example.com", [[11, true], [18, false]]],
 ];
 
-type Window = { from?: Date; to?: Date };
-type Cell = { k: string; m: string; a: number; f: number; last: string | Date | null };
 
 describe.each(DATABASE_KINDS)("the Models matrix's partial first day, read raw or as its roll-up less the part before the window, on %s", (kind) => {
   let ws: Awaited<ReturnType<TestApp["seedWorkspace"]>>;
@@ -88,36 +86,8 @@ describe.each(DATABASE_KINDS)("the Models matrix's partial first day, read raw o
     }
   });
 
-  const timeSql = (w: Window) => sql.raw(`${w.from ? `and ts >= '${w.from.toISOString()}'::timestamptz` : ""} ${w.to ? `and ts < '${w.to.toISOString()}'::timestamptz` : ""}`);
-  const normCells = (rows: Cell[]) => rows.map((r) => `${r.k}|${r.m}|${Number(r.a)}|${Number(r.f)}|${r.last ? new Date(r.last).toISOString() : null}`).sort();
-
-  /** The matrix as the raw events define it: keys by failures, attempts, name; the top keys' cells; models by their shown attempts. */
-  async function rawMatrix(w: Window, topKeys: number) {
-    const rows = rowsOf<Cell>(
-      await app.db.execute(sql`
-        select failure_key as k, coalesce(model, 'unknown') as m, count(*)::int as a, (count(*) filter (where failed))::int as f, max(ts) filter (where failed) as last
-        from event where workspace_id = ${ws.workspaceId} and type = 'tool.result' and failure_key is not null ${timeSql(w)}
-        group by 1, 2`),
-    );
-    const perKey = new Map<string, { failureKey: string; attempts: number; failures: number }>();
-    for (const r of rows) {
-      const k = perKey.get(r.k) ?? { failureKey: r.k, attempts: 0, failures: 0 };
-      k.attempts += Number(r.a);
-      k.failures += Number(r.f);
-      perKey.set(r.k, k);
-    }
-    const keys = [...perKey.values()].sort((a, b) => b.failures - a.failures || b.attempts - a.attempts || a.failureKey.localeCompare(b.failureKey)).slice(0, topKeys);
-    const shown = rows.filter((r) => keys.some((k) => k.failureKey === r.k));
-    const modelAttempts = new Map<string, number>();
-    for (const r of shown) modelAttempts.set(r.m, (modelAttempts.get(r.m) ?? 0) + Number(r.a));
-    const models = [...modelAttempts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([m]) => m);
-    return { models, keys, cells: normCells(shown) };
-  }
-  const pageMatrix = async (db: Db, w: Window, topKeys: number) => {
-    const m = await modelMatrix(db, ws.workspaceId, topKeys, w);
-    const cells = Object.entries(m.cells).flatMap(([model, byKey]) => Object.entries(byKey).map(([k, c]) => ({ k, m: model, a: c.attempts, f: c.failures, last: c.lastFailureAt })));
-    return { models: m.models, keys: m.keys, cells: normCells(cells) };
-  };
+  const rawMatrix = (w: Window, topKeys: number) => rawModelMatrix(app.db, ws.workspaceId, w, topKeys);
+  const pageMatrix = (db: Db, w: Window, topKeys: number) => pageModelMatrix(db, ws.workspaceId, w, topKeys);
 
   it("the windows under test read a first day both ways, with and without whole days", () => {
     const reads = windows.slice(0, 7).map(([, w]) => splitByDay(w).edges.map((e) => ("raw" in edgeRead(e) ? "raw" : "less")));

@@ -27,6 +27,23 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body.result!.data;
   };
+  /** A request holding a session's row until the returned function is called (and awaited). */
+  const holdSessionRow = async (workspaceId: string, sessionId: string): Promise<() => Promise<void>> => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const isLocked = new Promise<void>((r) => (locked = r));
+    const holder = app.db.transaction(async (tx) => {
+      await tx.execute(sql`select 1 from agent_session where workspace_id = ${workspaceId} and session_id = ${sessionId} for update`);
+      locked();
+      await released;
+    });
+    await isLocked;
+    return async () => {
+      release();
+      await holder;
+    };
+  };
   const hung = (effects: any[]) => effects.filter((e) => e.patternType === "hung_call");
   const iso = (ms: number) => new Date(ms).toISOString();
   const callEv = (sessionId: string, callId: string, toolName: string, ts: number) => ({ type: "tool.call", id: uid(), sessionId, callId, toolName, args: { n: callId }, ts: iso(ts) });
@@ -133,20 +150,10 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
       // A request holding the session's row: the sweep skips it (SKIP LOCKED) instead of waiting.
       const s = uid("s");
       await ingestAccepted(app, ws.key, [callEv(s, "held", "deploy", t0), callEv(s, "ok", "read_file", t0), resultEv(s, "ok", "read_file", t0 + 1)]);
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = app.db.transaction(async (tx) => {
-        await tx.execute(sql`select 1 from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${s} for update`);
-        locked();
-        await released;
-      });
-      await isLocked;
+      const release = await holdSessionRow(ws.workspaceId, s);
       const watermarks: SweepWatermarks = new Map();
       expect((await sweepOpenCalls(app.db, Date.now(), watermarks)).raised).not.toContain(`${s}/held`);
-      release();
-      await holder;
+      await release();
       expect((await sweepOpenCalls(app.db, Date.now(), watermarks)).raised).toContain(`${s}/held`);
     }
   });
@@ -203,19 +210,9 @@ describe.each(DATABASE_KINDS)("open calls and idle sessions on %s", (kind) => {
       // A session held by a request when the pass came keeps its place: the next pass reads its calls, however old.
       const held = uid("s");
       await ingestAccepted(app, ws.key, [callEv(held, "h", "deploy", now - 3 * 3_600_000)]);
-      let release!: () => void;
-      const released = new Promise<void>((r) => (release = r));
-      let locked!: () => void;
-      const isLocked = new Promise<void>((r) => (locked = r));
-      const holder = app.db.transaction(async (tx) => {
-        await tx.execute(sql`select 1 from agent_session where workspace_id = ${ws.workspaceId} and session_id = ${held} for update`);
-        locked();
-        await released;
-      });
-      await isLocked;
+      const release = await holdSessionRow(ws.workspaceId, held);
       expect(of(held, await sweepOpenCalls(app.db, now + 11 * MIN, watermarks))).toEqual([]);
-      release();
-      await holder;
+      await release();
       expect(of(held, await sweepOpenCalls(app.db, now + 12 * MIN, watermarks))).toEqual([`${held}/h`]);
     }
   });
