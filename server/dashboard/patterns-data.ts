@@ -6,7 +6,7 @@ import { and, asc, count, desc, eq, gte, inArray, lt, sql, type SQL } from "driz
 import { clientOf, rowsOf, type Db } from "@/db/client";
 import { pglitePriorityGate } from "@/db/pglite-priority";
 import { textArray } from "@/db/sql-arrays";
-import { edgeRead, rollupDays, splitByDay } from "./day-split";
+import { edgeRead, rollupDays, splitByDay, type DaySplit } from "./day-split";
 import { dailyKeyStat, dailyKeyTotal, dailyNudgeStat, dailyPatternStat, event, modelBehaviourProfile, modelSuggestion, modelToolProfile, nudge, patternDetection } from "@/db/schema";
 import { applyBehaviourStats, mostCommonPattern, nudgeEffectiveness, stallRate, successRate, type ModelBehaviourProfile } from "@/server/engine/models";
 import type { PatternType } from "@/server/engine/types";
@@ -335,7 +335,7 @@ function edgeCells(workspaceId: string, edge: { from: Date; to: Date }): SQL {
 }
 
 /** The whole days' cells of `keys` per model, from daily_key_stat (daily_key_stat_key_day_idx). */
-const rollupCells = (workspaceId: string, days: NonNullable<ReturnType<typeof splitByDay>["days"]>, keys: SQL, last = sql`last_failed_at`) => sql`
+const rollupCells = (workspaceId: string, days: NonNullable<DaySplit["days"]>, keys: SQL, last = sql`last_failed_at`) => sql`
       select failure_key, ${ROLLUP_MODEL} as model, results as attempts, failed as failures, ${last} as last
       from ${dailyKeyStat}
       where workspace_id = ${workspaceId} and failure_key = any(${keys}) ${rollupDays(days)} and results > 0`;
@@ -354,7 +354,7 @@ const rollupTotals = (workspaceId: string, onDays: SQL) => sql`
  * `topKeys` by failures and attempts (ties at the last place included; the name breaks them in
  * `modelMatrixIn`, as everywhere).
  */
-async function matrixInOneStatement(db: Db, workspaceId: string, topKeys: number, split: ReturnType<typeof splitByDay>): Promise<MatrixRow[]> {
+async function matrixInOneStatement(db: Db, workspaceId: string, topKeys: number, split: DaySplit): Promise<MatrixRow[]> {
   let days = split.days;
   const ranges: Array<{ from: Date; to: Date }> = [];
   let lessBefore: Date | undefined;
@@ -416,7 +416,7 @@ async function matrixInOneStatement(db: Db, workspaceId: string, topKeys: number
  * statement can go between two of these. Each edge's cells are read once, the keys ranked over
  * daily_key_total a day at a time plus the edges, then the top keys' whole-day cells.
  */
-async function matrixInTurns(db: Db, workspaceId: string, topKeys: number, split: ReturnType<typeof splitByDay>): Promise<MatrixRow[]> {
+async function matrixInTurns(db: Db, workspaceId: string, topKeys: number, split: DaySplit): Promise<MatrixRow[]> {
   const days = split.days;
   const edgeRows: MatrixRow[] = [];
   for (const e of split.edges)
