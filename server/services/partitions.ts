@@ -35,6 +35,13 @@ export async function listEventPartitions(db: Db): Promise<{ name: string; day: 
  */
 const withoutPayloadStatistics = (partition: string) => `alter table "${partition}" alter column "payload" set statistics 0`;
 
+/**
+ * The event log has no key (drizzle/0031): logical replication — Citus's online shard moves, a
+ * CDC tool — takes the whole row as each partition's replica identity. Below `wal_level = logical`
+ * nothing extra is written.
+ */
+const wholeRowReplicaIdentity = (partition: string) => `alter table "${partition}" replica identity full`;
+
 async function citusInstalled(db: Db): Promise<boolean> {
   const [row] = rowsOf<{ installed: boolean }>(await db.execute(sql`select exists (select 1 from pg_extension where extname = 'citus') as installed`));
   return row?.installed === true;
@@ -62,12 +69,14 @@ export async function ensureEventPartitions(db: Db, now = Date.now(), pastDays =
         )[0]?.present;
         if (!inDefault) {
           await tx.execute(sql.raw(`create table if not exists "${name}" partition of "event" for values from ('${from}') to ('${to}')`));
+          await tx.execute(sql.raw(wholeRowReplicaIdentity(name)));
           if (setPayloadStatistics) await tx.execute(sql.raw(withoutPayloadStatistics(name)));
           return;
         }
         // Rows of that day already sit in the default partition (an upgrade from the unpartitioned
         // log, or a day that came before its partition): move them into the new partition.
         await tx.execute(sql.raw(`create table "${name}" (like "event" including defaults including constraints)`));
+        await tx.execute(sql.raw(wholeRowReplicaIdentity(name)));
         if (setPayloadStatistics) await tx.execute(sql.raw(withoutPayloadStatistics(name)));
         await tx.execute(sql.raw(`insert into "${name}" select * from "event_default" where ts >= '${from}' and ts < '${to}'`));
         await tx.execute(sql.raw(`delete from "event_default" where ts >= '${from}' and ts < '${to}'`));
@@ -101,27 +110,43 @@ const lockNotAvailable = (err: unknown) => {
 };
 
 /**
- * Deletes the ids of a partition's events from `event_id`, `chunk` at a time in key order, each
- * chunk an autocommitted statement: ingest claiming ids meanwhile waits for a chunk at most.
- * Answers how many were deleted.
+ * Deletes the ids of a partition's events from `event_id`, workspace by workspace and about `chunk`
+ * at a time in time order (by the partition's (workspace_id, ts) index: the next chunk's bound is
+ * read from the index alone, its rows are a range of it), each chunk an autocommitted statement:
+ * ingest claiming ids meanwhile waits for a chunk at most. A chunk takes every event at its last
+ * instant, so one may exceed `chunk` by events sharing a timestamp. Answers how many were deleted.
  */
 async function deletePartitionIds(db: Db, partition: string, chunk: number): Promise<number> {
-  let after: { ws: string; id: string } | null = null;
+  const table = sql.identifier(partition);
   let total = 0;
-  for (;;) {
-    const from: SQL = after ? sql`where (workspace_id, id) > (${after.ws}, ${after.id})` : sql``;
-    const [row]: { n: number; ws: string | null; id: string | null }[] = rowsOf(
-      await db.execute(sql`
-        with batch as (select workspace_id, id from ${sql.identifier(partition)} ${from} order by workspace_id, id limit ${chunk}),
-        gone as (delete from event_id i using batch b where i.workspace_id = b.workspace_id and i.id = b.id returning 1),
-        last as (select workspace_id, id from batch order by workspace_id desc, id desc limit 1)
-        select (select count(*) from gone)::int as n, (select workspace_id from last) as ws, (select id from last) as id`),
-    );
-    total += Number(row?.n ?? 0);
-    if (!row?.ws || !row.id) return total;
-    await yieldToRequests();
-    after = { ws: row.ws, id: row.id };
+  for (let ws = await nextWorkspaceIn(db, partition, null); ws !== null; ws = await nextWorkspaceIn(db, partition, ws)) {
+    for (let after = "-infinity"; after !== "infinity"; ) {
+      const [row] = rowsOf<{ n: number; upto: string }>(
+        await db.execute(sql`
+          with upto as (
+            select coalesce((select ts from ${table} where workspace_id = ${ws} and ts > ${after}::timestamptz order by ts offset ${chunk - 1} limit 1), 'infinity') as ts
+          ),
+          gone as (
+            delete from event_id i using ${table} e
+            where i.workspace_id = ${ws} and e.workspace_id = ${ws} and i.id = e.id
+              and e.ts > ${after}::timestamptz and e.ts <= (select ts from upto)
+            returning 1
+          )
+          select (select count(*) from gone)::int as n, (select ts from upto)::text as upto`),
+      );
+      total += Number(row?.n ?? 0);
+      after = row?.upto ?? "infinity";
+      await yieldToRequests();
+    }
   }
+  return total;
+}
+
+/** The partition's next workspace after `after` in key order (from its time index), or null. */
+async function nextWorkspaceIn(db: Db, partition: string, after: string | null): Promise<string | null> {
+  const from: SQL = after === null ? sql`` : sql`where workspace_id > ${after}`;
+  const [row] = rowsOf<{ ws: string }>(await db.execute(sql`select workspace_id as ws from ${sql.identifier(partition)} ${from} order by workspace_id limit 1`));
+  return row?.ws ?? null;
 }
 
 /**

@@ -26,8 +26,11 @@ export async function pruneWorkspace(db: Db, workspaceId: string, retentionDays:
           select id, ts from ${event} where workspace_id = ${workspaceId} and ts < ${cutoff.toISOString()}::timestamptz order by ts limit ${chunk}
         ),
         ids as (delete from ${eventId} i using batch b where i.workspace_id = ${workspaceId} and i.id = b.id returning 1),
+        -- Found by the time index, bounded by the chunk's own span: the bounds prune the partitions
+        -- the join would otherwise probe, for every row of the chunk.
         events as (delete from ${event} e using batch b
-          where e.workspace_id = ${workspaceId} and e.id = b.id and e.ts = b.ts and e.ts < ${cutoff.toISOString()}::timestamptz returning 1)
+          where e.workspace_id = ${workspaceId} and e.id = b.id and e.ts = b.ts
+            and e.ts < ${cutoff.toISOString()}::timestamptz and e.ts >= (select min(ts) from batch) and e.ts <= (select max(ts) from batch) returning 1)
         select (select count(*) from ids)::int as ids, (select count(*) from events)::int as events`),
     );
     deleted.eventIds += Number(row?.ids ?? 0);

@@ -166,4 +166,27 @@ describe("Vigil on Citus", () => {
       expect(gone, `${d.shard} dropped on its worker`).toBe(true);
     }
   });
+
+  it("a workspace's shards move online to the other worker, events included (the log has no key: every table of it replicates by whole row)", async () => {
+    const now = Date.now();
+    await ensureEventPartitions(app.db, now, 3, 1);
+    const { key, workspaceId } = await app.seedWorkspace();
+    const s = uid("s");
+    const events = [result(s, "fetch", { url: "https://m.example/a" }, { success: true }, { ts: new Date(now - DAY).toISOString() }), call(s, "fetch", { url: "https://m.example/b" })];
+    expect((await app.mutation("ingest.events", { events }, { key })).body.result!.data.accepted).toBe(2);
+    const [from] = await coordinator<{ shard: string; host: string; port: number }[]>`
+      select shardid::text as shard, nodename as host, nodeport as port from citus_shards
+      where shardid = get_shard_id_for_distribution_column('event_id', ${workspaceId}::text)`;
+    const [to] = await coordinator<{ host: string; port: number }[]>`
+      select nodename as host, nodeport as port from pg_dist_node where noderole = 'primary' and shouldhaveshards and nodeport <> ${from.port} and groupid <> 0 limit 1`;
+    // The default transfer mode: logical replication, refused for a colocated table that has neither a key nor a replica identity.
+    await coordinator`select citus_move_shard_placement(${from.shard}::bigint, ${from.host}, ${from.port}, ${to.host}, ${to.port})`;
+    const [moved] = await coordinator<{ port: number }[]>`
+      select nodeport as port from citus_shards where shardid = get_shard_id_for_distribution_column('event', ${workspaceId}::text) limit 1`;
+    expect(moved.port).toBe(to.port);
+    expect((await coordinator<{ n: number }[]>`select count(*)::int as n from event where workspace_id = ${workspaceId}`)[0].n).toBe(2);
+    // Ingest goes on against the moved shards; an event sent again is still a duplicate.
+    const more = result(s, "fetch", { url: "https://m.example/c" }, { success: false, error: "timeout" });
+    expect((await app.mutation("ingest.events", { events: [more, events[0]] }, { key })).body.result!.data).toMatchObject({ accepted: 1, duplicates: 1 });
+  });
 });

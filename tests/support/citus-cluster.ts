@@ -57,6 +57,8 @@ export async function startCitusCluster(options: CitusClusterOptions = {}): Prom
     "citus.shard_count": String(options.shardCount ?? 8),
     // Citus commits multi-node transactions (reference tables) with two-phase commit.
     max_prepared_transactions: "100",
+    // Online shard moves (citus_move_shard_placement, citus_rebalance_start) replicate logically.
+    wal_level: "logical",
   };
   const nodes: PgCluster[] = [];
   try {
