@@ -135,18 +135,16 @@ export function normalizeEvents(events: EventInput[], receivedAt: number, pathPr
     const at = parseEventTime(e.ts, receivedAt);
     if ("error" in at) issues.push({ path: [...pathPrefix, i, "ts"], message: `ts ${at.error}` });
     // Args cannot exceed the limit when the whole event's JSON is under a third of it (a UTF-16 unit
-    // is at most 3 bytes of UTF-8). Nearly every event is far under it and holds no character to
-    // replace: a walk over its values tells (~4 times cheaper than JSON.stringify, which only the
-    // rest pay for).
+    // is at most 3 bytes of UTF-8), and a string holds no character to replace when the walk saw
+    // none. Nearly every event is both: a walk over its values tells (~4 times cheaper than
+    // JSON.stringify). Only the args of the rest are serialized, never a long text's event whole.
     const scan = scanJson(e);
-    const clear = !scan.unsure && scan.maxJsonLength * 3 <= MAX_ARGS_BYTES;
-    const json = clear ? null : JSON.stringify(e);
-    const maybeLargeArgs = json !== null && json.length * 3 > MAX_ARGS_BYTES;
-    if (maybeLargeArgs && (e.type === "tool.call" || e.type === "tool.result") && e.args !== undefined && jsonBytes(e.args) > MAX_ARGS_BYTES) {
+    const mayHaveLargeArgs = scan.unsure || scan.maxJsonLength * 3 > MAX_ARGS_BYTES;
+    if (mayHaveLargeArgs && (e.type === "tool.call" || e.type === "tool.result") && e.args !== undefined && jsonBytes(e.args) > MAX_ARGS_BYTES) {
       issues.push({ path: [...pathPrefix, i, "args"], message: "args exceed 64 KiB of JSON" });
     }
     if ("ms" in at) {
-      const ev = { ...(json === null ? e : storableStrings(e, json)), ts: at.ms } as AgentEvent;
+      const ev = { ...(scan.unsure ? storableStrings(e) : e), ts: at.ms } as AgentEvent;
       if (ev.type === "tool.result" && ev.error === null) delete (ev as { error?: unknown }).error;
       out.push(ev);
     }
