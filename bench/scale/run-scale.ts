@@ -93,6 +93,11 @@ async function loadFleet(url: string, events: number, now: number, prefix = "fle
   let sent = 0;
   const t0 = performance.now();
   let lastReport = t0;
+  // When the first tenth of the events was acknowledged, and the last tenth began: the rates over
+  // both say what a growing history costs ingest within one load (a small size's whole load is a
+  // few seconds of a cold server).
+  let firstTenth = null as { at: number; sent: number } | null;
+  let lastTenth = null as { at: number; sent: number } | null;
   await Promise.all(
     streams.map(async (stream) => {
       for (const batch of stream) {
@@ -102,6 +107,8 @@ async function loadFleet(url: string, events: number, now: number, prefix = "fle
         if (res.status !== 200) throw new Error(`ingest.events: ${res.status} ${body.slice(0, 300)}`);
         latencies.push(performance.now() - b0);
         sent += batch.length;
+        if (!firstTenth && sent >= events / 10) firstTenth = { at: performance.now(), sent };
+        if (!lastTenth && sent >= (events * 9) / 10) lastTenth = { at: performance.now(), sent };
         if (performance.now() - lastReport > 15_000) {
           lastReport = performance.now();
           console.log(`    … ${label(sent)} events, ${Math.round(sent / ((lastReport - t0) / 1000))}/s`);
@@ -109,10 +116,13 @@ async function loadFleet(url: string, events: number, now: number, prefix = "fle
       }
     }),
   );
-  const seconds = (performance.now() - t0) / 1000;
+  const end = performance.now();
+  const seconds = (end - t0) / 1000;
+  const firstTenthRate = firstTenth ? firstTenth.sent / ((firstTenth.at - t0) / 1000) : NaN;
+  const lastTenthRate = lastTenth && end > lastTenth.at ? (sent - lastTenth.sent) / ((end - lastTenth.at) / 1000) : NaN;
   // The rate over the last tenth of the load: what ingest costs with the history in place.
   const tail = latencies.slice(-Math.max(4, Math.floor(latencies.length / 10)));
-  return { rate: sent / seconds, p50: quantile(latencies, 0.5), tailP50: quantile(tail, 0.5), tailRate: (4 * 500) / (quantile(tail, 0.5) / 1000) };
+  return { rate: sent / seconds, p50: quantile(latencies, 0.5), tailP50: quantile(tail, 0.5), tailRate: (4 * 500) / (quantile(tail, 0.5) / 1000), firstTenthRate, lastTenthRate };
 }
 
 async function guardLatencies(url: string, n: number, prefix: string): Promise<number[]> {
@@ -130,7 +140,7 @@ async function guardLatencies(url: string, n: number, prefix: string): Promise<n
 interface SizeResult {
   kind: "postgres" | "pglite";
   events: number;
-  ingest: { rate: number; p50: number; tailP50: number; tailRate: number };
+  ingest: { rate: number; p50: number; tailP50: number; tailRate: number; firstTenthRate: number; lastTenthRate: number };
   guard: { p50: number; p99: number };
   pages: Map<string, number>;
   bytesPerEvent: number;
@@ -309,6 +319,7 @@ function printResults(results: SizeResult[]) {
   console.log("\nPer size:\n");
   table(["measurement", ...cols], [
     ["ingest while loading, events/s (4 writers × 500)", ...results.map((r) => String(Math.round(r.ingest.rate)))],
+    ["ingest events/s over the load's first / last tenth (last ÷ first)", ...results.map((r) => `${Math.round(r.ingest.firstTenthRate)} / ${Math.round(r.ingest.lastTenthRate)} (${(r.ingest.lastTenthRate / r.ingest.firstTenthRate).toFixed(2)})`)],
     ["ingest batch p50 over the whole load / last tenth, ms", ...results.map((r) => `${f1(r.ingest.p50)} / ${f1(r.ingest.tailP50)}`)],
     ["guard.check one client p50 / p99, ms", ...results.map((r) => `${f1(r.guard.p50)} / ${f1(r.guard.p99)}`)],
     ["bytes per event (database, WAL aside)", ...results.map((r) => String(Math.round(r.bytesPerEvent)))],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import type { BatchOutcome, BatchSession, LoadedState, StoredCall } from "./batch";
+import { callInfo, storedCallFromLog, type BatchOutcome, type BatchSession, type LoadedState, type LoggedCall, type StoredCall } from "./batch";
 import { applyBatch } from "./apply-batch";
 import { applySessionPhase } from "./session-phase";
 import { applyTrustPhase } from "./trust-phase";
@@ -47,15 +47,17 @@ describe("engine batch: clock clamp", () => {
 });
 
 describe("engine batch: event records", () => {
-  it("a call keeps its call info for later results; a result keeps what is shown of it, not its call's info again", () => {
+  it("a call keeps its call info for later results (its key in the row's column, no null field); a result keeps what is shown of it, not its call's info again, nor names of fields it lacks", () => {
     const call = ev({ type: "tool.call", sessionId: "s", callId: "c-rec", toolName: "bash", args: { command: "make build" }, ts: T0 } as never);
     const res = ev({ type: "tool.result", sessionId: "s", callId: "c-rec", toolName: "bash", args: { command: "make build" }, ts: T0 + 10, success: false, error: "exit 2", httpStatus: 500, durationMs: 12 } as never);
     const out = applyBatch(loaded([call, res]), [call, res], ids());
     const [callRow, resultRow] = out.records.events;
-    expect(callRow.payload.call).toMatchObject({ failureKey: callRow.failureKey, kind: "command", command: "make build" });
+    expect(callRow.payload).toEqual({ call: { argsHash: expect.any(String), kind: "command", command: "make build", params: expect.any(Object) }, preview: expect.any(String) });
+    expect(storedCallFromLog(callRow.payload.call as LoggedCall, callRow.failureKey)).toEqual(callInfo(call as never, configs));
     expect(resultRow.failureKey).toBe(callRow.failureKey);
-    expect(resultRow.payload).toMatchObject({ error: "exit 2", httpStatus: 500, durationMs: 12 });
-    expect(resultRow.payload).not.toHaveProperty("call");
+    expect(resultRow.payload).toEqual({ preview: expect.any(String), error: "exit 2", httpStatus: 500, durationMs: 12 });
+    const quiet = ev({ type: "tool.result", sessionId: "s", callId: "c-rec", toolName: "bash", ts: T0 + 20, success: true } as never);
+    expect(applyBatch(loaded([quiet]), [quiet], ids()).records.events[0].payload).toEqual({});
   });
 });
 

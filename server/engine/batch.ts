@@ -93,18 +93,46 @@ export interface GuardRecord {
   wouldDecide?: string;
 }
 
-/** A `tool.call` event's payload: its call info, plugin and redacted preview, and guard.check's answer when it came through one. */
+/**
+ * A call's info as its event row keeps it (`payload.call`): without the failure key, which is the
+ * row's own column, and without the fields that are null. The event log is most of the database,
+ * and jsonb stores a null field's name on every row.
+ */
+export type LoggedCall = { argsHash: string; kind: string; params: Record<string, string>; domain?: string; command?: string };
+
+export function loggedCall(info: StoredCall): LoggedCall {
+  const out: LoggedCall = { argsHash: info.argsHash, kind: info.kind, params: info.params };
+  if (info.domain !== null) out.domain = info.domain;
+  if (info.command !== null) out.command = info.command;
+  return out;
+}
+
+/** A call's info read back from its event row and the row's failure key (a row may also carry the key and the nulls: read alike). */
+export function storedCallFromLog(logged: LoggedCall & { failureKey?: string; domain?: string | null; command?: string | null }, failureKey: string | null): StoredCall {
+  return {
+    failureKey: failureKey ?? logged.failureKey ?? "",
+    argsHash: logged.argsHash,
+    domain: logged.domain ?? null,
+    kind: logged.kind,
+    command: logged.command ?? null,
+    params: logged.params,
+  };
+}
+
+/** A `tool.call` event's payload: its call info, plugin (when named) and redacted preview, and guard.check's answer when it came through one. */
 export type ToolCallPayload = {
-  call: StoredCall;
-  pluginName: string | null;
+  call: LoggedCall;
+  pluginName?: string;
   preview: string;
   guard?: GuardRecord;
 };
 
 /** The payload of a tool.call's event row, built alike by a batch and by guard.check's lean path. */
 export function toolCallPayload(info: StoredCall, call: { pluginName?: string; args: Record<string, unknown> }, guard?: GuardRecord): ToolCallPayload {
-  const preview = redactedPreview(call.args);
-  return guard ? { call: info, pluginName: call.pluginName ?? null, preview, guard } : { call: info, pluginName: call.pluginName ?? null, preview };
+  const payload: ToolCallPayload = { call: loggedCall(info), preview: redactedPreview(call.args) };
+  if (call.pluginName) payload.pluginName = call.pluginName;
+  if (guard) payload.guard = guard;
+  return payload;
 }
 
 export type ToolResult = Extract<AgentEvent, { type: "tool.result" }>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { BatchSession, WorkspaceConfigs } from "./batch";
+import { storedCallFromLog, type BatchSession, type LoggedCall, type WorkspaceConfigs } from "./batch";
 import { applyBatch } from "./apply-batch";
 import { storedSessionBehaviour, type SessionBehaviour } from "./behaviour-state";
 import { mergeEffectiveConfig } from "./config";
@@ -91,7 +91,7 @@ describe("guard.check's tool-call step and applyBatch record a call alike", () =
       // The full path appends the answer to the same payload (recordGuardDecision).
       expect(Object.keys(step.payload)).toEqual([...Object.keys(row.payload), "guard"]);
       expect(guard).toEqual(guardRecord(step.verdict));
-      expect(step.info).toEqual(row.payload.call);
+      expect(step.info).toEqual(storedCallFromLog(row.payload.call as LoggedCall, row.failureKey));
       expect(step.info.failureKey).toBe(row.failureKey);
       expect(step.at).toBe(row.ts.toISOString());
       expect(step.fields).toMatchObject({

@@ -155,16 +155,19 @@ export function applySessionPhase(loaded: SessionPhaseInput, events: readonly Ag
         row.failed = failed;
         row.severity = severity;
         // Not the call's info: nothing reads it back from a result (a result without args borrows
-        // its key from the stored tool.call), and it was half of a result's row. Fields set one by
-        // one in this order, not conditional spreads (a slow path in V8 on every result).
-        const payload: Record<string, unknown> = { pluginName: e.pluginName ?? null };
+        // its key from the stored tool.call), and it was half of a result's row. Only the fields
+        // the result has (a null field's name is stored on every row), set one by one, not by
+        // conditional spreads (a slow path in V8 on every result).
+        const payload: Record<string, unknown> = {};
+        if (e.pluginName) payload.pluginName = e.pluginName;
         if (e.args) payload.preview = redactedPreview(e.args);
         if (failed) payload.error = storedErrorMessage(e);
-        payload.httpStatus = httpStatusOf(e);
-        payload.durationMs = e.durationMs ?? null;
-        payload.retryCount = e.retryCount ?? null;
-        payload.service = e.service ?? null;
-        payload.domain = info.domain;
+        const httpStatus = httpStatusOf(e);
+        if (httpStatus !== null) payload.httpStatus = httpStatus;
+        if (e.durationMs != null) payload.durationMs = e.durationMs;
+        if (e.retryCount != null) payload.retryCount = e.retryCount;
+        if (e.service) payload.service = e.service;
+        if (info.domain !== null) payload.domain = info.domain;
         row.payload = payload;
         behaviourEvent = {
           type: e.type, id: e.id, sessionId: e.sessionId, ts: e.ts, callId: e.callId, toolName: e.toolName, args: e.args,

@@ -10,7 +10,7 @@ import { historyOf, upgradeKeyContext } from "@/server/engine/key-history";
 import { newKeyContext } from "@/server/engine/key-state";
 import { DEFAULT_AGENT } from "@/server/engine/decay";
 import type { FailureRecord, KeyContext, KeyHistory, KeyState, ResultLog, SessionInfo, StoredResultLog } from "@/server/engine/types";
-import { callRef, type BatchConfigs, type BatchSession, type StoredCall, type WorkspaceConfigs } from "@/server/engine/batch";
+import { callRef, storedCallFromLog, type BatchConfigs, type BatchSession, type StoredCall, type ToolCallPayload, type WorkspaceConfigs } from "@/server/engine/batch";
 import type { ModelToolProfile } from "@/server/engine/models";
 
 export type { WorkspaceConfigs } from "@/server/engine/batch";
@@ -70,7 +70,7 @@ export async function loadStoredCalls(
   const out = new Map<string, StoredCall>();
   if (!wanted.length) return out;
   const rows = await storedCallsQuery(tx, workspaceId, wanted);
-  for (const r of rows) out.set(callRef(r.sessionId, r.callId!), (r.payload as { call: StoredCall }).call);
+  for (const r of rows) out.set(callRef(r.sessionId, r.callId!), storedCallFromLog((r.payload as ToolCallPayload).call, r.failureKey));
   return out;
 }
 
@@ -80,7 +80,7 @@ export function storedCallsQuery(tx: Tx | Db, workspaceId: string, wanted: { ses
   const since = sql`(select min(coalesce(s.first_event_at, '-infinity'::timestamptz)) from ${agentSession} s
     where s.workspace_id = ${workspaceId} and s.session_id = any(${textArray(sessionIds)}))`;
   return tx
-    .select({ sessionId: event.sessionId, callId: event.callId, payload: event.payload })
+    .select({ sessionId: event.sessionId, callId: event.callId, failureKey: event.failureKey, payload: event.payload })
     .from(event)
     .where(
       and(
