@@ -100,7 +100,7 @@ export interface GuardRecord {
  */
 export type LoggedCall = { argsHash: string; kind: string; params: Record<string, string>; domain?: string; command?: string };
 
-export function loggedCall(info: StoredCall): LoggedCall {
+function loggedCall(info: StoredCall): LoggedCall {
   const out: LoggedCall = { argsHash: info.argsHash, kind: info.kind, params: info.params };
   if (info.domain !== null) out.domain = info.domain;
   if (info.command !== null) out.command = info.command;
