@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { freshWorkspace, signIn, trpc } from "./support";
+import { freshWorkspace, phoneScreenshot, signIn, trpc } from "./support";
 
 /** The Failures page's groups, a group opening its failures, Overview's top reasons and a session's failure summary. */
 const SHOTS = process.env.FAILURE_GROUPS_SHOTS_DIR ?? "/tmp/shots-failure-groups";
@@ -47,8 +47,7 @@ test("failures group by normalized message; a group opens its failures; a sessio
   await expect(group.getByRole("img", { name: /Failures per day: 4 over/ })).toBeVisible();
   await expect(page.getByRole("row").filter({ hasText: "HTTP 503 Service Unavailable (request id <uuid>)" })).toContainText("3");
   await page.screenshot({ path: path.join(SHOTS, "failure-groups-1440.png"), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(SHOTS, "failure-groups-390.png"), fullPage: true });
+  await phoneScreenshot(page, path.join(SHOTS, "failure-groups-390.png"), () => expect(group).toContainText("4"));
   await page.setViewportSize({ width: 1440, height: 900 });
 
   await group.getByRole("link").first().click();
@@ -71,6 +70,5 @@ test("failures group by normalized message; a group opens its failures; a sessio
   await expect(summary).toContainText("HTTP 503 Service Unavailable (request id <uuid>)");
   await expect(summary).toContainText("Keys it escalated");
   await page.screenshot({ path: path.join(SHOTS, "session-failure-summary-1440.png"), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(SHOTS, "session-failure-summary-390.png"), fullPage: true });
+  await phoneScreenshot(page, path.join(SHOTS, "session-failure-summary-390.png"), () => expect(summary).toContainText("Keys it escalated"));
 });

@@ -10,6 +10,19 @@ export async function signIn(page: Page, who = OWNER) {
   await page.waitForURL("**/w/**");
 }
 
+/**
+ * A full-page screenshot of the current page at phone width, loaded again at that width: one taken
+ * right after the resize catches the sidebar sliding into its drawer and the page's height as laid
+ * out wide. `ready` waits for what the page must show.
+ */
+export async function phoneScreenshot(page: Page, file: string, ready: () => Promise<void>) {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.reload();
+  await ready();
+  await expect(page.locator("#app-sidebar")).toBeHidden();
+  await page.screenshot({ path: file, fullPage: true });
+}
+
 export async function trpc(req: APIRequestContext, path: string, input: unknown, key?: string) {
   const res = await req.post(`/api/trpc/${path}`, {
     data: input,

@@ -1,13 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { freshWorkspace, signIn, trpc } from "./support";
+import { freshWorkspace, phoneScreenshot, signIn, trpc } from "./support";
 
 /**
  * Tools under a time range: the failures follow the range, the all-time figures beside them say so,
  * and a security-blocked tool's row says how far the block reaches.
  */
-const SHOTS = process.env.CONNECT_SHOTS_DIR ?? "/tmp/shots-connect";
+const SHOTS = process.env.TOOLS_RANGE_SHOTS_DIR ?? "/tmp/shots-tools-range";
 
 test("a blocked tool's row shows its reach; under a range the failures follow it and the all-time figures are named", async ({ page }) => {
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -43,8 +43,7 @@ test("a blocked tool's row shows its reach; under a range the failures follow it
   await expect(page.getByRole("columnheader", { name: "Failures in range" })).toBeVisible();
   await expect(toolRow).toContainText("level, all time");
   await page.screenshot({ path: path.join(SHOTS, "tools-range-1440.png"), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 844 });
-  await page.screenshot({ path: path.join(SHOTS, "tools-range-390.png"), fullPage: true });
+  await phoneScreenshot(page, path.join(SHOTS, "tools-range-390.png"), () => expect(toolRow).toContainText("level, all time"));
 });
 
 test("a key's page says which failures its rule leaves out", async ({ page }) => {
